@@ -34,6 +34,7 @@ from arignote.dialects.ag.base import (
     shape_str,
     tensor_type,
 )
+from arignote.dialects.ag.control import YieldOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -170,11 +171,13 @@ Ag = Dialect(
         *INDEXING_OPS,
         *ARG_REDUCE_OPS,
         DimOp,
+        YieldOp,
     ],
     [],
 )
 
 __all__ = [
+    "YieldOp",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",
