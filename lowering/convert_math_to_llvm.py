@@ -8,7 +8,11 @@ Accepts any IR; rewrites scalar `math` ops on f32/f64 (and `math.absi` on intege
   `llvm.roundeven`, `llvm.trunc`, `llvm.log10`, `llvm.abs`),
 - to calls of libm functions (`tanh`/`tanhf`, `log1p`, `expm1`, `tan`, `asin`, ...,
   `atan2`, `erf`, `cbrt`), declared once per module as external `llvm.func`s;
-- `math.rsqrt` to `1 / sqrt`.
+- `math.rsqrt` to `1 / sqrt`;
+- unless the pass option `libm=true` is given, `math.exp`, `math.log`, `math.log1p`,
+  `math.expm1` and `math.tanh` on f32/f64 to inline branch-free code
+  (`arignote.lowering.vector_math`) that LLVM's loop vectoriser can widen; with
+  `libm=true` they become `llvm.intr.exp`/`llvm.intr.log` and libm calls as above.
 
 Operands not yet converted are reached through `builtin.unrealized_conversion_cast`.
 """
@@ -16,6 +20,7 @@ Operands not yet converted are reached through `builtin.unrealized_conversion_ca
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm, math
@@ -30,6 +35,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from arignote.lowering import vector_math
 from arignote.lowering.convert_arith_to_llvm import intrinsic_suffix
 from arignote.lowering.llvm_utils import (
     DirectLowering,
@@ -170,15 +176,48 @@ class RsqrtLowering(RewritePattern):
         replace_op(rewriter, op, ops, result)
 
 
+_INLINE_OPS: dict[type[Operation], str] = {
+    math.ExpOp: "exp",
+    math.LogOp: "log",
+    math.Log1pOp: "log1p",
+    math.ExpM1Op: "expm1",
+    math.TanhOp: "tanh",
+}
+
+
+class InlineMathLowering(RewritePattern):
+    """`math.exp/log/log1p/expm1/tanh` on f32/f64 → inline vectorisable `llvm` ops."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        name = _INLINE_OPS.get(type(op))
+        if name is None or not isinstance(op.results[0].type, AnyFloat):
+            return
+        if op.results[0].type.bitwidth not in (32, 64):
+            return
+        ops: list[Operation] = []
+        (operand,) = to_llvm_all(op.operands, ops)
+        result = vector_math.emit(name, operand, ops)
+        replace_op(rewriter, op, ops, result)
+
+
+@dataclass(frozen=True)
 class ConvertMathToLLVMPass(ModulePass):
-    """Rewrite scalar `math` ops into llvm intrinsics and libm calls."""
+    """Rewrite scalar `math` ops into llvm intrinsics, inline code and libm calls.
+
+    `libm=true` keeps `exp`/`log`/`log1p`/`expm1`/`tanh` as calls of the C library
+    (scalar: loops containing them are not vectorised), for comparison.
+    """
 
     name = "convert-math-to-llvm"
 
+    libm: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        inline: list[RewritePattern] = [] if self.libm else [InlineMathLowering()]
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
+                    *inline,
                     DirectLowering(_UNARY_INTR_OPS),
                     DirectLowering(_BINARY_INTR_OPS),
                     FmaLowering(),

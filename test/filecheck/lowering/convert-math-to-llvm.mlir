@@ -1,4 +1,13 @@
-// RUN: arignote-opt %s -p convert-math-to-llvm | filecheck %s
+// RUN: arignote-opt %s -p "convert-math-to-llvm{libm=true}" | filecheck %s
+// RUN: arignote-opt %s -p convert-math-to-llvm | filecheck %s --check-prefix=INLINE
+
+// By default exp, log, log1p, expm1 and tanh are expanded inline into branch-free llvm
+// ops (no libm call, no llvm.intr.exp: both would keep loops scalar); `libm=true` keeps
+// the calls.
+// INLINE-NOT:  llvm.func @tanh
+// INLINE-NOT:  llvm.func @log1p
+// INLINE-NOT:  llvm.func @expm1
+// INLINE-NOT:  llvm.func @tanhf
 
 // The libm functions are declared once per module, at its top.
 // CHECK:      builtin.module {
@@ -39,4 +48,53 @@ func.func @f32_ops(%x: f32, %i: i32) -> (f32, i32) {
   %1 = math.sqrt %0 : f32
   %2 = math.absi %i : i32
   return %1, %2 : f32, i32
+}
+
+// The inline exp: clamp, Cody-Waite reduction with the round-to-integer trick, the
+// polynomial (fmuladd), scaling by 2**k as two power-of-two factors, NaN restored.
+// INLINE-LABEL: func.func @exp_f32
+// INLINE-NOT:   llvm.call
+// INLINE-NOT:   llvm.intr.exp
+// INLINE:       llvm.fcmp "ogt" %x
+// INLINE:       llvm.select
+// INLINE:       %[[SHIFTED:.*]] = llvm.fadd %{{.*}}, %{{.*}} : f32
+// INLINE:       llvm.bitcast %[[SHIFTED]] : f32 to i32
+// INLINE:       llvm.call_intrinsic "llvm.fmuladd.f32"
+// INLINE:       llvm.shl
+// INLINE:       llvm.bitcast %{{.*}} : i32 to f32
+// INLINE:       %[[NAN:.*]] = llvm.fcmp "uno" %x, %x : f32
+// INLINE:       %[[R:.*]] = llvm.select %[[NAN]]
+// INLINE-NEXT:  func.return %[[R]] : f32
+func.func @exp_f32(%x: f32) -> f32 {
+  %0 = math.exp %x : f32
+  return %0 : f32
+}
+
+// log: the exponent and mantissa from the bits (i64 for f64), fdlibm's s = f / (2 + f).
+// INLINE-LABEL: func.func @log_f64
+// INLINE-NOT:   llvm.call
+// INLINE-NOT:   llvm.intr.log
+// INLINE:       llvm.bitcast %{{.*}} : f64 to i64
+// INLINE:       llvm.ashr %{{.*}} : i64
+// INLINE:       llvm.fdiv
+// INLINE:       llvm.call_intrinsic "llvm.fmuladd.f64"
+// INLINE:       func.return
+func.func @log_f64(%x: f64) -> f64 {
+  %0 = math.log %x : f64
+  return %0 : f64
+}
+
+// tanh, log1p and expm1 are inline too; other libm functions stay calls.
+// INLINE-LABEL: func.func @others
+// INLINE-NOT:   llvm.call @tanhf
+// INLINE-NOT:   llvm.call @log1p
+// INLINE-NOT:   llvm.call @expm1
+// INLINE:       llvm.intr.copysign
+// INLINE:       llvm.call @atanf(%{{.*}}) : (f32) -> f32
+func.func @others(%x: f32, %y: f64) -> (f32, f64, f64) {
+  %0 = math.tanh %x : f32
+  %1 = math.log1p %y : f64
+  %2 = math.expm1 %1 : f64
+  %3 = math.atan %0 : f32
+  return %3, %1, %2 : f32, f64, f64
 }
