@@ -21,7 +21,8 @@ the message of check `k`: a `%`-format string to fill with `(a, b)`.
 
 `@f` takes the arguments (any strides and offset; the tensor's static dimensions, a
 static 1 being broadcastable) then one caller-allocated contiguous (identity-layout)
-buffer per result, and computes the results into them with `scf.for` nests of
+buffer per result (all `{llvm.noalias}`: outputs are fresh, inputs only read), and
+computes the results into them with `scf.for` nests of
 `memref.load`/`memref.store`, `arith` and `math` ops (see `ag_kernels`). An op whose
 result is returned is computed into the first buffer returning it; a value returned
 again, or a returned argument, is copied. Other intermediates get a `memref.alloc`,
@@ -42,6 +43,7 @@ from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DictionaryAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -49,6 +51,7 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
     i32,
     i64,
 )
@@ -365,7 +368,20 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
         if env[value].memref is not out:
             copy(b, env[value], Buffer(out, env[value].dims))
     b.insert(func.ReturnOp())
-    return func.FuncOp(f.sym_name.data, ([*inputs, *outputs], []), Region(entry))
+    return func.FuncOp(
+        f.sym_name.data,
+        ([*inputs, *outputs], []),
+        Region(entry),
+        arg_attrs=noalias_attrs(len(inputs) + len(outputs)),
+    )
+
+
+def noalias_attrs(count: int) -> ArrayAttr[DictionaryAttr]:
+    """`{llvm.noalias}` on each of `count` memref arguments: the runtime passes outputs
+    it has just allocated and inputs that `@f` only reads, so no argument's data is
+    written through another argument (a future in-place update that aliases an output
+    to an input must drop the attribute of both)."""
+    return ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()})] * count)
 
 
 # --- the pass ----------------------------------------------------------------------------

@@ -17,14 +17,38 @@ The ABI (what `arignote.runtime.cpu` relies on):
   into a stack slot allocated in its entry block and passes the slot's address.
 
 Public functions get external linkage; private functions with a body internal linkage.
+
+`noalias` memref arguments: a memref argument carrying the argument attribute
+`llvm.noalias` (as in MLIR) promises that the memory it addresses is not accessed through
+any other argument while the function runs, if either access writes. The descriptor
+pointer cannot say that about the data, so such a function `@f` becomes two:
+
+- `llvm.func internal @f__noalias(<@f's arguments>, ptr noalias %data_i, ...)`: the
+  body, which reads each marked argument's aligned data pointer from `%data_i` (put
+  into the loaded descriptor) instead of from the descriptor;
+- `llvm.func @f(<@f's arguments>)`: loads each marked descriptor's aligned pointer and
+  calls `@f__noalias`.
+
+LLVM inlines `@f__noalias` into its only caller and turns the `noalias` arguments into
+scoped alias metadata (`arignote.runtime.cpu` re-applies the internal linkage, which
+xDSL's translation to LLVM IR drops, so that the inlined copy is then deleted), so its
+loop vectoriser needs no run-time overlap checks between them (and does not give up on
+loops with many operands).
 """
 
 from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import MemRefType, ModuleOp, i64
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -41,10 +65,21 @@ from arignote.lowering.llvm_utils import (
     constant,
     convert_type,
     descriptor_type,
+    extract,
+    insert,
     replace_op,
     retype_block_argument,
     to_llvm,
 )
+
+NOALIAS = "llvm.noalias"
+"""The argument attribute marking a memref argument whose data nothing else aliases."""
+
+NOALIAS_SUFFIX = "__noalias"
+"""`@f`'s body with `noalias` data pointers is `@f__noalias`."""
+
+_ALIGNED = 1
+"""Position of the aligned data pointer in a memref descriptor."""
 
 
 def argument_type(type_: Attribute) -> Attribute:
@@ -63,20 +98,67 @@ def result_type(types: tuple[Attribute, ...], name: str) -> Attribute:
     return convert_type(types[0])
 
 
-def _load_descriptor(type_: MemRefType):
+def _load_descriptor(type_: MemRefType, data: SSAValue | None = None):
+    """Loads the descriptor; with `data`, that pointer replaces its aligned pointer."""
+
     def materialize(pointer: SSAValue, ops: list[Operation]) -> SSAValue:
-        return append(ops, llvm.LoadOp(pointer, descriptor_type(type_)))
+        descriptor = append(ops, llvm.LoadOp(pointer, descriptor_type(type_)))
+        return descriptor if data is None else insert(descriptor, data, [_ALIGNED], ops)
 
     return materialize
 
 
-def _convert_entry_arguments(rewriter: PatternRewriter, entry: Block) -> None:
-    for arg in list(entry.args):
+def noalias_arguments(op: func.FuncOp) -> list[int]:
+    """The positions of `op`'s memref arguments marked `llvm.noalias`."""
+    if op.arg_attrs is None:
+        return []
+    inputs = op.function_type.inputs.data
+    return [
+        i
+        for i, (t, attrs) in enumerate(zip(inputs, op.arg_attrs.data, strict=True))
+        if isinstance(t, MemRefType) and NOALIAS in attrs.data
+    ]
+
+
+def _convert_entry_arguments(rewriter: PatternRewriter, entry: Block, noalias: list[int]) -> None:
+    """Retype the entry block's arguments; append one data pointer per `noalias` one."""
+    data = {i: rewriter.insert_block_argument(entry, len(entry.args), PTR) for i in noalias}
+    for i, arg in enumerate(list(entry.args[: len(entry.args) - len(noalias)])):
         type_ = arg.type
         if isinstance(type_, MemRefType):
-            retype_block_argument(rewriter, arg, PTR, _load_descriptor(type_))
+            retype_block_argument(rewriter, arg, PTR, _load_descriptor(type_, data.get(i)))
         elif convert_type(type_) != type_:
             retype_block_argument(rewriter, arg, convert_type(type_))
+
+
+def _noalias_wrapper(
+    name: str,
+    function_type: func.FunctionType,
+    output: Attribute,
+    noalias: list[int],
+    linkage: str,
+) -> llvm.FuncOp:
+    """`@name`: loads the aligned pointers of the `noalias` descriptors, calls
+    `@name__noalias` with them after its own arguments, returns its result."""
+    inputs = [argument_type(t) for t in function_type.inputs]
+    entry = Block(arg_types=inputs)
+    ops: list[Operation] = []
+    data = []
+    for i in noalias:
+        memref_type = function_type.inputs.data[i]
+        assert isinstance(memref_type, MemRefType)
+        descriptor = append(ops, llvm.LoadOp(entry.args[i], descriptor_type(memref_type)))
+        data.append(extract(descriptor, [_ALIGNED], PTR, ops))
+    return_type = None if isinstance(output, llvm.LLVMVoidType) else output
+    call = llvm.CallOp(name + NOALIAS_SUFFIX, *entry.args, *data, return_type=return_type)
+    ops += [call, llvm.ReturnOp(call.returned)]
+    entry.add_ops(ops)
+    return llvm.FuncOp(
+        name,
+        llvm.LLVMFunctionType(inputs, output),
+        linkage=llvm.LinkageAttr(linkage),
+        body=Region(entry),
+    )
 
 
 class FuncLowering(RewritePattern):
@@ -88,18 +170,29 @@ class FuncLowering(RewritePattern):
         function_type = op.function_type
         inputs = [argument_type(t) for t in function_type.inputs]
         output = result_type(function_type.outputs.data, name)
+        noalias = noalias_arguments(op) if op.body.blocks else []
         if op.body.blocks:
-            _convert_entry_arguments(rewriter, op.body.blocks[0])
+            _convert_entry_arguments(rewriter, op.body.blocks[0], noalias)
         private = op.sym_visibility is not None and op.sym_visibility.data == "private"
         linkage = "internal" if private and op.body.blocks else "external"
         body = rewriter.move_region_contents_to_new_regions(op.body)
-        new_func = llvm.FuncOp(
-            name,
-            llvm.LLVMFunctionType(inputs, output),
-            linkage=llvm.LinkageAttr(linkage),
+        if not noalias:
+            new_func = llvm.FuncOp(
+                name, llvm.LLVMFunctionType(inputs, output), llvm.LinkageAttr(linkage), body=body
+            )
+            rewriter.replace(op, new_func, [])
+            return
+        flags = DictionaryAttr({NOALIAS: UnitAttr()})
+        arg_attrs = ArrayAttr([DictionaryAttr({})] * len(inputs) + [flags] * len(noalias))
+        inner = llvm.FuncOp(
+            name + NOALIAS_SUFFIX,
+            llvm.LLVMFunctionType([*inputs, *[PTR] * len(noalias)], output),
+            linkage=llvm.LinkageAttr("internal"),
             body=body,
+            other_props={"arg_attrs": arg_attrs},
         )
-        rewriter.replace(op, new_func, [])
+        wrapper = _noalias_wrapper(name, function_type, output, noalias, linkage)
+        rewriter.replace(op, [inner, wrapper], [])
 
 
 class ReturnLowering(RewritePattern):

@@ -75,6 +75,20 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
     return str(convert_module(module_op, fallback_target_triple=triple))
 
 
+NOALIAS_SUFFIX = "__noalias"
+"""Suffix of the bodies that `convert-func-to-llvm` splits off functions with `noalias`
+memref arguments; each has one caller, which the optimiser inlines it into."""
+
+
+def _internalize_helpers(module: llvm.ModuleRef) -> None:
+    """Give the `@f__noalias` bodies internal linkage (xDSL's translation drops
+    `llvm.func` linkage), so that they are deleted once inlined instead of compiled
+    twice."""
+    for function in module.functions:
+        if function.name.endswith(NOALIAS_SUFFIX) and not function.is_declaration:
+            function.linkage = llvm.Linkage.internal
+
+
 def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     tuning = llvm.PipelineTuningOptions(speed_level=OPT_LEVEL)
     tuning.loop_vectorization = True
@@ -100,6 +114,7 @@ class NativeModule:
         module = llvm.parse_assembly(self.llvm_ir)
         module.verify()
         module.data_layout = str(machine.target_data)
+        _internalize_helpers(module)
         _optimize(module, machine)
         self.optimized_llvm_ir: str = str(module)
         """The LLVM IR after the O3 pipeline."""

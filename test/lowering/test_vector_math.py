@@ -163,7 +163,7 @@ def test_loops_with_exp_and_tanh_are_vectorized() -> None:
     (native,) = built
     ir = native.optimized_llvm_ir
     assert re.search(r"fmul <(8|16) x float>", ir), "no vector multiply in the optimized IR"
-    assert not re.search(r"call .*@(expf|tanhf|log1pf|llvm\.exp)", ir)
+    assert not re.search(r"call .*@(expf|tanhf|log1pf|llvm\.exp\.)", ir)
     values = np.linspace(-3, 3, 101, dtype=np.float32)
     want = np.tanh(np.exp(values)) + np.log1p(values * values)
     np.testing.assert_allclose(f(values), want, rtol=3e-7)

@@ -36,9 +36,9 @@ func.func @add(%x: tensor<?x?xf32>, %row: tensor<1x?xf32>) -> tensor<?x?xf32> {
 // CHECK:         func.return %[[CODE]] : i32
 
 // CHECK-LABEL: func.func @add(
-// CHECK-SAME:      %arg0: memref<?x?xf32, strided<[?, ?], offset: ?>>,
-// CHECK-SAME:      %arg1: memref<1x?xf32, strided<[?, ?], offset: ?>>,
-// CHECK-SAME:      %out0: memref<?x?xf32>) {
+// CHECK-SAME:      %arg0: memref<?x?xf32, strided<[?, ?], offset: ?>> {llvm.noalias},
+// CHECK-SAME:      %arg1: memref<1x?xf32, strided<[?, ?], offset: ?>> {llvm.noalias},
+// CHECK-SAME:      %out0: memref<?x?xf32> {llvm.noalias}) {
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0
 // CHECK:         %[[COLS:.*]] = memref.dim %arg0
 // CHECK:         %[[I0:.*]] = arith.constant 0 : index
@@ -64,7 +64,7 @@ func.func @sum(%x: tensor<?x3xf64>) -> tensor<3xf64> {
 // CHECK:         func.return
 // CHECK-NOT:     ^bb
 // CHECK-LABEL: func.func @sum(
-// CHECK-SAME:      %out0: memref<3xf64>)
+// CHECK-SAME:      %out0: memref<3xf64> {llvm.noalias})
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0
 // CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:           %[[INIT:.*]] = arith.constant 0.000000e+00 : f64
@@ -113,7 +113,7 @@ func.func @chain(%a: tensor<?xi32>, %b: tensor<?xi32>) -> (tensor<i32>, tensor<?
 // CHECK:         %[[ID:.*]] = arith.constant 2 : i64
 // CHECK:         cf.cond_br %[[EMPTY]], ^{{.*}}, ^[[FAIL]](%[[ID]], %{{.*}}, %{{.*}} : i64, i64, i64)
 // CHECK-LABEL: func.func @chain(
-// CHECK-SAME:      %out0: memref<i32>, %out1: memref<?xi32>)
+// CHECK-SAME:      %out0: memref<i32> {llvm.noalias}, %out1: memref<?xi32> {llvm.noalias})
 // CHECK:         %[[TMP:.*]] = memref.alloc(%{{.*}}) : memref<?xi32>
 // CHECK:           arith.muli
 // CHECK:           memref.store %{{.*}}, %[[TMP]][%{{.*}}] : memref<?xi32>
@@ -142,7 +142,7 @@ func.func @argmax(%x: tensor<?x?xf32>) -> tensor<?xi64> {
 // CHECK:         %[[COLS:.*]] = memref.dim %arg0, %{{.*}}
 // CHECK:         arith.cmpi ne, %[[COLS]], %{{.*}} : index
 // CHECK-LABEL: func.func @argmax(
-// CHECK-SAME:      %out0: memref<?xi64>)
+// CHECK-SAME:      %out0: memref<?xi64> {llvm.noalias})
 // CHECK:         scf.for %[[I:.*]] = {{.*}} {
 // CHECK:           %[[NEGINF:.*]] = arith.constant 0xff800000 : f32
 // CHECK:           %[[ZERO:.*]] = arith.constant 0 : i64
@@ -168,7 +168,7 @@ func.func @dim(%x: tensor<?x3xf64>) -> (tensor<i64>, tensor<i64>) {
 // CHECK-LABEL: func.func @dim__shape(
 // CHECK-SAME:      ag.checks = []
 // CHECK-LABEL: func.func @dim(
-// CHECK-SAME:      %out0: memref<i64>, %out1: memref<i64>)
+// CHECK-SAME:      %out0: memref<i64> {llvm.noalias}, %out1: memref<i64> {llvm.noalias})
 // CHECK:         %[[D:.*]] = memref.dim %arg0, %{{.*}}
 // CHECK-NEXT:    %[[D64:.*]] = arith.index_cast %[[D]] : index to i64
 // CHECK-NEXT:    memref.store %[[D64]], %out0[] : memref<i64>

@@ -37,3 +37,30 @@ func.func @caller(%m: memref<?xf32>, %s: memref<f32>, %x: f64) {
 // A declaration stays a body-less external llvm.func.
 // CHECK:      llvm.func @ext(f64)
 func.func private @ext(%x: f64)
+
+// A function with `llvm.noalias` memref arguments is split: the body becomes an internal
+// `@f__noalias` taking each marked argument's data pointer as an extra `noalias` pointer
+// (put into the loaded descriptor), and `@f` loads the aligned pointers and calls it.
+// CHECK-LABEL: llvm.func internal @scale__noalias(
+// CHECK-SAME:      %[[X:.*]]: !llvm.ptr, %{{.*}}: i64, %[[OUT:.*]]: !llvm.ptr,
+// CHECK-SAME:      %[[XD:.*]]: !llvm.ptr {llvm.noalias}, %[[OD:.*]]: !llvm.ptr {llvm.noalias}) {
+// CHECK-DAG:     %[[OUTDESC:.*]] = llvm.load %[[OUT]]
+// CHECK-DAG:     llvm.insertvalue %[[OD]], %[[OUTDESC]][1]
+// CHECK-DAG:     %[[XDESC:.*]] = llvm.load %[[X]]
+// CHECK-DAG:     llvm.insertvalue %[[XD]], %[[XDESC]][1]
+// CHECK:         llvm.return
+// CHECK-LABEL: llvm.func @scale(
+// CHECK-SAME:      %[[WX:.*]]: !llvm.ptr, %[[WN:.*]]: i64, %[[WOUT:.*]]: !llvm.ptr) {
+// CHECK-NEXT:    %[[D0:.*]] = llvm.load %[[WX]]
+// CHECK-NEXT:    %[[P0:.*]] = llvm.extractvalue %[[D0]][1]
+// CHECK-NEXT:    %[[D1:.*]] = llvm.load %[[WOUT]]
+// CHECK-NEXT:    %[[P1:.*]] = llvm.extractvalue %[[D1]][1]
+// CHECK-NEXT:    llvm.call @scale__noalias(%[[WX]], %[[WN]], %[[WOUT]], %[[P0]], %[[P1]])
+// CHECK-NEXT:    llvm.return
+func.func @scale(%x: memref<?xf32, strided<[?], offset: ?>> {llvm.noalias}, %n: index,
+                 %out: memref<?xf32> {llvm.noalias}) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<?xf32, strided<[?], offset: ?>>
+  memref.store %v, %out[%c0] : memref<?xf32>
+  return
+}
