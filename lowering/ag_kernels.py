@@ -22,7 +22,9 @@ from arignote.lowering import ag_scalar
 from arignote.lowering.ag_shapes import contracted_dim
 from arignote.lowering.loop_utils import (
     Buffer,
+    ReductionBody,
     as_index,
+    blocked_reduction_nest,
     index_constant,
     load,
     loop_nest,
@@ -58,7 +60,7 @@ def elementwise(b: Builder, out: Buffer, ins: Sequence[Buffer], scalar: ScalarBo
         values = [load(inner, x, broadcast_indices(x, ivs, zero)) for x in ins]
         store(inner, scalar(inner, values), out, ivs)
 
-    loop_nest(b, _bounds(b, out), body)
+    loop_nest(b, _bounds(b, out), body, [out, *ins])
 
 
 def copy(b: Builder, source: Buffer, dest: Buffer) -> None:
@@ -102,12 +104,49 @@ def emit_dimshuffle(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer
     loop_nest(b, _bounds(b, out), body)
 
 
+def _magnitude(b: Builder, x: SSAValue) -> SSAValue:
+    """`|x|` as `maximumf(x, -x)` (`math.absf` of f32 and f64 in one module trips xDSL's
+    translation to LLVM IR, which declares one `@llvm.fabs` for both)."""
+    negated = b.insert(arith.NegfOp(x)).result
+    return b.insert(arith.MaximumfOp(x, negated)).result
+
+
+def _neumaier_fold(
+    b: Builder, totals: Sequence[SSAValue], partials: Sequence[SSAValue]
+) -> Sequence[SSAValue]:
+    """`(sum, compensation) += partial` by Neumaier's compensated summation (plain
+    IEEE ops: no `fastmath`, which would let LLVM cancel the compensation)."""
+    total, compensation = totals
+    (partial,) = partials
+    new_total = b.insert(arith.AddfOp(total, partial)).result
+    magnitudes = (_magnitude(b, total), _magnitude(b, partial))
+    total_bigger = b.insert(arith.CmpfOp(*magnitudes, "oge")).result
+    big = b.insert(arith.SelectOp(total_bigger, total, partial)).result
+    small = b.insert(arith.SelectOp(total_bigger, partial, total)).result
+    lost = b.insert(arith.AddfOp(b.insert(arith.SubfOp(big, new_total)).result, small)).result
+    return [new_total, b.insert(arith.AddfOp(compensation, lost)).result]
+
+
+def compensated_sum(
+    b: Builder, bounds: Sequence[SSAValue], zero: SSAValue, step: ReductionBody
+) -> SSAValue:
+    """A float sum over the nest `bounds` whose `step` adds one element (with
+    `fastmath<reassoc>`, so LLVM vectorises it): blocks of `REDUCTION_BLOCK` elements
+    summed in vector lanes, the block sums combined with Neumaier's compensation. The
+    error stays close to NumPy's pairwise summation."""
+    total, compensation = blocked_reduction_nest(
+        b, bounds, [zero], step, _neumaier_fold, [zero, zero]
+    )
+    return b.insert(arith.AddfOp(total, compensation)).result
+
+
 def emit_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     """For each result element, an inner nest over the reduced axes with an accumulator."""
     assert isinstance(op, ag.ReduceOp)
     (x,), axes = ins, op.axes_list
     combine = ag_scalar.REDUCTION_COMBINER[type(op)]
     reduced_bounds = [as_index(b, x.dims[a]) for a in axes]
+    blocked = ag.is_float(x.element_type) and isinstance(op, ag.ReduceSumOp)
 
     def element(inner: Builder, ivs: Sequence[SSAValue]) -> None:
         def step(
@@ -118,7 +157,10 @@ def emit_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -
             return [combine(red, acc[0], load(red, x, indices))]
 
         init = ag_scalar.reduction_init(inner, type(op), x.element_type)
-        (total,) = reduction_nest(inner, reduced_bounds, [init], step)
+        if blocked:
+            total = compensated_sum(inner, reduced_bounds, init, step)
+        else:
+            (total,) = reduction_nest(inner, reduced_bounds, [init], step)
         store(inner, total, out, ivs)
 
     loop_nest(b, _bounds(b, out), element)
@@ -129,7 +171,7 @@ def emit_dot(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> N
     sum carried in registers through `scf.for` `iter_args`."""
     lhs, rhs = ins
     k = as_index(b, contracted_dim(lhs.dims, rhs.dims))
-    add, mul = ag_scalar.BINARY[ag.AddOp], ag_scalar.BINARY[ag.MulOp]
+    add, mul = ag_scalar.ACCUMULATE_ADD, ag_scalar.BINARY[ag.MulOp]
     split = len(lhs.dims) - 1
 
     def element(inner: Builder, ivs: Sequence[SSAValue]) -> None:
@@ -141,7 +183,10 @@ def emit_dot(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> N
             return [add(red, acc[0], mul(red, a, c))]
 
         init = ag_scalar.constant(inner, 0, out.element_type)
-        (total,) = reduction_nest(inner, [k], [init], step)
+        if ag.is_float(out.element_type):
+            total = compensated_sum(inner, [k], init, step)
+        else:
+            (total,) = reduction_nest(inner, [k], [init], step)
         store(inner, total, out, ivs)
 
     loop_nest(b, _bounds(b, out), element)

@@ -10,7 +10,8 @@ pairs once every dialect is converted.
 Ops the xDSL `llvm` dialect lacks are emitted as `llvm.call_intrinsic`:
 `fptosi`/`fptoui` become the saturating `llvm.fpto{s,u}i.sat.*` (no poison on out-of-range
 values), `maximumf`/`minimumf` the NaN-propagating `llvm.maximum/minimum.*`, and the
-integer min/max `llvm.{s,u}{max,min}.*`. `uitofp` is expanded with `sitofp`. Integer
+integer min/max `llvm.{s,u}{max,min}.*`. The `fastmath` flags of `addf`/`subf`/`mulf`/`divf`
+are kept. `uitofp` is expanded with `sitofp`. Integer
 division and remainder stay UB on a zero divisor, as in `arith`: the producer guards.
 Vector operands are not supported.
 """
@@ -128,6 +129,30 @@ class ConstantLowering(RewritePattern):
             raise NotImplementedError(f"arith.constant of {value} is not supported")
         ops: list[Operation] = []
         result = append(ops, llvm.ConstantOp(attr, type_))
+        replace_op(rewriter, op, ops, result)
+
+
+_FLOAT_ARITH_OPS: dict[type[Operation], type[llvm.AbstractFloatArithOp]] = {
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+}
+
+
+class FastMathFloatLowering(RewritePattern):
+    """`arith.addf/subf/mulf/divf` with `fastmath` flags → the `llvm` op with the same
+    flags (`reassoc` on a reduction's accumulation lets LLVM vectorise it). Without
+    flags the ops go through the plain table."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        llvm_op = _FLOAT_ARITH_OPS.get(type(op))
+        flags = getattr(op, "fastmath", None)
+        if llvm_op is None or flags is None or not flags.data:
+            return
+        ops: list[Operation] = []
+        lhs, rhs = to_llvm_all(op.operands, ops)
+        result = append(ops, llvm_op(lhs, rhs, llvm.FastMathAttr(flags.data)))
         replace_op(rewriter, op, ops, result)
 
 
@@ -302,6 +327,7 @@ class ConvertArithToLLVMPass(ModulePass):
             GreedyRewritePatternApplier(
                 [
                     ConstantLowering(),
+                    FastMathFloatLowering(),
                     DirectLowering(_BINARY_OPS),
                     IntrinsicBinaryOpLowering(),
                     NegfLowering(),

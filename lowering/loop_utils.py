@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 Dim = int | SSAValue
@@ -108,6 +108,59 @@ def reduction_nest(
     return _nest(b, zero, one, bounds, (), inits, body)
 
 
+REDUCTION_BLOCK = 1024
+"""Length of the blocks `blocked_reduction_nest` sums separately."""
+
+Fold = Callable[[Builder, Sequence[SSAValue], Sequence[SSAValue]], Sequence[SSAValue]]
+
+
+def blocked_reduction_nest(
+    b: Builder,
+    bounds: Sequence[SSAValue],
+    inits: Sequence[SSAValue],
+    body: ReductionBody,
+    fold: Fold,
+    totals: Sequence[SSAValue],
+) -> Sequence[SSAValue]:
+    """`reduction_nest` whose innermost loop runs in blocks of `REDUCTION_BLOCK`: each
+    block accumulates from `inits` (the identities, defined outside the nest) and
+    `fold(builder, totals, partials)` adds its result into the running `totals` (which
+    start from the given values, may carry more than the partials, e.g. a compensation
+    term, and are what the nest returns).
+
+    For a float sum this bounds the length of every sequential chain of additions (with
+    `fastmath<reassoc>` on the body's additions LLVM splits a block further into vector
+    lanes), which keeps the error close to NumPy's pairwise summation.
+    """
+    if not bounds:
+        return fold(b, totals, body(b, (), inits))
+    zero, one = index_constant(b, 0), index_constant(b, 1)
+    block = index_constant(b, REDUCTION_BLOCK)
+    last = bounds[-1]
+
+    def innermost(
+        inner: Builder, outer_ivs: Sequence[SSAValue], running: Sequence[SSAValue]
+    ) -> Sequence[SSAValue]:
+        def one_block(
+            blk: Builder, start: SSAValue, running: Sequence[SSAValue]
+        ) -> Sequence[SSAValue]:
+            end = blk.insert(arith.AddiOp(start, block)).result
+            inside = blk.insert(arith.CmpiOp(end, last, "slt")).result
+            end = blk.insert(arith.SelectOp(inside, end, last)).result
+
+            def element(el: Builder, iv: SSAValue, acc: Sequence[SSAValue]) -> Sequence[SSAValue]:
+                return body(el, (*outer_ivs, iv), acc)
+
+            partials = for_loop(blk, start, end, one, inits, element)
+            return fold(blk, running, partials)
+
+        return for_loop(inner, zero, last, block, running, one_block)
+
+    if len(bounds) == 1:
+        return innermost(b, (), totals)
+    return _nest(b, zero, one, bounds[:-1], (), totals, innermost)
+
+
 def _nest(
     b: Builder,
     zero: SSAValue,
@@ -126,9 +179,30 @@ def _nest(
     return for_loop(b, zero, bounds[0], one, carried, level)
 
 
-def loop_nest(b: Builder, bounds: Sequence[SSAValue], body: NestBody) -> None:
-    """A perfect nest of `scf.for` over `bounds` (no loop when empty) around `body`."""
+def loop_nest(
+    b: Builder, bounds: Sequence[SSAValue], body: NestBody, buffers: Sequence[Buffer] = ()
+) -> None:
+    """A perfect nest of `scf.for` over `bounds` (no loop when empty) around `body`.
 
+    `buffers`, optional, promises that `body` touches memory only through these buffers,
+    each indexed by exactly the nest's induction variables (same rank as the nest, no
+    broadcast dimension). Then a nest of two or more loops gets a contiguous fast path:
+    when every buffer is row-major contiguous (identity layouts are, strided ones are
+    checked at run time with `memref.extract_strided_metadata`), ONE flat unit-stride
+    loop over the product of the bounds runs `body` with indices `(0, ..., 0, i)`;
+    otherwise (an `scf.if`) the nest runs. The flat loop indexes the last dimension past
+    its length: the memref lowering turns indices into `offset + sum(index * stride)`
+    without bounds, which for contiguous buffers is the flat position `i`. It is one
+    loop that LLVM vectorises whatever the row length, with one prologue and epilogue.
+    `body` is emitted twice then; it must not assume it runs once.
+    """
+    if len(bounds) >= 2 and buffers and all(_flattenable(x, len(bounds)) for x in buffers):
+        _versioned_nest(b, bounds, body, buffers)
+    else:
+        _plain_nest(b, bounds, body)
+
+
+def _plain_nest(b: Builder, bounds: Sequence[SSAValue], body: NestBody) -> None:
     def no_carry(
         inner: Builder, ivs: Sequence[SSAValue], _: Sequence[SSAValue]
     ) -> Sequence[SSAValue]:
@@ -136,6 +210,57 @@ def loop_nest(b: Builder, bounds: Sequence[SSAValue], body: NestBody) -> None:
         return ()
 
     reduction_nest(b, bounds, (), no_carry)
+
+
+def _flattenable(buffer: Buffer, rank: int) -> bool:
+    return len(buffer.shape) == rank and 1 not in buffer.shape
+
+
+def _contiguity_check(b: Builder, buffer: Buffer) -> SSAValue | None:
+    """An `i1`: `buffer`'s strides are the row-major ones of its dims; None when its
+    type says so (identity layout)."""
+    if isinstance(buffer.type.layout, NoneAttr):
+        return None
+    strides = b.insert(memref.ExtractStridedMetaDataOp(buffer.memref)).strides
+    expected = index_constant(b, 1)
+    check: SSAValue | None = None
+    for axis in reversed(range(len(buffer.dims))):
+        same = b.insert(arith.CmpiOp(strides[axis], expected, "eq")).result
+        check = same if check is None else b.insert(arith.AndIOp(check, same)).result
+        if axis:
+            expected = b.insert(arith.MuliOp(expected, as_index(b, buffer.dims[axis]))).result
+    return check
+
+
+def _flat_loop(b: Builder, bounds: Sequence[SSAValue], body: NestBody) -> None:
+    total = bounds[0]
+    for bound in bounds[1:]:
+        total = b.insert(arith.MuliOp(total, bound)).result
+    zero, one = index_constant(b, 0), index_constant(b, 1)
+
+    def flat(inner: Builder, iv: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        body(inner, [zero] * (len(bounds) - 1) + [iv])
+        return ()
+
+    for_loop(b, zero, total, one, (), flat)
+
+
+def _versioned_nest(
+    b: Builder, bounds: Sequence[SSAValue], body: NestBody, buffers: Sequence[Buffer]
+) -> None:
+    checks = [c for c in (_contiguity_check(b, x) for x in buffers) if c is not None]
+    if not checks:
+        _flat_loop(b, bounds, body)
+        return
+    condition = checks[0]
+    for check in checks[1:]:
+        condition = b.insert(arith.AndIOp(condition, check)).result
+    flat, nest = Block(), Block()
+    _flat_loop(Builder(InsertPoint.at_end(flat)), bounds, body)
+    _plain_nest(Builder(InsertPoint.at_end(nest)), bounds, body)
+    for block in (flat, nest):
+        block.add_op(scf.YieldOp())
+    b.insert(scf.IfOp(condition, [], Region(flat), Region(nest)))
 
 
 def load(b: Builder, buffer: Buffer, indices: Sequence[SSAValue]) -> SSAValue:

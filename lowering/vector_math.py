@@ -230,11 +230,17 @@ class _Emitter:
     def is_nan(self, x: SSAValue) -> SSAValue:
         return self.cmp(x, "uno", x)
 
+    # fabs and copysign as suffixed `call_intrinsic`s: xDSL's translation declares
+    # `llvm.intr.fabs` as the un-suffixed `@llvm.fabs`, once per module, with the first
+    # use's type, so f32 and f64 uses in one module would clash.
+
     def fabs(self, x: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FAbsOp(x, self.t))
+        name = f"llvm.fabs.{self.suffix}"
+        return append(self.ops, llvm.CallIntrinsicOp(name, [x], [self.t]))
 
     def copysign(self, magnitude: SSAValue, sign: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FCopySignOp(magnitude, sign))
+        name = f"llvm.copysign.{self.suffix}"
+        return append(self.ops, llvm.CallIntrinsicOp(name, [magnitude, sign], [self.t]))
 
     def bits(self, x: SSAValue) -> SSAValue:
         return append(self.ops, llvm.BitcastOp(x, self.it))

@@ -128,6 +128,10 @@ class MissingImpls(InterpreterFunctions):
         value = args[0] & ((1 << width) - 1)
         return (value - (1 << width) if value >> (width - 1) else value,)
 
+    @impl(arith.NegfOp)
+    def run_negf(self, interpreter: Interpreter, op: arith.NegfOp, args: PythonValues):
+        return (-args[0],)
+
 
 def shaped(array: np.ndarray, t: Any) -> ShapedArray[Any]:
     """`array` as an interpreter memref value of memref type `t` (contiguous)."""

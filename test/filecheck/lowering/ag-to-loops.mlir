@@ -51,6 +51,8 @@ func.func @add(%x: tensor<?x?xf32>, %row: tensor<1x?xf32>) -> tensor<?x?xf32> {
 // CHECK:         func.return
 
 // A reduction: the accumulator is carried through `iter_args`; no checks, no failure block.
+// A float sum runs in blocks of 1024 elements, each summed with `fastmath<reassoc>` (LLVM
+// vectorises it into partial sums), the block sums combined with Neumaier's compensation.
 
 func.func @sum(%x: tensor<?x3xf64>) -> tensor<3xf64> {
   %m = ag.reduce_sum %x {axes = array<i64: 0>} : tensor<?x3xf64> -> tensor<3xf64>
@@ -68,10 +70,18 @@ func.func @sum(%x: tensor<?x3xf64>) -> tensor<3xf64> {
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0
 // CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:           %[[INIT:.*]] = arith.constant 0.000000e+00 : f64
-// CHECK:           %[[TOTAL:.*]] = scf.for %[[I:.*]] = %{{.*}} to %[[ROWS]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f64) {
-// CHECK-NEXT:        %[[X:.*]] = memref.load %arg0[%[[I]], %[[J]]]
-// CHECK-NEXT:        %[[NEW:.*]] = arith.addf %[[ACC]], %[[X]] : f64
-// CHECK-NEXT:        scf.yield %[[NEW]] : f64
+// CHECK:           %[[BLOCK:.*]] = arith.constant 1024 : index
+// CHECK:           %[[SUM:.*]], %[[COMP:.*]] = scf.for %[[B:.*]] = %{{.*}} to %[[ROWS]] step %[[BLOCK]] iter_args(%[[S:.*]] = %[[INIT]], %[[C:.*]] = %[[INIT]]) -> (f64, f64) {
+// CHECK-NEXT:        %[[END:.*]] = arith.addi %[[B]], %[[BLOCK]] : index
+// CHECK-NEXT:        %[[IN:.*]] = arith.cmpi slt, %[[END]], %[[ROWS]] : index
+// CHECK-NEXT:        %[[CLIP:.*]] = arith.select %[[IN]], %[[END]], %[[ROWS]] : index
+// CHECK-NEXT:        %[[PART:.*]] = scf.for %[[I:.*]] = %[[B]] to %[[CLIP]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f64) {
+// CHECK-NEXT:          %[[X:.*]] = memref.load %arg0[%[[I]], %[[J]]]
+// CHECK-NEXT:          %[[NEW:.*]] = arith.addf %[[ACC]], %[[X]] fastmath<reassoc> : f64
+// CHECK-NEXT:          scf.yield %[[NEW]] : f64
+// CHECK:             %[[T:.*]] = arith.addf %[[S]], %[[PART]] : f64
+// CHECK:             scf.yield %[[T]], %{{.*}} : f64, f64
+// CHECK:           %[[TOTAL:.*]] = arith.addf %[[SUM]], %[[COMP]] : f64
 // CHECK:           memref.store %[[TOTAL]], %out0[%[[J]]] : memref<3xf64>
 
 // Matrix·vector: the contracted dimensions are checked, then summed in registers.
@@ -93,7 +103,7 @@ func.func @matvec(%a: tensor<?x?xf32>, %v: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK-NEXT:        %[[A:.*]] = memref.load %arg0[%[[I]], %[[K]]]
 // CHECK-NEXT:        %[[V:.*]] = memref.load %arg1[%[[K]]]
 // CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[A]], %[[V]] : f32
-// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[ACC]], %[[P]] fastmath<reassoc> : f32
 // CHECK-NEXT:        scf.yield %[[S]] : f32
 
 // An intermediate is allocated and freed after its last use; a returned argument is
@@ -196,3 +206,42 @@ func.func @sigmoid(%x: tensor<?xf64>) -> tensor<?xf64> {
 // CHECK-NEXT:      %[[SIGN:.*]] = arith.cmpf oge, %[[X]], %[[ZERO]] : f64
 // CHECK-NEXT:      %[[R:.*]] = arith.select %[[SIGN]], %[[P]], %[[N]] : f64
 // CHECK-NEXT:      memref.store %[[R]], %out0[%{{.*}}] : memref<?xf64>
+
+// An elementwise op over operands of the result's shape gets a contiguous fast path:
+// when the strided arguments turn out row-major contiguous at run time, one flat loop
+// over rows * cols (indices (0, i)); otherwise the nest. An op on intermediates only
+// (identity layouts) is the flat loop alone.
+
+func.func @flat(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %s = ag.add %x, %y : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %e = ag.exp %s : tensor<?x?xf32>
+  func.return %e : tensor<?x?xf32>
+}
+
+// CHECK-LABEL: func.func @flat(
+// CHECK:         %[[ROWS:.*]] = memref.dim %arg0
+// CHECK:         %[[COLS:.*]] = memref.dim %arg0
+// CHECK:         %[[TMP:.*]] = memref.alloc
+// CHECK:         %{{.*}}, %[[XS1:[0-9a-z_]+]] = memref.extract_strided_metadata %arg0
+// CHECK:         arith.cmpi eq, %[[XS1]], %[[ONE:.*]] : index
+// CHECK:         memref.extract_strided_metadata %arg1
+// CHECK:         arith.andi
+// CHECK:         %[[CONTIGUOUS:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT:    scf.if %[[CONTIGUOUS]] {
+// CHECK-NEXT:      %[[N:.*]] = arith.muli %[[ROWS]], %[[COLS]] : index
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %{{.*}} = arith.constant 1 : index
+// CHECK-NEXT:      scf.for %[[I:.*]] = %[[Z]] to %[[N]] step %{{.*}} {
+// CHECK-NEXT:        memref.load %arg0[%[[Z]], %[[I]]]
+// CHECK-NEXT:        memref.load %arg1[%[[Z]], %[[I]]]
+// CHECK-NEXT:        arith.addf
+// CHECK-NEXT:        memref.store %{{.*}}, %[[TMP]][%[[Z]], %[[I]]]
+// CHECK:         } else {
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:         %[[N2:.*]] = arith.muli %[[ROWS]], %[[COLS]] : index
+// CHECK-NOT:     scf.if
+// CHECK:         scf.for %[[J:.*]] = %[[Z2:.*]] to %[[N2]] step
+// CHECK-NEXT:      memref.load %[[TMP]][%[[Z2]], %[[J]]]
+// CHECK-NEXT:      math.exp
+// CHECK-NEXT:      memref.store %{{.*}}, %out0[%[[Z2]], %[[J]]]
