@@ -21,14 +21,15 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.traits import IsTerminator
 
 from arignote.compile.clone import check_replacement, needed_ops, rebuild, replacement_pairs
 from arignote.compile.io import In, Out
@@ -253,6 +254,14 @@ class _Compiled:
 _MISSING = object()
 
 
+def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
+    for op in ops:
+        for region in op.regions:
+            yield from _nodes(region.ops)
+        if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):
+            yield op
+
+
 class FunctionGraph:
     """The optimized graph of a function as Theano shows it (`f.maker.fgraph`): a view
     of the `func.func` after the mode's graph pipeline."""
@@ -263,10 +272,9 @@ class FunctionGraph:
         self.func = func
 
     def toposort(self) -> list[Apply]:
-        """The nodes in execution order (constants are not nodes, as in Theano)."""
-        return [
-            Apply(op) for op in self.func.body.ops if not isinstance(op, ag.ConstantOp | ReturnOp)
-        ]
+        """The nodes in execution order (constants are not nodes, as in Theano); the
+        nodes inside the branches of an `ifelse` come before it, as in Theano's graph."""
+        return [Apply(op) for op in _nodes(self.func.body.ops)]
 
     @property
     def apply_nodes(self) -> set[Apply]:
