@@ -252,3 +252,34 @@ def test_verify_grad(positive: bool) -> None:
 
     x0 = rng.uniform(0.1, 1.0, size=(3,)) * (1 if positive else -1)
     arignote.gradient.verify_grad(fun, [x0, rng.uniform(-1, 1, size=(3,))], rng=rng)
+
+
+# --- shared variables, updates, givens, clone -------------------------------------------------
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_shared_branch_values_and_updates(linker: str) -> None:
+    c = T.iscalar("c")
+    w = arignote.shared(np.array([1.0, 2.0]), name="w")
+    count = arignote.shared(np.int64(0), name="count")
+    step = ifelse(c, w * 2, w)  # a shared variable as a branch value
+    f = arignote.function(
+        [c], step, updates=[(count, ifelse(c, count + 1, count))], mode=_mode(linker)
+    )
+    np.testing.assert_array_equal(f(1), [2.0, 4.0])
+    np.testing.assert_array_equal(f(0), [1.0, 2.0])
+    f(5)
+    assert count.get_value() == 2
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_givens_and_clone_reach_into_branches(linker: str) -> None:
+    c = T.iscalar("c")
+    x, y = T.vectors("x", "y")
+    z = ifelse(c, T.sum(x), T.sum(y))
+    u = T.vector("u")
+    f = arignote.function([c, u, y], z, givens={x: u * 10}, mode=_mode(linker))
+    assert f(1, np.ones(2), np.ones(3)) == 20.0
+    z2 = arignote.clone(z, replace={y: u + 1})
+    g = arignote.function([c, x, u], z2, mode=_mode(linker))
+    assert g(0, np.ones(2), np.ones(3)) == 6.0
