@@ -68,7 +68,7 @@ from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/g
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
-from arignote.lowering.ag_shapes import Check, result_dims
+from arignote.lowering.ag_shapes import Check, op_label, result_dims
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -209,6 +209,12 @@ class _ShapeFunctionContext:
             return self.buffers[value]
         op = value.owner
         assert isinstance(op, Operation)
+        if type(op) not in KERNELS:
+            user = op_label(self.op) if self.op is not None else "a shape"
+            raise NotImplementedError(
+                f"ag-to-loops: {user} needs the value of {op_label(op)}, which the shape "
+                "function cannot compute (the result of a control-flow op)"
+            )
         ins = [self._buffer_of(o) for o in op.operands]
         t = buffer_type(value.type)
         b = self.builder

@@ -283,3 +283,15 @@ def test_givens_and_clone_reach_into_branches(linker: str) -> None:
     z2 = arignote.clone(z, replace={y: u + 1})
     g = arignote.function([c, x, u], z2, mode=_mode(linker))
     assert g(0, np.ones(2), np.ones(3)) == 6.0
+
+
+def test_index_computed_by_ifelse() -> None:
+    c = T.iscalar("c")
+    i, j = T.lscalars("i", "j")
+    x = T.vector("x")
+    w = x[ifelse(c, i, j)]
+    f = arignote.function([c, i, j, x], w, mode=_mode("py"))
+    assert f(1, 2, 0, np.arange(3.0)) == 2.0 and f(0, 2, 0, np.arange(3.0)) == 0.0
+    # the shape function would need the value of the ag.if result
+    with pytest.raises(NotImplementedError, match="needs the value of ag.if"):
+        arignote.function([c, i, j, x], w, mode=_mode("cvm"))
