@@ -295,3 +295,14 @@ def test_index_computed_by_ifelse() -> None:
     # the shape function would need the value of the ag.if result
     with pytest.raises(NotImplementedError, match="needs the value of ag.if"):
         arignote.function([c, i, j, x], w, mode=_mode("cvm"))
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_specialize_rewrites_inside_a_branch(linker: str) -> None:
+    c = T.iscalar("c")
+    m, x = T.matrix("m"), T.vector("x")
+    f = arignote.function([c, m, x], ifelse(c, T.dot(m, x) * 2, x), mode=_mode(linker))
+    (if_op,) = [op for op in f.maker.fgraph.func.body.ops if op.name == "ag.if"]
+    assert [op.name for op in if_op.regions[0].ops] == ["ag.constant", "ag.gemv", "ag.yield"]
+    np.testing.assert_allclose(f(1, np.eye(2), np.ones(2)), [2.0, 2.0])
+    np.testing.assert_allclose(f(0, np.eye(3), np.ones(2)), [1.0, 1.0])  # gemv not run
