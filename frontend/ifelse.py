@@ -85,7 +85,7 @@ def _as_branch(value: Any, other: Any) -> Variable:
 
 
 def _check_pair(i: int, then: Variable, other: Variable) -> None:
-    if then.value.type != other.value.type:
+    if then.type != other.type:
         raise TypeError(
             "The two branches should have identical types, but they are "
             f"{then.type} and {other.type} respectively (output {i}). This error could "
@@ -131,8 +131,10 @@ def ifelse(condition: Any, then_branch: Any, else_branch: Any, name: str | None 
 
     The branches are one value each or lists/tuples of the same length; the values at
     the same position must have the same type (dtype and broadcastable pattern; a
-    number or array given for one takes the other's dtype). The result is one variable,
-    or a list/tuple of variables like `then_branch`. `name` names the node (`if{name}`).
+    number or array given for one takes the other's dtype). Where their static lengths
+    differ (a constant of 3 elements and a vector), the result's length is dynamic. The
+    result is one variable, or a list/tuple of variables like `then_branch`. `name`
+    names the node (`if{name}`).
     """
     c = _condition(condition)
     thens, elses = _branches(then_branch, else_branch)
@@ -167,10 +169,10 @@ def _set_test_values(
         _BY_VALUE[out.value] = value
 
 
-# --- gradient -----------------------------------------------------------------------------
+# --- gradient (the rule is `grad_rules._if`) ------------------------------------------------
 
 
-def _zeros(v: Variable) -> Variable:
+def zeros_of(v: Variable) -> Variable:
     """Zeros of `v`'s type: a constant when its shape is static (then the zeros need not
     compute `v`), else zeros of its run-time shape."""
     shape = ag.tensor_type(v.value).get_shape()
@@ -178,26 +180,5 @@ def _zeros(v: Variable) -> Variable:
         return T.constant(np.zeros(shape, dtype=v.dtype), dtype=v.dtype)
     return T.zeros_like(v)
 
-
-def _grad(
-    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
-) -> list[Any]:
-    """The condition gets no gradient; a then value gets `ifelse(c, g, 0)` and an else
-    value `ifelse(c, 0, g)`, so the gradient too computes only the taken branch."""
-    c, n = inputs[0], len(outputs)
-    thens, elses = inputs[1 : 1 + n], inputs[1 + n :]
-    grads = list(gz)
-    then_grads = ifelse(c, grads, [_zeros(t) for t in thens])
-    else_grads = ifelse(c, [_zeros(e) for e in elses], grads)
-    return [None, *then_grads, *else_grads]
-
-
-def _register_grad() -> None:
-    from arignote.tensor.grad_rules import RULES
-
-    RULES[ag.IfOp] = _grad
-
-
-_register_grad()
 
 __all__ = ["IfElse", "ifelse"]

@@ -23,7 +23,8 @@ that need it is a `NotImplementedError` at compile time.
 destination: the caller's output buffer when the `ag.if` result is returned, else a
 buffer allocated in the region and yielded (with the dynamic dimensions, as `index`)
 out of the `scf.if`; the enclosing function frees it after its last use. A yielded value
-computed outside the region (or yielded twice) is copied into the destination.
+computed outside the region, yielded twice, or of a type with more static dimensions
+than the result's is copied into the destination.
 """
 
 from __future__ import annotations
@@ -240,11 +241,14 @@ def _compute_region(
     first: dict[SSAValue, int] = {}
     destinations: dict[SSAValue, SSAValue] = {}
     for j, (value, result) in enumerate(zip(yielded, op.results, strict=True)):
-        if value in defined and value not in first:
+        if value in defined and value not in first and value.type == result.type:
             first[value] = j
             if result in outputs:
                 destinations[value] = outputs[result]
-    escaping = {v for v in first if v not in destinations}
+    # computed here but only copied out (a type with more static dimensions than the
+    # result's): kept alive past the ops' last use, freed after the copies
+    copied = {v for v in yielded if v in defined and v not in first}
+    escaping = {v for v in first if v not in destinations} | copied
     inner = state.region_state(rb, destinations, escaping)
     inner.compute(ops)
     buffers = [
@@ -253,6 +257,8 @@ def _compute_region(
         else _copied(rb, inner.env[value], result, outputs)
         for j, (value, result) in enumerate(zip(yielded, op.results, strict=True))
     ]
+    for value in copied:
+        rb.insert(memref.DeallocOp.get(inner.env[value].memref))
     by_result = dict(zip(op.results, buffers, strict=True))
     values = [by_result[r].memref for r in carried]
     values += [as_index(rb, buffers[j].dims[k]) for j, k in dynamic]

@@ -30,7 +30,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import _check_tensor
+from arignote.dialects.ag.base import DYNAMIC, _check_tensor
 
 
 @irdl_op_definition
@@ -108,10 +108,11 @@ class IfOp(IRDLOperation):
     def with_yields(
         condition: SSAValue, then_values: Sequence[SSAValue], else_values: Sequence[SSAValue]
     ) -> IfOp:
-        """An `ag.if` whose regions only yield the given values (of the result types,
-        those of `then_values`)."""
+        """An `ag.if` whose regions only yield the given values; each result type is the
+        join of the two yielded types (see `join_types`)."""
         regions = [Region(Block([YieldOp(vs)])) for vs in (then_values, else_values)]
-        return IfOp(condition, [v.type for v in then_values], *regions)
+        types = [join_types(t.type, e.type) for t, e in zip(then_values, else_values, strict=True)]
+        return IfOp(condition, types, *regions)
 
     @property
     def then_yield(self) -> YieldOp:
@@ -130,12 +131,39 @@ class IfOp(IRDLOperation):
         expected = list(self.outputs.types)
         for which, region in (("then", self.then_region), ("else", self.else_region)):
             got = list(_terminator(self, region, which).values.types)
-            if got != expected:
+            if len(got) != len(expected) or not all(map(fits, got, expected)):
                 raise VerifyException(
                     f"'{self.name}' op the {which} region yields "
-                    f"({', '.join(map(str, got))}), expected the result types "
+                    f"({', '.join(map(str, got))}), which does not fit the result types "
                     f"({', '.join(map(str, expected))})"
                 )
+
+
+def fits(value: Attribute, result: Attribute) -> bool:
+    """Whether a yielded type fits a result type: the same element type and rank, and
+    each static result dimension equal to the yielded one (a dynamic result dimension
+    takes any length)."""
+    if not isinstance(value, TensorType) or not isinstance(result, TensorType):
+        return False
+    if value.element_type != result.element_type:
+        return False
+    shapes = (value.get_shape(), result.get_shape())
+    return len(shapes[0]) == len(shapes[1]) and all(
+        r in (DYNAMIC, v) for v, r in zip(*shapes, strict=True)
+    )
+
+
+def join_types(a: Attribute, b: Attribute) -> Attribute:
+    """The tensor type both `a` and `b` fit: their shared static dimensions, dynamic
+    where they differ (`a` itself when the element types or ranks differ: the verifier
+    then names both)."""
+    if not isinstance(a, TensorType) or not isinstance(b, TensorType):
+        return a
+    sa, sb = a.get_shape(), b.get_shape()
+    if a.element_type != b.element_type or len(sa) != len(sb):
+        return a
+    joined = [x if x == y else DYNAMIC for x, y in zip(sa, sb, strict=True)]
+    return TensorType(a.element_type, joined)
 
 
 def _terminator(op: IfOp, region: Region, which: str) -> YieldOp:

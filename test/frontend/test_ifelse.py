@@ -306,3 +306,19 @@ def test_specialize_rewrites_inside_a_branch(linker: str) -> None:
     assert [op.name for op in if_op.regions[0].ops] == ["ag.constant", "ag.gemv", "ag.yield"]
     np.testing.assert_allclose(f(1, np.eye(2), np.ones(2)), [2.0, 2.0])
     np.testing.assert_allclose(f(0, np.eye(3), np.ones(2)), [1.0, 1.0])  # gemv not run
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_static_lengths_that_differ_join(linker: str) -> None:
+    c = T.iscalar("c")
+    x = T.vector("x")
+    z = ifelse(c, np.array([1.0, 2.0, 3.0]), x)  # tensor<3xf64> and tensor<?xf64>
+    assert z.type == x.type
+    zeros = ifelse(c, T.zeros((2,)), T.ones((3,)))  # tensor<2xf64> and tensor<3xf64>
+    f = arignote.function([c, x], [z, zeros * 2], mode=_mode(linker))
+    r = f(1, np.ones(5))
+    np.testing.assert_array_equal(r[0], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(r[1], [0.0, 0.0])
+    r = f(0, np.ones(5))
+    np.testing.assert_array_equal(r[0], np.ones(5))
+    np.testing.assert_array_equal(r[1], [2.0, 2.0, 2.0])

@@ -907,7 +907,7 @@ func.func @if_then_type(%c: tensor<i1>, %s: tensor<f64>, %x: tensor<?xf64>) {
   func.return
 }
 
-// CHECK: 'ag.if' op the then region yields (tensor<?xf64>), expected the result types (tensor<f64>)
+// CHECK: 'ag.if' op the then region yields (tensor<?xf64>), which does not fit the result types (tensor<f64>)
 
 // -----
 
@@ -920,7 +920,33 @@ func.func @if_else_count(%c: tensor<i1>, %s: tensor<f64>) {
   func.return
 }
 
-// CHECK: 'ag.if' op the else region yields (tensor<f64>, tensor<f64>), expected the result types (tensor<f64>)
+// CHECK: 'ag.if' op the else region yields (tensor<f64>, tensor<f64>), which does not fit the result types (tensor<f64>)
+
+// -----
+
+func.func @if_dynamic_into_static(%c: tensor<i1>, %x: tensor<?xf64>, %y: tensor<3xf64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<3xf64>) {
+    ag.yield %y : tensor<3xf64>
+  } else {
+    ag.yield %x : tensor<?xf64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op the else region yields (tensor<?xf64>), which does not fit the result types (tensor<3xf64>)
+
+// -----
+
+func.func @if_element_type(%c: tensor<i1>, %x: tensor<f32>, %y: tensor<f64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
+    ag.yield %x : tensor<f32>
+  } else {
+    ag.yield %y : tensor<f64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op the then region yields (tensor<f32>), which does not fit the result types (tensor<f64>)
 
 // -----
 

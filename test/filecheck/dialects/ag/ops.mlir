@@ -320,13 +320,18 @@ func.func @gemv_gemm(%s: tensor<f32>, %m: tensor<?x?xf32>, %v: tensor<?xf32>, %d
 // CHECK-NEXT:    } else {
 // CHECK-NEXT:      ag.yield %x, %0 : tensor<?x?xf64>, tensor<f64>
 // CHECK-NEXT:    } {ag.node = "IfElse"}
+// CHECK-NEXT:    %6 = ag.if %c : tensor<i1> -> (tensor<?xf64>) {
+// CHECK-NEXT:      ag.yield %v : tensor<3xf64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      ag.yield %w : tensor<?xf64>
+// CHECK-NEXT:    }
 // GENERIC-LABEL: "func.func"() <{sym_name = "if_else"
 // GENERIC:       %0 = "ag.if"(%c) ({
 // GENERIC:         "ag.yield"(%1) : (tensor<f64>) -> ()
 // GENERIC-NEXT:  }, {
 // GENERIC-NEXT:    "ag.yield"(%s) : (tensor<f64>) -> ()
 // GENERIC-NEXT:  }) : (tensor<i1>) -> tensor<f64>
-func.func @if_else(%c: tensor<i1>, %n: tensor<i32>, %x: tensor<?x?xf64>, %s: tensor<f64>) {
+func.func @if_else(%c: tensor<i1>, %n: tensor<i32>, %x: tensor<?x?xf64>, %s: tensor<f64>, %v: tensor<3xf64>, %w: tensor<?xf64>) {
   %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
     %1 = ag.reduce_sum %x {axes = array<i64: 0, 1>} : tensor<?x?xf64> -> tensor<f64>
     ag.yield %1 : tensor<f64>
@@ -344,5 +349,10 @@ func.func @if_else(%c: tensor<i1>, %n: tensor<i32>, %x: tensor<?x?xf64>, %s: ten
   } else {
     ag.yield %x, %0 : tensor<?x?xf64>, tensor<f64>
   } {ag.node = "IfElse"}
+  %6 = ag.if %c : tensor<i1> -> (tensor<?xf64>) {
+    ag.yield %v : tensor<3xf64>
+  } else {
+    ag.yield %w : tensor<?xf64>
+  }
   func.return
 }
