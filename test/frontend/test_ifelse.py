@@ -322,3 +322,17 @@ def test_static_lengths_that_differ_join(linker: str) -> None:
     r = f(0, np.ones(5))
     np.testing.assert_array_equal(r[0], np.ones(5))
     np.testing.assert_array_equal(r[1], [2.0, 2.0, 2.0])
+
+
+def test_nanguard_names_the_node_inside_a_branch() -> None:
+    from arignote.compile.monitoring import NanGuardError, NanGuardMode
+
+    c = T.iscalar("c")
+    x = T.vector("x")
+    f = arignote.function(
+        [c, x], ifelse(c, T.log(x), x), mode=NanGuardMode(nan_is_error=True, inf_is_error=True)
+    )
+    np.testing.assert_array_equal(f(0, -np.ones(2)), -np.ones(2))  # log not run: no NaN
+    with pytest.raises(NanGuardError) as info:
+        f(1, -np.ones(2))
+    assert "ag.log" in str(info.value)
