@@ -27,6 +27,10 @@ result is returned is computed into the first buffer returning it; a value retur
 again, or a returned argument, is copied. Other intermediates get a `memref.alloc`,
 freed by `memref.dealloc` after their last use. `@f` assumes `@f__shape` succeeded.
 
+Region-carrying ops (`ag.if`) lower themselves through `CONTROL_FLOW` (see
+`ag_control`): `scf.if` in `@f`, `cf` branches in `@f__shape` when the checks or shapes
+of their branches differ.
+
 `func.func private @fmod`/`@fmodf` are declared when the float `floordiv`/`mod` need them,
 and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_blas`).
 """
