@@ -330,6 +330,21 @@ class Function:
         self._update_storage: list[_Storage] = [self._bound(sv)._storage for sv, _ in plan.updates]
         self._n_out = len(plan.outs)
         self._input_update_index = [i for i, _ in plan.input_updates]
+        self._entry, self._direct = self._fast_entry()
+
+    def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
+        """The native code's CPython entry point (`arignote.runtime.entry`), if it has
+        one, and the same when its result is exactly what a call returns (no shared
+        variables, no updates): `__call__` then returns it as is."""
+        native = getattr(self._compiled.run, "native", None)
+        fast = getattr(native, "fast_entry", None)
+        if fast is None:
+            return None, None
+        entry = fast.call
+        n_results = len(self._plan.results())
+        plain = not (self._arg_storage or self._update_storage or self._input_update_index)
+        same_shape = self._single == (n_results == 1)  # one array, or a list of them
+        return entry, entry if plain and same_shape else None
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
         return self._swap.get(sv, sv)
@@ -391,11 +406,30 @@ class Function:
         return values
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The fast path: the native entry point checks positional ndarrays of exactly
+        # the inputs' types, allocates the outputs and runs; it returns None for
+        # anything else, which then takes the path below (conversions, errors).
+        direct = self._direct
+        if direct is not None and not kwargs:
+            result = direct(*args)
+            if result is not None:
+                return result
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        entry = self._entry
+        if entry is not None and self._direct is None and not kwargs:
+            result = entry(*args, *[s.value for s in self._arg_storage])
+            if result is not None:
+                return self._finish([result] if isinstance(result, np.ndarray) else result)
         values = self._bind(args, kwargs)
         arrays = values if self.trust_input else self._checked(values)
         if self._arg_storage:
             arrays += [s.value for s in self._arg_storage]
-        results = self._run(arrays)
+        return self._finish(self._run(arrays))
+
+    def _finish(self, results: list[np.ndarray]) -> Any:
+        """Store the updates; the outputs as a call returns them."""
         n = self._n_out
         if self._update_storage or self._input_update_index:
             self._store_updates(results[n:])

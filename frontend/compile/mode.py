@@ -191,23 +191,30 @@ def interpret(module: ModuleOp, symbol: str, listeners: Iterable[Any] = ()) -> R
 
 
 def compile_native(module: ModuleOp, symbol: str) -> Run:
-    """`module`'s `@symbol` lowered to LLVM and compiled to native code."""
+    """`module`'s `@symbol` lowered to LLVM and compiled to native code. The callable's
+    `native` attribute is the `NativeFunction` (whose `fast_entry` `Function` calls)."""
     from xdsl.dialects.func import FuncOp
 
     from arignote.lowering.driver import lower_to_llvm
-    from arignote.runtime.cpu import NativeModule
-    from arignote.runtime.native import NativeFunction
+    from arignote.runtime.native import compile_function
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
     lowered = lower_to_llvm(module.clone())
-    native = NativeModule(lowered.module)
-    fn = NativeFunction(
-        native, symbol, in_types, out_types, lowered.checks.get(f"{symbol}__shape", [])
-    )
-    return lambda arrays: fn(*arrays)
+    checks = lowered.checks.get(f"{symbol}__shape", [])
+    return native_run(compile_function(lowered.module, symbol, in_types, out_types, checks))
+
+
+def native_run(fn: Any) -> Run:
+    """The `Run` of a `NativeFunction` (with the function as its `native` attribute)."""
+
+    def run(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        return fn(*arrays)
+
+    run.native = fn  # type: ignore[attr-defined]
+    return run
 
 
 def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
