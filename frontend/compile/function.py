@@ -236,10 +236,16 @@ class _Compiled:
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
         start = time.perf_counter()
         self.module = _emit(args, names, results, symbol)
-        self.module.verify()
-        self.optimized = plan.mode.optimize(self.module)
-        self.run = plan.mode.link(self.module, self.optimized, symbol)
+        self.run, self._optimized = plan.mode.compile(self.module, symbol)
         self.compile_time = time.perf_counter() - start
+
+    @property
+    def optimized(self) -> ModuleOp:
+        """The module after the mode's graph pipeline (computed on first use when the
+        native code came from the compile cache)."""
+        if not isinstance(self._optimized, ModuleOp):
+            self._optimized = self._optimized()
+        return self._optimized
 
 
 _MISSING = object()
@@ -281,8 +287,15 @@ class FunctionGraph:
 class FunctionMaker:
     """What compiled a function; `fgraph` is its optimized graph."""
 
-    def __init__(self, optimized: ModuleOp):
-        self.fgraph = FunctionGraph(optimized)
+    def __init__(self, compiled: _Compiled):
+        self._compiled = compiled
+        self._fgraph: FunctionGraph | None = None
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        if self._fgraph is None:
+            self._fgraph = FunctionGraph(self._compiled.optimized)
+        return self._fgraph
 
 
 def _fast_check(t: Any) -> tuple[np.dtype, int, tuple[int, ...]] | None:
@@ -314,7 +327,7 @@ class Function:
         self.inputs = [i.variable for i in plan.ins]
         self.outputs = [variable_of(v) for v in plan.out_values]
         self.module = self._compiled.module
-        self.maker = FunctionMaker(self._compiled.optimized)
+        self.maker = FunctionMaker(self._compiled)
         self.compile_time = self._compiled.compile_time
         self.trust_input = False
         self._single = plan.single

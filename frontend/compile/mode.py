@@ -82,14 +82,15 @@ def select_graph_passes(
 
     items = split_pass_spec(base)
     names = {_pass_name(i) for i in items}
-    from arignote.lowering.registry import get_all_passes
+    if including:
+        from arignote.lowering.registry import get_all_passes
 
-    registered = get_all_passes()
-    items += [
-        name
-        for name in PASS_TAGS
-        if name not in names and name in registered and tags(name) & including
-    ]
+        registered = get_all_passes()
+        items += [
+            name
+            for name in PASS_TAGS
+            if name not in names and name in registered and tags(name) & including
+        ]
     return ",".join(item for item in items if not tags(item) & excluding)
 
 
@@ -148,12 +149,29 @@ class Mode:
 
     def optimize(self, module: ModuleOp) -> ModuleOp:
         """A copy of `module` after the graph pipeline (`module` itself if there is none)."""
-        pipeline = self.graph_pipeline()
-        if not pipeline:
-            return module
-        from arignote.lowering.driver import optimize
+        return _optimized(module, self.graph_pipeline())
 
-        return optimize(module.clone(), pipeline)
+    def compile(
+        self, module: ModuleOp, symbol: str
+    ) -> tuple[Run, ModuleOp | Callable[[], ModuleOp]]:
+        """What `arignote.function` does with the emitted `module`: verify it, `optimize`
+        it and `link` the result. Returns the run and the optimized module, or, when the
+        native code came from the compile cache (`arignote.compile.codecache`), a
+        function computing the optimized module (only views of the graph need it)."""
+        from arignote.compile import codecache
+
+        pipeline = self.graph_pipeline()
+        key = codecache.cache_key(self, module, pipeline)
+        if key is not None:
+            run = codecache.load(key)
+            if run is not None:  # the same IR was verified when it was stored
+                return run, lambda: _optimized(module, pipeline)
+        module.verify()
+        optimized = self.optimize(module)
+        run = self.link(module, optimized, symbol)
+        if key is not None:
+            codecache.save(key, run)
+        return run, optimized
 
     def link(self, module: ModuleOp, optimized: ModuleOp, symbol: str) -> Run:
         """The callable running `optimized` (`module` is the unoptimized original)."""
@@ -177,6 +195,15 @@ class Mode:
         if self.excluded:
             tags += f", excluding={self.excluded!r}"
         return f"{type(self).__name__}(linker={self.linker!r}, optimizer={self.optimizer!r}{tags})"
+
+
+def _optimized(module: ModuleOp, pipeline: str) -> ModuleOp:
+    """A copy of `module` after the graph pass-spec `pipeline` (`module` if it is empty)."""
+    if not pipeline:
+        return module
+    from arignote.lowering.driver import optimize
+
+    return optimize(module.clone(), pipeline)
 
 
 # --- linking helpers (shared by every mode) -------------------------------------------------
