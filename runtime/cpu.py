@@ -47,9 +47,27 @@ def _initialize() -> None:
     """Initialise LLVM's native target once, and make libm's symbols visible to MCJIT."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    # libm by its usual name first: find_library runs `ldconfig -p` (milliseconds)
+    for name in ("libm.so.6", "libm.dylib"):
+        try:
+            llvm.load_library_permanently(name)
+            return
+        except RuntimeError:
+            continue
     libm = ctypes.util.find_library("m")
     if libm is not None:
         llvm.load_library_permanently(libm)
+
+
+@cache
+def host_cpu() -> tuple[str, str, str]:
+    """The process's target triple, host CPU name and features (asked of LLVM once)."""
+    _initialize()
+    return (
+        llvm.get_process_triple(),
+        llvm.get_host_cpu_name(),
+        llvm.get_host_cpu_features().flatten(),
+    )
 
 
 def host_target_machine() -> llvm.TargetMachine:
@@ -57,13 +75,10 @@ def host_target_machine() -> llvm.TargetMachine:
 
     A fresh one per module: MCJIT takes ownership of the machine it is given.
     """
-    _initialize()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
+    triple, cpu, features = host_cpu()
+    target = llvm.Target.from_triple(triple)
     return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=OPT_LEVEL,
-        codemodel="jitdefault",
+        cpu=cpu, features=features, opt=OPT_LEVEL, codemodel="jitdefault"
     )
 
 
@@ -165,14 +180,11 @@ def target_fingerprint() -> str:
     versions, the target triple, host CPU name and features, the optimisation level."""
     import llvmlite
 
-    _initialize()
     return "|".join(
         [
             f"llvmlite {llvmlite.__version__}",
             "llvm " + ".".join(map(str, llvm.llvm_version_info)),
-            llvm.get_process_triple(),
-            llvm.get_host_cpu_name(),
-            llvm.get_host_cpu_features().flatten(),
+            *host_cpu(),
             f"O{OPT_LEVEL}",
         ]
     )
