@@ -50,8 +50,10 @@ CHILDREN = {
     "arignote": """
 import arignote, arignote.tensor as T
 """ + DATA + """
-# what arignote imports on first use (graph building, grad, compiling, the JIT)
-import arignote.compile, arignote.gradient, arignote.runtime.cache
+# what arignote imports on first use (shared variables and function(), grad and its
+# stabilize patterns, test values, the compile cache and the JIT)
+import arignote.compile, arignote.gradient, arignote.lowering.stabilize, arignote.testvalue
+import arignote.runtime.cache
 t_lazy = time.perf_counter()
 xs, ys = T.fmatrix("x"), T.fvector("y")
 w = arignote.shared(w0, name="w")

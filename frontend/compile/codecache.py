@@ -30,11 +30,13 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from xdsl.ir import Attribute, Data, ParametrizedAttribute
+
 from arignote.configuration import config
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
-    from xdsl.ir import Attribute, Operation, SSAValue
+    from xdsl.ir import Operation, SSAValue
 
     from arignote.compile.mode import Mode, Run
 
@@ -133,20 +135,21 @@ class _Spelling:
             out.append("}")
 
 
-def _spell(attr: Any, spell: Callable[[Attribute], str]) -> str:
-    from xdsl.ir import Data, ParametrizedAttribute
+# Class tests by MRO membership: `isinstance` against xDSL's abstract base classes walks
+# every registered subclass the first time (milliseconds, on the compile cache's hit path).
 
-    if isinstance(attr, ParametrizedAttribute):
+
+def _spell(attr: Any, spell: Callable[[Attribute], str]) -> str:
+    mro = type(attr).__mro__
+    if ParametrizedAttribute in mro:
         return attr.name + "<" + ",".join(spell(p) for p in attr.parameters) + ">"
-    if isinstance(attr, Data):
+    if Data in mro:
         return attr.name + "(" + _spell_data(attr.data, spell) + ")"
     return f"{type(attr).__qualname__}:{attr!r}"
 
 
 def _spell_data(data: Any, spell: Callable[[Attribute], str]) -> str:
-    from xdsl.ir import Attribute
-
-    if isinstance(data, Attribute):
+    if Attribute in type(data).__mro__:
         return spell(data)
     if isinstance(data, float):
         return data.hex()
