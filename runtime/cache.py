@@ -25,6 +25,7 @@ in this process. Every event is logged on the `arignote.cache` logger (DEBUG lev
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -52,7 +54,7 @@ _STALE_TEMP_SECONDS = 3600.0
 logger = logging.getLogger("arignote.cache")
 
 STATS: Counter[str] = Counter()
-"""Events in this process: hit, miss, store, corrupt, write_error, pruned."""
+"""Events in this process: hit, miss, store, corrupt, write_error, uncacheable, pruned."""
 
 
 def native_fingerprint() -> str:
@@ -160,11 +162,35 @@ def load(directory: str, key: str, verbose: bool = False) -> NativeFunction | No
     return fn
 
 
+def portable(imports: Sequence[str]) -> bool:
+    """Whether code using the external symbols `imports` means the same in any process:
+    each is an entry-point symbol (`arignote_Py*`, bound again in every process) or is
+    exported by a shared library loaded here (libc, libm, the BLAS). A symbol bound
+    only in this process's JIT (e.g. a callback) makes the code unfit for the cache."""
+    from arignote.runtime.entry import process_symbols
+
+    bound = process_symbols() if imports else {}
+    return all(name in bound or _exported(name) for name in imports)
+
+
+def _exported(name: str) -> bool:
+    try:
+        getattr(ctypes.CDLL(None), name)
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
 def store(
     directory: str, key: str, fn: NativeFunction, max_bytes: int, verbose: bool = False
 ) -> bool:
     """Write `fn` under `key` (atomically, see the module docstring), then prune the
-    directory to `max_bytes`; False (and no exception) when it cannot be written."""
+    directory to `max_bytes`; False (and no exception) when it cannot be written or its
+    code is not `portable` (counted as `uncacheable`)."""
+    imports = fn._module.imports
+    if imports is None or not portable(imports):
+        _event("uncacheable", key, f"external symbols {imports}", verbose)
+        return False
     data = pack(fn)
     temp = None
     try:

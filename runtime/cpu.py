@@ -129,6 +129,8 @@ class NativeModule:
             module.link_in(extra)
         module.verify()
         _optimize(module, machine)
+        self.imports: tuple[str, ...] | None = _imports(module)
+        """The external symbols the code uses (None when loaded from an object)."""
         self.optimized_llvm_ir: str | None = str(module)
         """The LLVM IR after the O3 pipeline (None when loaded from an object)."""
         self.object_code: bytes = machine.emit_object(module)
@@ -140,7 +142,7 @@ class NativeModule:
         """The module of an object file made by `NativeModule(...)` in this or another
         process on the same host (`uses_blas`: its `needs_blas`)."""
         self = cls.__new__(cls)
-        self.llvm_ir = self.optimized_llvm_ir = None
+        self.llvm_ir = self.optimized_llvm_ir = self.imports = None
         self.needs_blas = uses_blas
         if uses_blas:
             load_blas()
@@ -161,6 +163,13 @@ class NativeModule:
         if not address:
             raise KeyError(f"no global @{name} in the native module")
         return address
+
+
+def _imports(module: llvm.ModuleRef) -> tuple[str, ...]:
+    """The functions and globals `module` declares but does not define (intrinsics aside)."""
+    names = {f.name for f in module.functions if f.is_declaration}
+    names |= {g.name for g in module.global_variables if g.is_declaration}
+    return tuple(sorted(n for n in names if not n.startswith("llvm.")))
 
 
 def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:

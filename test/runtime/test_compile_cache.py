@@ -227,3 +227,16 @@ def test_concurrent_writers(tmp_path: Path) -> None:
     assert "shared" + cache.SUFFIX in names
     assert not [n for n in names if n.startswith(".tmp-")]  # no temporary file left
     assert cache.unpack((directory / ("shared" + cache.SUFFIX)).read_bytes()) is not None
+
+
+def test_code_bound_to_this_process_is_not_stored(cachedir: Path) -> None:
+    x = T.dvector("x")
+    with change_flags(compile_cache=False):
+        fn = arignote.function([x], T.tanh(x).sum())._compiled.run.native
+    module = fn._module
+    assert "tanh" in module.imports and cache.portable(module.imports)  # libm, entry
+    module.imports = (*module.imports, "arignote_callback_only_in_this_jit")
+    before = dict(codecache.stats())
+    assert not cache.store(str(cachedir), "bound", fn, 2**30)
+    assert delta(before) == {"uncacheable": 1}
+    assert not cachedir.exists() or not list(cachedir.iterdir())
