@@ -351,8 +351,8 @@ class Function:
         variables, no updates): `__call__` then returns it as is."""
         native = getattr(self._compiled.run, "native", None)
         fast = getattr(native, "fast_entry", None)
-        if fast is None:
-            return None, None
+        if fast is None or any(_fast_check(t) is None for t in self._types):
+            return None, None  # another input type may filter values its own way
         entry = fast.call
         n_results = len(self._plan.results())
         plain = not (self._arg_storage or self._update_storage or self._input_update_index)
