@@ -245,10 +245,16 @@ class _Compiled:
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
         start = time.perf_counter()
         self.module = _emit(args, names, results, symbol)
-        self.module.verify()
-        self.optimized = plan.mode.optimize(self.module)
-        self.run = plan.mode.link(self.module, self.optimized, symbol)
+        self.run, self._optimized = plan.mode.compile(self.module, symbol)
         self.compile_time = time.perf_counter() - start
+
+    @property
+    def optimized(self) -> ModuleOp:
+        """The module after the mode's graph pipeline (computed on first use when the
+        native code came from the compile cache)."""
+        if not isinstance(self._optimized, ModuleOp):
+            self._optimized = self._optimized()
+        return self._optimized
 
 
 _MISSING = object()
@@ -297,8 +303,15 @@ class FunctionGraph:
 class FunctionMaker:
     """What compiled a function; `fgraph` is its optimized graph."""
 
-    def __init__(self, optimized: ModuleOp):
-        self.fgraph = FunctionGraph(optimized)
+    def __init__(self, compiled: _Compiled):
+        self._compiled = compiled
+        self._fgraph: FunctionGraph | None = None
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        if self._fgraph is None:
+            self._fgraph = FunctionGraph(self._compiled.optimized)
+        return self._fgraph
 
 
 def _fast_check(t: Any) -> tuple[np.dtype, int, tuple[int, ...]] | None:
@@ -330,7 +343,7 @@ class Function:
         self.inputs = [i.variable for i in plan.ins]
         self.outputs = [variable_of(v) for v in plan.out_values]
         self.module = self._compiled.module
-        self.maker = FunctionMaker(self._compiled.optimized)
+        self.maker = FunctionMaker(self._compiled)
         self.compile_time = self._compiled.compile_time
         self.trust_input = False
         self._single = plan.single
@@ -346,6 +359,21 @@ class Function:
         self._update_storage: list[_Storage] = [self._bound(sv)._storage for sv, _ in plan.updates]
         self._n_out = len(plan.outs)
         self._input_update_index = [i for i, _ in plan.input_updates]
+        self._entry, self._direct = self._fast_entry()
+
+    def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
+        """The native code's CPython entry point (`arignote.runtime.entry`), if it has
+        one, and the same when its result is exactly what a call returns (no shared
+        variables, no updates): `__call__` then returns it as is."""
+        native = getattr(self._compiled.run, "native", None)
+        fast = getattr(native, "fast_entry", None)
+        if fast is None or any(_fast_check(t) is None for t in self._types):
+            return None, None  # another input type may filter values its own way
+        entry = fast.call
+        n_results = len(self._plan.results())
+        plain = not (self._arg_storage or self._update_storage or self._input_update_index)
+        same_shape = self._single == (n_results == 1)  # one array, or a list of them
+        return entry, entry if plain and same_shape else None
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
         return self._swap.get(sv, sv)
@@ -407,11 +435,30 @@ class Function:
         return values
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The fast path: the native entry point checks positional ndarrays of exactly
+        # the inputs' types, allocates the outputs and runs; it returns None for
+        # anything else, which then takes the path below (conversions, errors).
+        direct = self._direct
+        if direct is not None and not kwargs:
+            result = direct(*args)
+            if result is not None:
+                return result
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        entry = self._entry
+        if entry is not None and self._direct is None and not kwargs:
+            result = entry(*args, *[s.value for s in self._arg_storage])
+            if result is not None:
+                return self._finish([result] if isinstance(result, np.ndarray) else result)
         values = self._bind(args, kwargs)
         arrays = values if self.trust_input else self._checked(values)
         if self._arg_storage:
             arrays += [s.value for s in self._arg_storage]
-        results = self._run(arrays)
+        return self._finish(self._run(arrays))
+
+    def _finish(self, results: list[np.ndarray]) -> Any:
+        """Store the updates; the outputs as a call returns them."""
         n = self._n_out
         if self._update_storage or self._input_update_index:
             self._store_updates(results[n:])
