@@ -89,7 +89,7 @@ func.func @log_f64(%x: f64) -> f64 {
 // INLINE-NOT:   llvm.call @tanhf
 // INLINE-NOT:   llvm.call @log1p
 // INLINE-NOT:   llvm.call @expm1
-// INLINE:       llvm.intr.copysign
+// INLINE:       llvm.call_intrinsic "llvm.copysign.f32"
 // INLINE:       llvm.call @atanf(%{{.*}}) : (f32) -> f32
 func.func @others(%x: f32, %y: f64) -> (f32, f64, f64) {
   %0 = math.tanh %x : f32
