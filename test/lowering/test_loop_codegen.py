@@ -12,6 +12,7 @@ import pytest
 import arignote
 import arignote.tensor as T
 from arignote import Mode
+from arignote.configuration import change_flags
 from arignote.runtime import cpu
 
 LINKERS = ["py", "cvm"]
@@ -73,11 +74,11 @@ def _optimized_ir(build) -> str:
     built: list[cpu.NativeModule] = []
     original = cpu.NativeModule.__init__
 
-    def record(self, module_op) -> None:
-        original(self, module_op)
+    def record(self, *args, **kwargs) -> None:
+        original(self, *args, **kwargs)
         built.append(self)
 
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, change_flags(compile_cache=False):
         patch.setattr(cpu.NativeModule, "__init__", record)
         build()
     (native,) = built

@@ -232,9 +232,9 @@ def test_concurrent_writers(tmp_path: Path) -> None:
 def test_code_bound_to_this_process_is_not_stored(cachedir: Path) -> None:
     x = T.dvector("x")
     with change_flags(compile_cache=False):
-        fn = arignote.function([x], T.tanh(x).sum())._compiled.run.native
+        fn = arignote.function([x], (x % 1.5).sum())._compiled.run.native
     module = fn._module
-    assert "tanh" in module.imports and cache.portable(module.imports)  # libm, entry
+    assert "fmod" in module.imports and cache.portable(module.imports)  # libm, entry
     module.imports = (*module.imports, "arignote_callback_only_in_this_jit")
     before = dict(codecache.stats())
     assert not cache.store(str(cachedir), "bound", fn, 2**30)
