@@ -65,6 +65,7 @@ from xdsl.rewriter import InsertPoint
 from arignote.lowering import ag_indexing  # noqa: F401 - registers its rules and kernels
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_kernels import KERNELS, copy
+from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, result_dims
 from arignote.lowering.loop_utils import (
@@ -76,6 +77,8 @@ from arignote.lowering.loop_utils import (
     load,
     memref_dims,
 )
+from arignote.lowering.profile_timers import declare_profile_counters  # registers timers
+from arignote.lowering.statements import STATEMENTS, StatementState
 
 SHAPE_SUFFIX = "__shape"
 """`@f`'s shape function is `@f__shape`."""
@@ -112,6 +115,8 @@ def _body(f: func.FuncOp) -> tuple[list[Operation], func.ReturnOp]:
     *ops, ret = f.body.first_block.ops
     assert isinstance(ret, func.ReturnOp)
     for op in ops:
+        if type(op) in STATEMENTS:
+            continue
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             raise NotImplementedError(f"ag-to-loops: cannot lower {op.name} in @{f.sym_name.data}")
     return ops, ret
@@ -252,6 +257,8 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     blocks = [entry]
     fail: Block | None = None
     for op in ops:  # most shape rules only select dimensions: they emit no IR
+        if type(op) in STATEMENTS:
+            continue
         context.op = op
         env[op.results[0]], op_checks = result_dims(op, [env[o] for o in op.operands], context)
         context.release()
@@ -354,12 +361,16 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     env = {old: Buffer(new, memref_dims(b, new)) for old, new in arguments}
     state = _ComputeState(b, env, entry.args[len(inputs) :], _first_outputs(ret, env), set())
     last_use = _last_uses(ops)
+    statements = StatementState(f.sym_name.data, env)
     for index, op in enumerate(ops):
-        operands = [env[o] for o in op.operands]
-        dims, _ = result_dims(op, [x.dims for x in operands], _ComputeContext(b, op, operands))
-        dest = state.destination(op.results[0], dims)
-        KERNELS[type(op)](b, op, dest, operands)
-        env[op.results[0]] = dest
+        if type(op) in STATEMENTS:
+            STATEMENTS[type(op)](b, op, statements)
+        else:
+            operands = [env[o] for o in op.operands]
+            dims, _ = result_dims(op, [x.dims for x in operands], _ComputeContext(b, op, operands))
+            dest = state.destination(op.results[0], dims)
+            KERNELS[type(op)](b, op, dest, operands)
+            env[op.results[0]] = dest
         state.free_dead(op, index, last_use)
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:
@@ -403,6 +414,8 @@ class ConvertAgToLoopsPass(ModulePass):
     name = "ag-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        declare_profile_counters(op)
         PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False).rewrite_module(op)
         declare_libm_functions(op)
         declare_blas_functions(op)
+        declare_print_functions(op)

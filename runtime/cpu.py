@@ -34,6 +34,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from arignote.runtime.blas import load_blas, needs_blas
+from arignote.runtime.printing import SYMBOL_PREFIX as PRINT_PREFIX
+from arignote.runtime.printing import register_print_symbols
 
 MAX_RANK = 8
 """Highest array rank `memref_descriptor` supports."""
@@ -96,6 +98,8 @@ class NativeModule:
         """The LLVM IR before optimisation."""
         if needs_blas(self.llvm_ir):
             load_blas()  # BlasUnavailableError names the missing library
+        if PRINT_PREFIX in self.llvm_ir:
+            register_print_symbols(self.llvm_ir)
         machine = host_target_machine()
         module = llvm.parse_assembly(self.llvm_ir)
         module.verify()
@@ -112,6 +116,13 @@ class NativeModule:
         address = self._engine.get_function_address(name)
         if not address:
             raise KeyError(f"no function @{name} in the native module")
+        return address
+
+    def global_address(self, name: str) -> int:
+        """Address of global variable `name`; raises KeyError when the module lacks it."""
+        address = self._engine.get_global_value_address(name)
+        if not address:
+            raise KeyError(f"no global @{name} in the native module")
         return address
 
 

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.ir import Operation
 
+    from arignote.runtime.cpu import NativeModule
+    from arignote.runtime.native import NativeFunction
+
     Run = Callable[[list[np.ndarray]], list[np.ndarray]]
 
 PY_LINKERS = ("py",)
@@ -192,9 +195,20 @@ def interpret(module: ModuleOp, symbol: str, listeners: Iterable[Any] = ()) -> R
 
 def compile_native(module: ModuleOp, symbol: str) -> Run:
     """`module`'s `@symbol` lowered to LLVM and compiled to native code."""
+    _, fn = native_function(module, symbol)
+    return lambda arrays: fn(*arrays)
+
+
+def native_function(
+    module: ModuleOp, symbol: str, graph_pipeline: str = ""
+) -> tuple[NativeModule, NativeFunction]:
+    """`module`'s `@symbol` after `graph_pipeline`, lowered to LLVM and compiled: the
+    native module and the function calling it. The prints of a copy of `module` get
+    their callback ids first."""
     from xdsl.dialects.func import FuncOp
 
     from arignote.lowering.driver import lower_to_llvm
+    from arignote.printing import register_prints
     from arignote.runtime.cpu import NativeModule
     from arignote.runtime.native import NativeFunction
 
@@ -202,12 +216,12 @@ def compile_native(module: ModuleOp, symbol: str) -> Run:
     assert isinstance(func, FuncOp)
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
-    lowered = lower_to_llvm(module.clone())
+    lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline)
     native = NativeModule(lowered.module)
     fn = NativeFunction(
         native, symbol, in_types, out_types, lowered.checks.get(f"{symbol}__shape", [])
     )
-    return lambda arrays: fn(*arrays)
+    return native, fn
 
 
 def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:

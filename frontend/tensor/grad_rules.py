@@ -419,3 +419,14 @@ RULES.update(
         ag.ArangeOp: _arange,
     }
 )
+
+
+# --- debugging ops --------------------------------------------------------------------
+
+
+def _print(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Print.grad: the gradient passes through (and is not printed).
+    return [gz[0]]
+
+
+RULES[ag.PrintOp] = _print
