@@ -2,7 +2,7 @@
 
 `python -m bench overhead` (or `python bench/overhead.py`) times `f(x) = x + 1` on a
 float32[10] vector, compiled by arignote (native mode, full input checks and with
-`trust_input`), against NumPy's `x + 1` and the peers that are installed, and prints the
+`trust_input`, and profiled: `profile=True`, timers around each node), against NumPy's `x + 1` and the peers that are installed, and prints the
 median time per call over several repeats in the BENCHMARKS.md format.
 """
 
@@ -55,6 +55,9 @@ def run(argv=None) -> bool:
     f = arignote.function([x], x + 1)
     f_trust = arignote.function([x], x + 1)
     f_trust.trust_input = True
+    from arignote.compile.profiling import ProfileStats
+
+    f_prof = arignote.function([x], x + 1, profile=ProfileStats(atexit_print=False))
     a = np.arange(10, dtype=np.float32)
     rows = [
         Row("numpy", median_seconds(lambda: a + 1, args.repeats, number), (a + 1,), "ufunc"),
@@ -62,6 +65,8 @@ def run(argv=None) -> bool:
             "full input checks"),
         Row("arignote trust_input", median_seconds(lambda: f_trust(a), args.repeats, number),
             (f_trust(a),), "trust_input=True"),
+        Row("arignote profile=True", median_seconds(lambda: f_prof(a), args.repeats, number),
+            (f_prof(a),), "per-node timers, full input checks"),
     ]
     skipped: list[str] = []
     if not args.no_peers:

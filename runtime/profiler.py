@@ -3,20 +3,18 @@
 The lowering (`arignote.lowering.profile_timers`) gives a profiled function `@f` the
 global `@f__profile`: three int64 per node (nanoseconds, runs, largest bytes of its
 results). `NodeCounters` views that global as a NumPy array through the JIT's address
-of it; `ProfiledNative` runs a `NativeFunction` and adds the wall time of each call.
+of it.
 """
 
 from __future__ import annotations
 
 import ctypes
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from arignote.runtime.cpu import NativeModule
-    from arignote.runtime.native import NativeFunction
 
 COUNTERS_SUFFIX = "__profile"
 COUNTERS_PER_NODE = 3
@@ -50,19 +48,3 @@ class NodeCounters:
 
     def reset(self) -> None:
         self._raw[:] = 0
-
-
-class ProfiledNative:
-    """Calls a `NativeFunction` and accumulates the time spent in it."""
-
-    def __init__(self, fn: NativeFunction, counters: NodeCounters):
-        self.fn = fn
-        self.counters = counters
-        self.time = 0.0
-
-    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        start = time.perf_counter()
-        try:
-            return self.fn(*arrays)
-        finally:
-            self.time += time.perf_counter() - start

@@ -127,7 +127,7 @@ def _apply_section(
 
 
 def _size(n: int) -> str:
-    return f"{n / 1024:.0f}KB" if n >= 1024 else f"{n}B"
+    return f"{n}B ({n / 1024:.1f}KB)"
 
 
 def _memory_section(stats: ProfileStats, sizes: np.ndarray, out: TextIO) -> None:

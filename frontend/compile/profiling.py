@@ -70,7 +70,7 @@ class _PyNodeTimer:
     def __init__(self, nodes: dict[Operation, int]):
         self.nodes = nodes
         n = len(nodes)
-        self.time = np.zeros(n)
+        self.times = np.zeros(n)
         self.calls = np.zeros(n, np.int64)
         self.bytes = np.zeros(n, np.int64)
         self._start = 0.0
@@ -83,7 +83,7 @@ class _PyNodeTimer:
         index = self.nodes.get(op)
         if index is None:
             return
-        self.time[index] += time.perf_counter() - self._start
+        self.times[index] += time.perf_counter() - self._start
         self.calls[index] += 1
         size = sum(np.asarray(r).nbytes for r in results)
         self.bytes[index] = max(self.bytes[index], size)
@@ -274,25 +274,41 @@ def _link(mode: Mode, module: ModuleOp, optimized: ModuleOp, symbol: str, stats:
     nodes = {op: k for k, op in enumerate(_nodes(optimized))}
     if type(mode).link is not Mode.link:
         stats.no_node_times = f"{type(mode).__name__} runs the nodes itself"
-        return mode.link(module, optimized, symbol)
+        stats._native = _TimedRun(mode.link(module, optimized, symbol))
+        return stats._native
     if mode.uses_interpreter or ops_without_native_lowering(optimized):
         if not mode.uses_interpreter:
             mode.link(module, optimized, symbol)  # linker 'c' raises here
         timer = _PyNodeTimer(nodes)
         stats.linker, stats._source = "Py", timer
-        return interpret(optimized, symbol, (timer,))
+        stats._native = _TimedRun(interpret(optimized, symbol, (timer,)))
+        return stats._native
     return _link_native(optimized, symbol, len(nodes), stats)
+
+
+class _TimedRun:
+    """A compiled function's callable, adding up the time spent in it."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.time = 0.0
+
+    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        start = time.perf_counter()
+        try:
+            return self.run(arrays)
+        finally:
+            self.time += time.perf_counter() - start
 
 
 def _link_native(optimized: ModuleOp, symbol: str, n_nodes: int, stats: ProfileStats) -> Run:
     from arignote.compile.mode import native_function
-    from arignote.runtime.profiler import NodeCounters, ProfiledNative
+    from arignote.runtime.profiler import NodeCounters
 
     module, fn = native_function(optimized, symbol, PROFILE_PIPELINE)
-    counters = NodeCounters(module, symbol, n_nodes)
-    native = ProfiledNative(fn, counters)
-    stats.linker, stats._source, stats._native = "C", counters, native
-    return native
+    stats.linker, stats._source = "C", NodeCounters(module, symbol, n_nodes)
+    stats._native = _TimedRun(lambda arrays: fn(*arrays))
+    return stats._native
 
 
 def compile_profiled(
