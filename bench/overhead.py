@@ -1,9 +1,10 @@
 """Per-call overhead of a compiled arignote function against NumPy (workload 6).
 
 `python -m bench overhead` (or `python bench/overhead.py`) times `f(x) = x + 1` on a
-float32[10] vector, compiled by arignote (native mode, full input checks and with
-`trust_input`, and profiled: `profile=True`, timers around each node), against NumPy's `x + 1` and the peers that are installed, and prints the
-median time per call over several repeats in the BENCHMARKS.md format.
+float32[10] vector, compiled by arignote (native mode: full input checks, with
+`trust_input`, and profiled with `profile=True`, timers around each node), against
+NumPy's `x + 1` and the peers that are installed, and prints the median time per call
+over several repeats in the BENCHMARKS.md format.
 """
 
 from __future__ import annotations
