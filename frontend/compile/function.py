@@ -523,7 +523,7 @@ class Function:
                 new_swap[sv] = bound
         if name is None and self.name:
             name = self.name + " copy"
-        plan = replace(self._plan, name=name, defaults=list(self._defaults))
+        plan = replace(self._plan, name=name, defaults=list(self._defaults), profile=None)
         compiled: _Compiled | None = self._compiled
         if delete_updates and (plan.updates or plan.input_updates):
             plan.updates, plan.input_updates = [], []

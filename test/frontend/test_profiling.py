@@ -167,3 +167,15 @@ def test_debug_mode_profile_has_no_node_times() -> None:
     report = _report(f)
     assert "(no per-node times: DebugMode runs the nodes itself)" in report
     assert "Time in 1 calls to Function.__call__" in report
+
+
+def test_copy_of_a_profiled_function_keeps_its_profile() -> None:
+    x = T.dvector("x")
+    s = arignote.shared(np.zeros(2), name="s")
+    stats = ProfileStats(atexit_print=False)
+    f = arignote.function([x], x * 2, updates={s: s + x}, profile=stats)
+    g = f.copy(delete_updates=True)
+    assert g.profile is None
+    g(np.ones(2))
+    f(np.ones(2))
+    assert f.profile is stats and len(stats.nodes) == 2 and stats.fct_callcount == 1
