@@ -34,7 +34,7 @@ from arignote.dialects.ag.base import (
     shape_str,
     tensor_type,
 )
-from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
@@ -174,6 +174,7 @@ Ag = Dialect(
         DimOp,
         YieldOp,
         *DEBUG_OPS,
+        IfOp,
     ],
     [],
 )
@@ -183,6 +184,7 @@ __all__ = [
     "PrintOp",
     "ProfileBeginOp",
     "ProfileEndOp",
+    "IfOp",
     "YieldOp",
     "INDEX",
     "SLICE",

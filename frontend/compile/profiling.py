@@ -305,8 +305,8 @@ def _link_native(optimized: ModuleOp, symbol: str, n_nodes: int, stats: ProfileS
     from arignote.compile.mode import native_function
     from arignote.runtime.profiler import NodeCounters
 
-    module, fn = native_function(optimized, symbol, PROFILE_PIPELINE)
-    stats.linker, stats._source = "C", NodeCounters(module, symbol, n_nodes)
+    fn = native_function(optimized, symbol, PROFILE_PIPELINE)
+    stats.linker, stats._source = "C", NodeCounters(fn.native_module, symbol, n_nodes)
     stats._native = _TimedRun(lambda arrays: fn(*arrays))
     return stats._native
 

@@ -80,3 +80,30 @@ def test_print_views_and_errors() -> None:
         Print("x", "shape")
     with pytest.raises(TypeError, match="message must be a string"):
         Print(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_print_in_a_branch_prints_only_when_it_runs(linker: str, capfd) -> None:
+    from arignote.ifelse import ifelse
+
+    c = T.dscalar("c")
+    x = T.dvector("x")
+    z = ifelse(c, Print("then")(x) * 2, Print("else")(x) - 1)
+    f = arignote.function([c, x], z, mode=_mode(linker))
+    np.testing.assert_array_equal(f(1.0, np.array([1.0])), [2.0])
+    assert capfd.readouterr().out == "then __str__ = [1.]\n"
+    np.testing.assert_array_equal(f(0.0, np.array([3.0])), [2.0])
+    assert capfd.readouterr().out == "else __str__ = [3.]\n"
+
+
+def test_print_is_not_compile_cached() -> None:
+    """The callback ids in a print's native code belong to this process: no cache key."""
+    from arignote.compile import codecache
+    from arignote.configuration import change_flags
+
+    x = T.dvector("x")
+    f = arignote.function([x], Print("x")(x) + 1)
+    g = arignote.function([x], x + 1)
+    with change_flags(compile_cache=True):  # only to ask for the keys
+        assert codecache.cache_key(f.mode, f.module, f.mode.graph_pipeline()) is None
+        assert codecache.cache_key(g.mode, g.module, g.mode.graph_pipeline()) is not None
