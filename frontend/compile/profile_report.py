@@ -165,7 +165,7 @@ def _optimizer_section(stats: ProfileStats, out: TextIO) -> None:
 def write_summary(stats: ProfileStats, out: TextIO, n_ops: int, n_apply: int) -> None:
     """Write the report of `stats` to `out`, listing at most `n_ops` classes and ops and
     `n_apply` nodes."""
-    times, calls, sizes = stats._counters()
+    times, calls, sizes = stats.node_counters()
     node_time = float(times.sum())
     _global_section(stats, out, node_time)
     kind = stats.linker or "?"

@@ -120,8 +120,7 @@ class ProfileStats:
     _native: Any = None
 
     def __post_init__(self) -> None:
-        if self.atexit_print:
-            _AT_EXIT.append(self)
+        _AT_EXIT.append(self)  # printed at exit if `atexit_print` is still on then
 
     # --- what the counters say ---------------------------------------------------------
 
@@ -130,7 +129,9 @@ class ProfileStats:
         """Time in the compiled code (Theano's `Function.fn.__call__`)."""
         return self._native.time if self._native is not None else 0.0
 
-    def _counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def node_counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per node, in toposort order: seconds spent in it, its runs and the largest
+        total size in bytes of its results."""
         n = len(self.nodes)
         if self._source is None:
             return np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -140,18 +141,18 @@ class ProfileStats:
     @property
     def apply_time(self) -> dict[str, float]:
         """Seconds spent in each node (keyed by its `Apply` text and index)."""
-        times = self._counters()[0]
+        times = self.node_counters()[0]
         return {f"{n.index}:{n.apply}": float(t) for n, t in zip(self.nodes, times, strict=True)}
 
     @property
     def apply_callcount(self) -> dict[str, int]:
-        calls = self._counters()[1]
+        calls = self.node_counters()[1]
         return {f"{n.index}:{n.apply}": int(c) for n, c in zip(self.nodes, calls, strict=True)}
 
     def peak_memory(self) -> int:
         """The largest total size of the results alive at once during a call (each node's
         largest results, freed after their last use; outputs stay)."""
-        sizes = self._counters()[2]
+        sizes = self.node_counters()[2]
         live = peak = 0
         freed: dict[int, int] = {}
         for index, size in enumerate(sizes):

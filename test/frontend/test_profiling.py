@@ -65,7 +65,7 @@ def test_report_sections_and_counts(linker: str) -> None:
 def test_node_times_come_from_the_timers(linker: str) -> None:
     f, _ = _profiled(linker)
     stats = f.profile
-    times, calls, _ = stats._counters()
+    times, calls, _ = stats.node_counters()
     assert list(calls) == [3, 3, 3]
     assert (times > 0).all()
     # nodes run inside the compiled code, which runs inside Function.__call__
@@ -104,7 +104,7 @@ def test_profile_memory(linker: str) -> None:
     with change_flags(profile_memory=True):
         report = _report(f)
     size = value.nbytes
-    assert f.profile._counters()[2].tolist() == [size, size, size]
+    assert f.profile.node_counters()[2].tolist() == [size, size, size]
     # x + y is freed after (x + y) + z has been computed; the output stays
     assert f.profile.peak_memory() == 2 * size
     assert "Memory Profile" in report
