@@ -179,3 +179,17 @@ def test_copy_of_a_profiled_function_keeps_its_profile() -> None:
     g(np.ones(2))
     f(np.ones(2))
     assert f.profile is stats and len(stats.nodes) == 2 and stats.fct_callcount == 1
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_an_ifelse_is_one_timed_node(linker: str) -> None:
+    from arignote.ifelse import ifelse
+
+    c, x = T.dscalar("c"), T.dvector("x")
+    z = ifelse(c, T.exp(x) * 2, x - 1) + 1
+    stats = ProfileStats(atexit_print=False)
+    f = arignote.function([c, x], z, mode=arignote.Mode(linker=linker), profile=stats)
+    np.testing.assert_allclose(f(1.0, np.zeros(3)), [3.0] * 3)
+    np.testing.assert_allclose(f(0.0, np.zeros(3)), [0.0] * 3)
+    assert [n.op for n in stats.nodes] == ["if{}", "Elemwise{add}"]
+    assert stats.node_counters()[1].tolist() == [2, 2]
