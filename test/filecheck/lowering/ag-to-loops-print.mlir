@@ -11,7 +11,7 @@ func.func @f(%x: tensor<?x1xf32>, %v: tensor<i64>) -> (tensor<?x1xf32>, tensor<i
 }
 
 // CHECK-LABEL: func.func @f(
-// CHECK-SAME:      %out0: memref<?x1xf32>, %out1: memref<i64>)
+// CHECK-SAME:      %out0: memref<?x1xf32> {llvm.noalias}, %out1: memref<i64> {llvm.noalias})
 // CHECK:         scf.for
 // CHECK:         memref.store %{{.*}}, %out0
 // CHECK:         %[[ID:.*]] = arith.constant 3 : i64
