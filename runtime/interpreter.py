@@ -713,9 +713,12 @@ def make_interpreter(
 ) -> Interpreter:
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
+    from arignote.runtime.control import AgControlFunctions  # its module imports this one
+
     interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in (
         AgFunctions(),
+        AgControlFunctions(),
         FuncFunctions(),
         ArithFunctions(),
         ScfFunctions(),

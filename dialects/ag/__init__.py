@@ -34,7 +34,7 @@ from arignote.dialects.ag.base import (
     shape_str,
     tensor_type,
 )
-from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -172,11 +172,13 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        IfOp,
     ],
     [],
 )
 
 __all__ = [
+    "IfOp",
     "YieldOp",
     "INDEX",
     "SLICE",

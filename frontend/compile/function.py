@@ -21,21 +21,30 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.traits import IsTerminator
 
 from arignote.compile.clone import check_replacement, needed_ops, rebuild, replacement_pairs
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.regions import emit_ops
 from arignote.compile.sharedvalue import SharedVariable, _Storage, filter_value, shared_of
 from arignote.dialects import ag
-from arignote.graph import Apply, TensorConstant, Variable, ancestors, variable_of
+from arignote.graph import (
+    Apply,
+    TensorConstant,
+    Variable,
+    ancestors,
+    graph_operands,
+    variable_of,
+)
 from arignote.tensor.type import TensorType
 
 
@@ -73,13 +82,13 @@ def _emit(
         if arg_name is not None and BlockArgument.is_valid_name(arg_name):
             arg.name_hint = arg_name
     for op in ancestors(list(results)):
-        for operand in op.operands:
+        for operand in graph_operands(op):
             if operand not in mapping and isinstance(operand, BlockArgument):
                 raise MissingInputError(
                     f"an input of the graph is missing from the function's inputs: "
                     f"{_describe(operand)} (used by {op.name})"
                 )
-        block.add_op(op.clone(value_mapper=mapping))
+    emit_ops(block, results, mapping)
     for value in results:
         if value not in mapping:
             raise MissingInputError(
@@ -184,7 +193,7 @@ def _shared_read(values: Sequence[SSAValue]) -> list[SharedVariable]:
     """The shared variables the graphs of `values` read, in first-seen order."""
     found: dict[int, SharedVariable] = {}
     for op in needed_ops(values):
-        for operand in op.operands:
+        for operand in graph_operands(op):
             sv = shared_of(operand)
             if sv is not None:
                 found.setdefault(id(sv), sv)
@@ -198,7 +207,7 @@ def _shared_read(values: Sequence[SSAValue]) -> list[SharedVariable]:
 def _used_values(values: Sequence[SSAValue]) -> set[int]:
     used = {id(v) for v in values}
     for op in needed_ops(values):
-        used.update(id(o) for o in op.operands)
+        used.update(id(o) for o in graph_operands(op))
     return used
 
 
@@ -251,6 +260,14 @@ class _Compiled:
 _MISSING = object()
 
 
+def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
+    for op in ops:
+        for region in op.regions:
+            yield from _nodes(region.ops)
+        if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):
+            yield op
+
+
 class FunctionGraph:
     """The optimized graph of a function as Theano shows it (`f.maker.fgraph`): a view
     of the `func.func` after the mode's graph pipeline."""
@@ -261,10 +278,9 @@ class FunctionGraph:
         self.func = func
 
     def toposort(self) -> list[Apply]:
-        """The nodes in execution order (constants are not nodes, as in Theano)."""
-        return [
-            Apply(op) for op in self.func.body.ops if not isinstance(op, ag.ConstantOp | ReturnOp)
-        ]
+        """The nodes in execution order (constants are not nodes, as in Theano); the
+        nodes inside the branches of an `ifelse` come before it, as in Theano's graph."""
+        return [Apply(op) for op in _nodes(self.func.body.ops)]
 
     @property
     def apply_nodes(self) -> set[Apply]:

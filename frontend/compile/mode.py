@@ -250,7 +250,7 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_to_loops import KERNELS
+    from arignote.lowering.ag_to_loops import CONTROL_FLOW, KERNELS
 
     missing = []
     for func in module.ops:
@@ -258,6 +258,8 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
             continue
         for op in func.walk():
             if op is func or isinstance(op, ReturnOp):
+                continue
+            if isinstance(op, ag.YieldOp) or type(op) in CONTROL_FLOW:
                 continue
             if op.dialect_name() != ag.Ag.name or type(op) not in KERNELS:
                 missing.append(op)
