@@ -204,3 +204,12 @@ def test_entry_ir_is_portable() -> None:
     assert spec.type_nums == (np.dtype(np.float64).num,) and spec.static == ((1, 1),)
     int64s = {np.dtype(c).num for c in "lq" if np.dtype(c) == np.int64}  # 'l', 'q' on Linux
     assert set(entry.arg_spec(np.dtype(np.int64), []).type_nums) == int64s
+
+
+def test_entry_outlives_its_function() -> None:
+    import gc
+
+    x = T.fvector("x")
+    call = arignote.function([x], x * 3)._entry  # the Function itself is dropped
+    gc.collect()
+    np.testing.assert_array_equal(call(np.ones(2, np.float32)), [3, 3])
