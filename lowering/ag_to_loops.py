@@ -62,11 +62,11 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from arignote.lowering import ag_indexing  # noqa: F401 - registers its rules and kernels
+from arignote.lowering import ag_fused, ag_indexing  # noqa: F401 - register rules and kernels
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
-from arignote.lowering.ag_kernels import KERNELS, copy
+from arignote.lowering.ag_kernels import KERNELS, copy, emit_op  # noqa: F401 - KERNELS re-exported
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
-from arignote.lowering.ag_shapes import Check, result_dims
+from arignote.lowering.ag_shapes import Check, results_dims
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -112,7 +112,7 @@ def _body(f: func.FuncOp) -> tuple[list[Operation], func.ReturnOp]:
     *ops, ret = f.body.first_block.ops
     assert isinstance(ret, func.ReturnOp)
     for op in ops:
-        if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
+        if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             raise NotImplementedError(f"ag-to-loops: cannot lower {op.name} in @{f.sym_name.data}")
     return ops, ret
 
@@ -206,14 +206,18 @@ class _ShapeFunctionContext:
         op = value.owner
         assert isinstance(op, Operation)
         ins = [self._buffer_of(o) for o in op.operands]
-        t = buffer_type(value.type)
         b = self.builder
-        sizes = dynamic_sizes(b, t.get_shape(), self.env[value])
-        dest = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, tuple(self.env[value]))
-        KERNELS[type(op)](b, op, dest, ins)
-        self.temporaries.append(dest.memref)
-        self.buffers[value] = dest
-        return dest
+        dests = []
+        for result in op.results:
+            t = buffer_type(result.type)
+            sizes = dynamic_sizes(b, t.get_shape(), self.env[result])
+            alloc = b.insert(memref.AllocOp(sizes, [], t)).memref
+            dests.append(Buffer(alloc, tuple(self.env[result])))
+        emit_op(b, op, dests, ins)
+        for result, dest in zip(op.results, dests, strict=True):
+            self.temporaries.append(dest.memref)
+            self.buffers[result] = dest
+        return self.buffers[value]
 
     def buffer(self, operand: int) -> Buffer:
         assert self.op is not None
@@ -253,7 +257,8 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     fail: Block | None = None
     for op in ops:  # most shape rules only select dimensions: they emit no IR
         context.op = op
-        env[op.results[0]], op_checks = result_dims(op, [env[o] for o in op.operands], context)
+        all_dims, op_checks = results_dims(op, [env[o] for o in op.operands], context)
+        env.update(zip(op.results, all_dims, strict=True))
         context.release()
         for check in op_checks:
             if fail is None:
@@ -356,10 +361,11 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     last_use = _last_uses(ops)
     for index, op in enumerate(ops):
         operands = [env[o] for o in op.operands]
-        dims, _ = result_dims(op, [x.dims for x in operands], _ComputeContext(b, op, operands))
-        dest = state.destination(op.results[0], dims)
-        KERNELS[type(op)](b, op, dest, operands)
-        env[op.results[0]] = dest
+        context = _ComputeContext(b, op, operands)
+        all_dims, _ = results_dims(op, [x.dims for x in operands], context)
+        dests = [state.destination(r, d) for r, d in zip(op.results, all_dims, strict=True)]
+        emit_op(b, op, dests, operands)
+        env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:

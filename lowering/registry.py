@@ -78,9 +78,16 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _fusion() -> type[ModulePass]:
+    from arignote.lowering.fusion import FusionPass
+
+    return FusionPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
+    "fusion": _fusion,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

@@ -64,6 +64,7 @@ from arignote.dialects.ag.elementwise import (
     TanhOp,
     UnaryElementwiseOp,
 )
+from arignote.dialects.ag.fused import POINTWISE_OPS, FusedOp, is_splat
 from arignote.dialects.ag.indexing import (
     DYNAMIC_VALUE,
     INDEX,
@@ -172,12 +173,16 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        FusedOp,
     ],
     [],
 )
 
 __all__ = [
     "YieldOp",
+    "FusedOp",
+    "POINTWISE_OPS",
+    "is_splat",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",
