@@ -19,12 +19,13 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
-    "fast_run": "stabilize,specialize,cse,fusion",
-    "fast_compile": "",
+    "fast_run": "canonicalize,stabilize,specialize,cse,fusion",
+    "fast_compile": "canonicalize",
 }
 """The graph-level (ag on tensors) part of each optimizer, run before LOOPS_LOWERING."""
 
 PASS_TAGS: dict[str, tuple[str, ...]] = {
+    "canonicalize": ("canonicalize", "fast_run", "fast_compile"),
     "stabilize": ("stabilize", "fast_run"),
     "cse": ("merge", "fast_run"),
     "specialize": ("specialize", "fast_run"),
@@ -45,11 +46,11 @@ PIPELINES: dict[str, tuple[str, str]] = {
     "to-llvm": (TO_LLVM, "ag on tensors to the llvm dialect (to-loops, then the LLVM lowering)"),
     "fast_compile": (
         _with_lowering(GRAPH_PIPELINES["fast_compile"]),
-        "Theano's FAST_COMPILE mode: lowering only, no graph rewrites",
+        "Theano's FAST_COMPILE mode: canonicalize (cheap), then to-llvm",
     ),
     "fast_run": (
         _with_lowering(GRAPH_PIPELINES["fast_run"]),
-        "Theano's FAST_RUN mode: graph rewrites (stabilize, specialize, cse, fusion), then to-llvm",
+        "Theano's FAST_RUN mode: graph rewrites (canonicalize ... fusion), then to-llvm",
     ),
 }
 """Named pipelines: name → (pass-spec string, one-line description).

@@ -78,6 +78,12 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _canonicalize() -> type[ModulePass]:
+    from arignote.lowering.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
 def _fusion() -> type[ModulePass]:
     from arignote.lowering.fusion import FusionPass
 
@@ -85,6 +91,7 @@ def _fusion() -> type[ModulePass]:
 
 
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "canonicalize": _canonicalize,
     "stabilize": _stabilize,
     "specialize": _specialize,
     "fusion": _fusion,
@@ -98,7 +105,6 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.
 _XDSL_PASSES_USED = (
-    "canonicalize",
     "cse",
     "dce",
     "convert-scf-to-cf",

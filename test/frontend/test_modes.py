@@ -70,10 +70,15 @@ def test_including_excluding_return_new_modes() -> None:
     kept = [p for p in full if p not in ("fusion", "stabilize")]
     assert _passes(base.excluding("fusion:stabilize")) == kept
     fast_compile = Mode(optimizer="fast_compile")
-    assert _passes(fast_compile) == []
-    assert _passes(fast_compile.including("merge")) == ["cse"]
-    assert _passes(fast_compile.including("merge").excluding("merge")) == []
-    assert _passes(fast_compile.including("stabilize", "merge")) == ["stabilize", "cse"]
+    assert _passes(fast_compile) == ["canonicalize"]  # cheap rewrites, as Theano's
+    assert _passes(fast_compile.including("merge")) == ["canonicalize", "cse"]
+    assert _passes(fast_compile.including("merge").excluding("merge")) == ["canonicalize"]
+    assert _passes(fast_compile.excluding("canonicalize")) == []
+    assert _passes(fast_compile.including("stabilize", "merge")) == [
+        "canonicalize",
+        "stabilize",
+        "cse",
+    ]
     assert isinstance(DebugMode().excluding("merge"), DebugMode)
 
 
@@ -81,7 +86,7 @@ def test_config_optimizer_including_excluding() -> None:
     with arignote.change_flags(optimizer_excluding="fusion:stabilize"):
         assert "stabilize" not in _passes(Mode()) and "cse" in _passes(Mode())
     with arignote.change_flags(optimizer="fast_compile", optimizer_including="merge"):
-        assert _passes(Mode()) == ["cse"]
+        assert _passes(Mode()) == ["canonicalize", "cse"]
     # the flags apply when a function is compiled: stabilize off keeps log(1 + x)
     x = T.dvector("x")
     with arignote.change_flags(optimizer_excluding="stabilize"):

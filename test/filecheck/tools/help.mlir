@@ -5,8 +5,10 @@
 // CHECK:      --emit {mlir,llvm}
 // CHECK:      --print-ir-after-all
 // CHECK:      arignote passes
+// CHECK-NEXT:   canonicalize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-math-to-llvm {{ +}}{{[^ ].*}}
@@ -21,5 +23,5 @@
 // CHECK-NEXT:   fast_run {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: xDSL passes:
-// CHECK:      {{ canonicalize,}}
+// CHECK:      {{ cse,}}
 // CHECK-NOT:  Traceback
