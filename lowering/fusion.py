@@ -8,12 +8,14 @@ operands, transitively, when
 - the producer is an elementwise op whose result has the cluster's *domain* shape (the
   shape the loop nest iterates over: the root's result, or a reduction's operand), so
   fusing never evaluates one element of it more than once; or a `dimshuffle` (an index
-  mapping, any shape); or a splat `ag.constant` (copied into the region);
-- every user of the producer's result outside the cluster comes after the cluster's
-  root in the block, and, in an elementwise cluster, the result has the domain shape
-  (it becomes one more result of the fused op), while in a reduction cluster it has no
-  such user (a reduction yields only its reduction). A value used by two clusters is
-  thus computed once, by the first, and read by the second: nothing is recomputed.
+  mapping, any shape) or a splat `ag.constant`: these two compute nothing and are
+  copied into every cluster that reads them (the original goes when no user is left);
+- (elementwise producers) every user of the producer's result outside the cluster comes
+  after the cluster's root in the block, and, in an elementwise cluster, the result has
+  the domain shape (it becomes one more result of the fused op), while in a reduction
+  cluster it has no such user (a reduction yields only its reduction). A value used by
+  two clusters is thus computed once, by the first, and read by the second: nothing is
+  recomputed.
 
 A cluster becomes an `ag.fused` op when it holds at least two ops that are not
 constants (an elementwise op alone, or a reduction alone, stays as it is). The fused op
@@ -70,6 +72,12 @@ def _is_splat_constant(op: Operation) -> bool:
     return isinstance(op, ag.ConstantOp) and ag.is_splat(op)
 
 
+def is_copied(op: Operation) -> bool:
+    """Whether `op` is copied into every cluster that reads it, computing nothing: a
+    splat constant, or a dimshuffle (an index mapping in the loop body)."""
+    return _is_splat_constant(op) or isinstance(op, ag.DimShuffleOp)
+
+
 def is_root_candidate(op: Operation) -> bool:
     """Whether `op` may start a cluster."""
     return isinstance(op, (*ELEMENTWISE_OPS, ag.ReduceOp))
@@ -89,7 +97,7 @@ class Cluster:
         member result used outside the cluster, in block order."""
         result = [self.root.results[0]]
         for op in sorted(self.members, key=position.__getitem__):
-            if op is self.root or isinstance(op, ag.ConstantOp):
+            if op is self.root or is_copied(op):
                 continue
             if any(use.operation not in self.members for use in op.results[0].uses):
                 result.append(op.results[0])
@@ -115,7 +123,7 @@ class _Clustering:
             cluster = self._grow(op)
             if cluster.worth_fusing():
                 found.append(cluster)
-                self.assigned |= {m for m in cluster.members if not isinstance(m, ag.ConstantOp)}
+                self.assigned |= {m for m in cluster.members if not is_copied(m)}
         return found
 
     def _grow(self, root: Operation) -> Cluster:
@@ -134,14 +142,11 @@ class _Clustering:
         return cluster
 
     def _can_join(self, op: Operation, cluster: Cluster) -> bool:
-        if _is_splat_constant(op):
+        if is_copied(op):
             return True
-        if op in self.assigned or len(op.results) != 1:
+        if op in self.assigned or not isinstance(op, ELEMENTWISE_OPS):
             return False
-        if isinstance(op, ELEMENTWISE_OPS):
-            if _shape(op.results[0]) != cluster.domain:
-                return False
-        elif not isinstance(op, ag.DimShuffleOp):
+        if _shape(op.results[0]) != cluster.domain:
             return False
         return self._outside_uses_ok(op, cluster)
 

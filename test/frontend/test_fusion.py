@@ -1,0 +1,123 @@
+"""The `fusion` and `canonicalize` graph passes, seen from the frontend: the optimized
+graph (`f.maker.fgraph`), results equal bit for bit to the unoptimized graph's on both
+linkers, shape errors naming the original op, DebugMode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote.compile.debugmode import DebugMode
+from arignote.compile.mode import Mode
+
+LINKERS = ["py", "cvm"]
+
+
+def _names(f: arignote.Function) -> list[str]:
+    return [str(n.op) for n in f.maker.fgraph.toposort()]
+
+
+def _ir(f: arignote.Function) -> str:
+    return str(f.maker.fgraph.func)
+
+
+def test_seed_profiling_graph_has_one_fused_node() -> None:
+    # ../shared/seed_programs/10_profiling.py
+    x, y, z = T.dvectors("x", "y", "z")
+    f = arignote.function([x, y, z], [(x + y + z) * 2])
+    nodes = f.maker.fgraph.toposort()
+    assert _names(f) == ["Elemwise{Composite{add,mul}}"]
+    assert type(nodes[0].op).__name__ == "Elemwise"
+    assert str(nodes[0].op.scalar_op) == "Composite{add,mul}"
+    assert [v.name for v in nodes[0].inputs] == ["x", "y", "z"]
+    with arignote.change_flags(optimizer_excluding="fusion:inplace"):
+        g = arignote.function([x, y, z], [(x + y + z) * 2])
+    assert sorted(_names(g)) == ["Elemwise{add}", "Elemwise{add}", "Elemwise{mul}"]
+    v = np.random.default_rng(0).random(1000)
+    np.testing.assert_array_equal(f(v, v, v)[0], g(v, v, v)[0])
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_fused_results_equal_the_unfused_graph(linker: str) -> None:
+    """Broadcasting, a dimshuffled row, a cast, a switch, a value used by two clusters
+    (a second result of the first), and reductions with a fused body."""
+    m, v = T.fmatrix("m"), T.fvector("v")
+    e = T.exp(m)
+    row = T.tanh(v).dimshuffle("x", 0)
+    a = T.switch(T.gt(e, 1.5), e * row + 1, -e)
+    b = T.cast(T.sqrt(e) * 3 - row, "float64")
+    s0 = (e * m + row).sum(axis=0)
+    s1 = T.max(T.abs(m - row), axis=1)
+    total = (T.log(e + 1) * m).sum()
+    outs = [a, b, s0, s1, total, e]
+    fused = arignote.function([m, v], outs, mode=Mode(linker=linker))
+    plain = arignote.function([m, v], outs, mode=Mode(linker=linker).excluding("fusion"))
+    names = _names(fused)
+    assert any("Composite" in n and n.startswith("Elemwise") for n in names)
+    assert "Sum{axis=(0,),Composite{mul,add}}" in names and "Sum{axis=(0, 1)," in str(names)
+    assert "Max{axis=(1,),Composite{sub,abs}}" in names
+    assert _ir(fused).count("ag.exp") == 1  # computed once, read by every cluster
+    rng = np.random.default_rng(1)
+    mv = rng.standard_normal((5, 7)).astype(np.float32)
+    vv = rng.standard_normal(7).astype(np.float32)
+    for got, want in zip(fused(mv, vv), plain(mv, vv), strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if got.ndim and linker == "py":
+            np.testing.assert_array_equal(got, want)  # the interpreter: bit for bit
+        else:  # native reductions may sum in another order
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+    if linker == "cvm":  # elementwise native results are bit for bit
+        for got, want in zip(fused(mv, vv)[:2], plain(mv, vv)[:2], strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_integer_clusters(linker: str) -> None:
+    i, j = T.lvectors("i", "j")
+    out = (i * 3 + j) // (j - 2) % 5
+    f = arignote.function([i, j], out, mode=Mode(linker=linker))
+    assert _names(f) == ["Elemwise{Composite{mul,add,sub,floordiv,mod}}"]
+    iv = np.arange(-6, 6, dtype=np.int64)
+    jv = np.tile(np.array([2, 3, -1], dtype=np.int64), 4)
+    with np.errstate(all="ignore"):
+        q = np.where(jv - 2 == 0, 0, (iv * 3 + jv) // np.where(jv - 2 == 0, 1, jv - 2))
+    np.testing.assert_array_equal(f(iv, jv), q % 5)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_fused_shape_error_names_the_original_op(linker: str) -> None:
+    x, y = T.dvectors("x", "y")
+    f = arignote.function([x, y], T.exp(x) * y + 1, mode=Mode(linker=linker))
+    assert _names(f) == ["Elemwise{Composite{exp,mul,add}}"]
+    with pytest.raises(ValueError, match=r"ag\.mul \[Elemwise\{mul\} at test_fusion\.py:\d+\]"):
+        f(np.ones(3), np.ones(4))
+
+
+def test_debugmode_checks_fusion_and_canonicalize() -> None:
+    x, y = T.dmatrices("x", "y")
+    out = [((x * 1 + 0) * T.exp(y) - x).sum(axis=1), T.tanh(x + y) * 2]
+    f = arignote.function([x, y], out, mode=DebugMode())
+    assert any("Composite" in n for n in _names(f))
+    rng = np.random.default_rng(2)
+    xv, yv = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    r0, r1 = f(xv, yv)
+    np.testing.assert_allclose(r0, ((xv * np.exp(yv)) - xv).sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(r1, np.tanh(xv + yv) * 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_canonicalize_in_function(linker: str) -> None:
+    x = T.dvector("x")
+    k = T.constant(np.array([1.0, 2.0, 3.0]))
+    out = [(x * 1 + 0) / 1, T.exp(k).sum() * x, x.shape[0] * 2]
+    f = arignote.function([x], out, mode=Mode(linker=linker, optimizer="fast_compile"))
+    ir = _ir(f)
+    assert "func.return %x, " in ir and "ag.add" not in ir and "ag.div" not in ir  # x*1+0 /1
+    assert "ag.reduce_sum" not in ir and "ag.exp" not in ir  # folded
+    xv = np.array([0.5, -1.0, 2.0])
+    a, b, n = f(xv)
+    np.testing.assert_array_equal(a, xv)
+    np.testing.assert_array_equal(b, np.exp([1.0, 2.0, 3.0]).sum() * xv)
+    assert int(n) == 6
