@@ -12,6 +12,8 @@ run-time shape check: an operand that another one would stretch blocks it.
 | `x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`    | `x`                                |
 | `x / 1`, `x ** 1`, `-(-x)`                     | `x`                                |
 | `x * 0`, `0 * x`, `x - x` (integers)           | zeros of `x`'s shape (`ag.alloc`)  |
+| `select(c, a, b)`, `c` constant all true/false | `a` / `b`                          |
+| `x ** 2` (floats)                              | `x * x`                            |
 | `cast(x)` to `x`'s own type                    | `x`                                |
 | `cast(cast(x, T1), T2)`, `T1` exact for `x`    | `cast(x, T2)` (`x` if `T2` is its) |
 | `dimshuffle(x)` with the identity pattern      | `x`                                |
@@ -279,6 +281,42 @@ class SimplifyBinary(RewritePattern):
             _replace(rewriter, op, *_zeros_like(zeros_of))
 
 
+class SimplifySelect(RewritePattern):
+    """`select(c, a, b)` with a constant `c` all true (all false) → `a` (`b`), when that
+    branch has (or a dimshuffle gives it) the result type and `c` stretches nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ag.SelectOp, rewriter: PatternRewriter, /):
+        cond = _constant_array(op.cond)
+        if cond is None or _in_fused_region(op) or cond.size == 0:
+            return
+        if bool(np.all(cond)):
+            chosen, other = op.true_value, op.false_value
+        elif not bool(np.any(cond)):
+            chosen, other = op.false_value, op.true_value
+        else:
+            return
+        if _stretches(chosen, other) or _stretches(chosen, op.cond):
+            return
+        typed = as_type(chosen, op.result.type)
+        if typed is not None:
+            _replace(rewriter, op, *typed)
+
+
+class SquareFromPow(RewritePattern):
+    """Float `x ** 2` → `x * x` (what NumPy's `power` computes for the exponent 2)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ag.PowOp, rewriter: PatternRewriter, /):
+        if _in_fused_region(op) or not ag.is_float(_element(op.lhs)):
+            return
+        if _all_equal(op.rhs, 2) and not _stretches(op.lhs, op.rhs):
+            square = ag.MulOp(op.lhs, op.lhs)
+            typed = as_type(square.result, op.result.type)
+            if typed is not None:
+                _replace(rewriter, op, [square, *typed[0]], typed[1])
+
+
 class DoubleNegation(RewritePattern):
     """`-(-x)` → `x`."""
 
@@ -404,6 +442,8 @@ class FoldDim(RewritePattern):
 CANONICALIZE_PATTERNS: tuple[RewritePattern, ...] = (
     ConstantFold(),
     SimplifyBinary(),
+    SimplifySelect(),
+    SquareFromPow(),
     DoubleNegation(),
     SimplifyCast(),
     SimplifyDimShuffle(),

@@ -135,3 +135,23 @@ func.func @shapes(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> (tensor<i64>, ten
   %m = ag.dim %e {axis = 1 : i64} : tensor<?x3xf32> -> tensor<i64>
   func.return %n, %m : tensor<i64>, tensor<i64>
 }
+
+// A constant condition picks a branch when the other one stretches nothing (else the
+// select keeps its run-time length check, or broadcasts the branch). x ** 2 is x * x.
+// CHECK-LABEL: func.func @selects
+// CHECK-NEXT:    %t = ag.constant dense<true> : tensor<i1>
+// CHECK-NEXT:    %a = ag.select %t, %x, %y : tensor<i1>, tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    %c = ag.select %t, %s, %y : tensor<i1>, tensor<f32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    %p = ag.mul %x, %x : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    func.return %a, %y, %c, %p : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+// CHECK-NEXT:  }
+func.func @selects(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: tensor<f32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %t = ag.constant dense<true> : tensor<i1>
+  %f = ag.constant dense<false> : tensor<i1>
+  %a = ag.select %t, %x, %y : tensor<i1>, tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+  %b = ag.select %f, %s, %y : tensor<i1>, tensor<f32>, tensor<?xf32> -> tensor<?xf32>
+  %c = ag.select %t, %s, %y : tensor<i1>, tensor<f32>, tensor<?xf32> -> tensor<?xf32>
+  %two = ag.constant dense<2.0> : tensor<f32>
+  %p = ag.pow %x, %two : tensor<?xf32>, tensor<f32> -> tensor<?xf32>
+  func.return %a, %b, %c, %p : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}
