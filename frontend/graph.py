@@ -373,9 +373,19 @@ class Op:
     def props(self) -> str:
         return ""
 
+    @property
+    def destroy_map(self) -> dict[int, list[int]]:
+        """Theano's `destroy_map`: output index → the input indices it overwrites (set by
+        the `inplace` pass; such an op is shown as `Elemwise{add}[(0, 1)]`)."""
+        return {r: [k] for r, k in ag.destroy_map(self.ir_op).items()}
+
     def __str__(self) -> str:
         props = self.props
-        return f"{type(self).__name__}{{{props}}}" if props else type(self).__name__
+        name = f"{type(self).__name__}{{{props}}}" if props else type(self).__name__
+        pairs = ag.destroy_map(self.ir_op)
+        if pairs:
+            name += "[" + ", ".join(f"({r}, {k})" for r, k in pairs.items()) + "]"
+        return name
 
     __repr__ = __str__
 

@@ -142,8 +142,10 @@ def _elementwise(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Seque
 
     def body(inner: Builder, ivs: Sequence[SSAValue]) -> None:
         evaluator = PointEvaluator(inner, op, ins)
-        for dest, value in zip(dests, values, strict=True):
-            store(inner, evaluator.at(value, tuple(ivs)), dest, ivs)
+        # every load before any store: a result may overwrite an operand (`inplace`)
+        scalars = [evaluator.at(value, tuple(ivs)) for value in values]
+        for dest, scalar in zip(dests, scalars, strict=True):
+            store(inner, scalar, dest, ivs)
 
     loop_nest(b, [as_index(b, d) for d in dests[0].dims], body)
 

@@ -62,6 +62,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from arignote.dialects import ag
 from arignote.lowering import ag_fused, ag_indexing  # noqa: F401 - register rules and kernels
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op  # noqa: F401 - KERNELS re-exported
@@ -330,6 +331,23 @@ class _ComputeState:
         self.owned.add(value)
         return Buffer(alloc, tuple(dims))
 
+    def destinations(self, op: Operation, all_dims: Sequence[Sequence[Dim]]) -> list[Buffer]:
+        """The buffers `op` computes its results into: for a result in the op's
+        `ag.destroy_map` (see the `inplace` pass), the dead operand's own buffer when
+        this function allocated it; otherwise `destination`."""
+        ag.verify_destroy_map(op)
+        overwritten = ag.destroy_map(op)
+        dests = []
+        for r, (result, dims) in enumerate(zip(op.results, all_dims, strict=True)):
+            source = op.operands[overwritten[r]] if r in overwritten else None
+            if source in self.owned and result not in self.first_output:
+                self.owned.discard(source)  # the buffer now holds the result
+                self.owned.add(result)
+                dests.append(Buffer(self.env[source].memref, tuple(dims)))
+            else:
+                dests.append(self.destination(result, dims))
+        return dests
+
     def free_dead(self, op: Operation, index: int, last_use: dict[SSAValue, int]) -> None:
         for value in dict.fromkeys((*op.operands, *op.results)):
             if value in self.owned and last_use[value] == index:
@@ -363,7 +381,7 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
         operands = [env[o] for o in op.operands]
         context = _ComputeContext(b, op, operands)
         all_dims, _ = results_dims(op, [x.dims for x in operands], context)
-        dests = [state.destination(r, d) for r, d in zip(op.results, all_dims, strict=True)]
+        dests = state.destinations(op, all_dims)
         emit_op(b, op, dests, operands)
         env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)

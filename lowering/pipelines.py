@@ -19,7 +19,7 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
-    "fast_run": "canonicalize,stabilize,specialize,cse,fusion",
+    "fast_run": "canonicalize,stabilize,specialize,cse,fusion,inplace",
     "fast_compile": "canonicalize",
 }
 """The graph-level (ag on tensors) part of each optimizer, run before LOOPS_LOWERING."""
@@ -30,11 +30,12 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "cse": ("merge", "fast_run"),
     "specialize": ("specialize", "fast_run"),
     "fusion": ("fusion", "fast_run"),
+    "inplace": ("inplace", "fast_run"),
 }
 """Graph pass name → its tags (Theano's optimizer tags), for `Mode.including/excluding`
 and `config.optimizer_including/excluding`. A pass is also named by its own name. A
 graph pass not in a mode's pipeline runs when one of its tags is included; a tag no
-pass carries (`fusion`, `inplace`, ...) is accepted and ignored, as Theano does."""
+pass carries (`gpu`, ...) is accepted and ignored, as Theano does."""
 
 
 def _with_lowering(graph: str) -> str:

@@ -90,11 +90,18 @@ def _fusion() -> type[ModulePass]:
     return FusionPass
 
 
+def _inplace() -> type[ModulePass]:
+    from arignote.lowering.inplace import InplacePass
+
+    return InplacePass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "stabilize": _stabilize,
     "specialize": _specialize,
     "fusion": _fusion,
+    "inplace": _inplace,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

@@ -64,7 +64,15 @@ from arignote.dialects.ag.elementwise import (
     TanhOp,
     UnaryElementwiseOp,
 )
-from arignote.dialects.ag.fused import POINTWISE_OPS, FusedOp, is_splat
+from arignote.dialects.ag.fused import (
+    DESTROY_MAP_ATTRIBUTE,
+    POINTWISE_OPS,
+    FusedOp,
+    destroy_map,
+    is_splat,
+    set_destroy_map,
+    verify_destroy_map,
+)
 from arignote.dialects.ag.indexing import (
     DYNAMIC_VALUE,
     INDEX,
@@ -183,6 +191,10 @@ __all__ = [
     "FusedOp",
     "POINTWISE_OPS",
     "is_splat",
+    "DESTROY_MAP_ATTRIBUTE",
+    "destroy_map",
+    "set_destroy_map",
+    "verify_destroy_map",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",

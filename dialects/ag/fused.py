@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -75,6 +75,53 @@ def is_splat(op: ConstantOp) -> bool:
     data = value.data.data
     width = len(data) // max(1, len(value.get_values())) if data else 0
     return width == 0 or len({data[i : i + width] for i in range(0, len(data), width)}) <= 1
+
+
+DESTROY_MAP_ATTRIBUTE = "ag.destroy_map"
+"""An optional `i64` array attribute of pairs `[r, k, ...]`: result `r` of the op is
+computed into the buffer of operand `k`, which the op destroys (Theano's
+`destroy_map`; set by the `inplace` pass, honoured by `ag-to-loops`). The operand must
+have the result's type and be dead after the op."""
+
+
+def destroy_map(op: Operation) -> dict[int, int]:
+    """The op's destroy map: result index → the index of the operand it overwrites."""
+    attr = op.attributes.get(DESTROY_MAP_ATTRIBUTE)
+    if not isinstance(attr, DenseArrayBase):
+        return {}
+    values = [int(v) for v in attr.get_values()]
+    return dict(zip(values[::2], values[1::2], strict=True))
+
+
+def set_destroy_map(op: Operation, pairs: Sequence[int]) -> None:
+    """Sets the op's destroy map from `[r, k, ...]` pairs."""
+    op.attributes[DESTROY_MAP_ATTRIBUTE] = DenseArrayBase.from_list(i64, list(pairs))
+
+
+def verify_destroy_map(op: Operation) -> None:
+    """VerifyException unless the op's destroy map pairs results with operands of the
+    same type, each operand at most once."""
+    attr = op.attributes.get(DESTROY_MAP_ATTRIBUTE)
+    if attr is None:
+        return
+    if not isinstance(attr, DenseArrayBase) or attr.elt_type != i64 or len(attr) % 2:
+        raise VerifyException(
+            f"'{op.name}' op {DESTROY_MAP_ATTRIBUTE} must be an i64 array of (result, operand) "
+            f"pairs, got {attr}"
+        )
+    pairs = destroy_map(op)
+    if len(set(pairs.values())) != len(pairs):
+        raise VerifyException(f"'{op.name}' op {DESTROY_MAP_ATTRIBUTE} destroys an operand twice")
+    for r, k in pairs.items():
+        if not (0 <= r < len(op.results) and 0 <= k < len(op.operands)):
+            raise VerifyException(
+                f"'{op.name}' op {DESTROY_MAP_ATTRIBUTE} pair ({r}, {k}) is out of range"
+            )
+        if op.results[r].type != op.operands[k].type:
+            raise VerifyException(
+                f"'{op.name}' op {DESTROY_MAP_ATTRIBUTE}: result #{r} ({op.results[r].type}) "
+                f"cannot overwrite operand #{k} ({op.operands[k].type})"
+            )
 
 
 @irdl_op_definition
@@ -168,6 +215,7 @@ class FusedOp(IRDLOperation):
             raise self._fail(
                 f"yields {_types(yielded)}, which must be the result types {_types(result_types)}"
             )
+        verify_destroy_map(self)
         ops = self.computing_ops
         for op in ops[:-1] if self.reduction is not None else ops:
             self._verify_pointwise(op)

@@ -121,3 +121,38 @@ def test_canonicalize_in_function(linker: str) -> None:
     np.testing.assert_array_equal(a, xv)
     np.testing.assert_array_equal(b, np.exp([1.0, 2.0, 3.0]).sum() * xv)
     assert int(n) == 6
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_inplace_overwrites_only_dead_intermediates(linker: str) -> None:
+    x, y = T.dvectors("x", "y")
+    e = T.exp(x * y)
+    outs = [T.tanh(e).sum(), (e + 1) * 2, T.neg(T.sqrt(T.abs(x - y)))]
+    mode = Mode(linker=linker).excluding("fusion")
+    f = arignote.function([x, y], outs, mode=mode)
+    plain = arignote.function([x, y], outs, mode=mode.excluding("inplace"))
+    nodes = f.maker.fgraph.toposort()
+    names = [str(n.op) for n in nodes]
+    assert "Elemwise{exp}[(0, 0)]" in names and "Elemwise{add}[(0, 0)]" in names
+    assert "Elemwise{tanh}" in names  # exp is still read by add: not overwritten
+    assert nodes[names.index("Elemwise{add}[(0, 0)]")].op.destroy_map == {0: [0]}
+    assert "Elemwise{sub}" in names  # reads the arguments: never in place
+    assert not any("[" in n for n in _names(plain))
+    xv, yv = np.linspace(-1, 1, 9), np.linspace(0, 3, 9)
+    xs, ys = xv.copy(), yv.copy()
+    for got, want in zip(f(xv, yv), plain(xv, yv), strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xv, xs)
+    np.testing.assert_array_equal(yv, ys)
+
+
+def test_debugmode_checks_inplace() -> None:
+    x = T.dmatrix("x")
+    h = T.tanh(T.dot(x, x) + 1)
+    f = arignote.function([x], [(h * h).sum(axis=1), -h.T], mode=DebugMode().excluding("fusion"))
+    assert "Elemwise{tanh}[(0, 0)]" in _names(f)
+    xv = np.random.default_rng(3).standard_normal((3, 3))
+    hv = np.tanh(xv @ xv + 1)
+    s, t = f(xv)
+    np.testing.assert_allclose(s, (hv * hv).sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(t, -hv.T, rtol=1e-12)

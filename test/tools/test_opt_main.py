@@ -180,6 +180,7 @@ def test_pipeline_table():
         "specialize",
         "cse",
         "fusion",
+        "inplace",
     ]
 
 

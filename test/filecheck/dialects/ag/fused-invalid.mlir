@@ -146,3 +146,30 @@ func.func @captures(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
 }
 
 // CHECK: Operation using value defined out of its IsolatedFromAbove parent
+
+// -----
+
+func.func @destroy_map_types(%x: tensor<?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = ag.fused %x, %y : tensor<?xf32>, tensor<?x?xf32> -> tensor<?x?xf32> {
+  ^bb0(%a: tensor<?xf32>, %b: tensor<?x?xf32>):
+    %m = ag.mul %b, %a : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+    ag.yield %m : tensor<?x?xf32>
+  } {ag.destroy_map = array<i64: 0, 0>}
+  func.return %r : tensor<?x?xf32>
+}
+
+// CHECK: 'ag.fused' op ag.destroy_map: result #0 (tensor<?x?xf32>) cannot overwrite operand #0 (tensor<?xf32>)
+
+// -----
+
+func.func @destroy_map_range(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = ag.fused %x : tensor<?xf32> -> tensor<?xf32> {
+  ^bb0(%a: tensor<?xf32>):
+    %e = ag.exp %a : tensor<?xf32>
+    %n = ag.neg %e : tensor<?xf32>
+    ag.yield %n : tensor<?xf32>
+  } {ag.destroy_map = array<i64: 0, 1>}
+  func.return %r : tensor<?xf32>
+}
+
+// CHECK: 'ag.fused' op ag.destroy_map pair (0, 1) is out of range
