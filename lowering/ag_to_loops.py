@@ -34,7 +34,7 @@ and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_bl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -320,12 +320,22 @@ class _ComputeState:
     outputs: Sequence[SSAValue]
     first_output: dict[SSAValue, int]
     owned: set[SSAValue]
+    types_after: Sequence[set[MemRefType]] = ()
+    """For each op index, the buffer types of the intermediates computed after it."""
+    pool: list[Buffer] = field(default_factory=list[Buffer])
+    """Dead intermediates kept for a later intermediate of their type and dimensions."""
 
     def destination(self, value: SSAValue, dims: Sequence[Dim]) -> Buffer:
-        """The buffer an op computes `value` into: its output, or a fresh allocation."""
+        """The buffer an op computes `value` into: its output, a dead intermediate of
+        the same type and dimensions, or a fresh allocation."""
         if value in self.first_output:
             return Buffer(self.outputs[self.first_output[value]], tuple(dims))
         t = buffer_type(value.type)
+        for reused in self.pool:
+            if reused.type == t and _same_dims(reused.dims, dims):
+                self.pool.remove(reused)
+                self.owned.add(value)
+                return Buffer(reused.memref, tuple(dims))
         sizes = dynamic_sizes(self.builder, t.get_shape(), dims)
         alloc = self.builder.insert(memref.AllocOp(sizes, [], t)).memref
         self.owned.add(value)
@@ -349,9 +359,39 @@ class _ComputeState:
         return dests
 
     def free_dead(self, op: Operation, index: int, last_use: dict[SSAValue, int]) -> None:
+        """Frees the intermediates whose last use is op `index`, or keeps them in the
+        pool when a later intermediate has their type."""
         for value in dict.fromkeys((*op.operands, *op.results)):
             if value in self.owned and last_use[value] == index:
-                self.builder.insert(memref.DeallocOp.get(self.env[value].memref))
+                buffer = self.env[value]
+                if index < len(self.types_after) and buffer.type in self.types_after[index]:
+                    self.pool.append(buffer)
+                else:
+                    self.builder.insert(memref.DeallocOp.get(buffer.memref))
+
+    def release_pool(self) -> None:
+        for buffer in self.pool:
+            self.builder.insert(memref.DeallocOp.get(buffer.memref))
+        self.pool.clear()
+
+
+def _same_dims(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
+    """Whether two dimension lists are known to be equal (same ints, same SSA values)."""
+    return len(a) == len(b) and all(
+        x == y if isinstance(x, int) and isinstance(y, int) else x is y
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _types_after(ops: Sequence[Operation], returned: dict[SSAValue, int]) -> list[set[MemRefType]]:
+    """For each op index, the buffer types of the results computed after it that are
+    not returned (those that may take a pooled buffer)."""
+    after: list[set[MemRefType]] = []
+    seen: set[MemRefType] = set()
+    for op in reversed(ops):
+        after.append(set(seen))
+        seen |= {buffer_type(r.type) for r in op.results if r not in returned}
+    return after[::-1]
 
 
 def _first_outputs(ret: func.ReturnOp, env: dict[SSAValue, Buffer]) -> dict[SSAValue, int]:
@@ -375,7 +415,8 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     b = Builder(InsertPoint.at_end(entry))
     arguments = zip(f.args, entry.args[: len(inputs)], strict=True)
     env = {old: Buffer(new, memref_dims(b, new)) for old, new in arguments}
-    state = _ComputeState(b, env, entry.args[len(inputs) :], _first_outputs(ret, env), set())
+    first = _first_outputs(ret, env)
+    state = _ComputeState(b, env, entry.args[len(inputs) :], first, set(), _types_after(ops, first))
     last_use = _last_uses(ops)
     for index, op in enumerate(ops):
         operands = [env[o] for o in op.operands]
@@ -388,6 +429,7 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:
             copy(b, env[value], Buffer(out, env[value].dims))
+    state.release_pool()
     b.insert(func.ReturnOp())
     return func.FuncOp(f.sym_name.data, ([*inputs, *outputs], []), Region(entry))
 

@@ -1,5 +1,6 @@
-// ag-to-loops honours ag.destroy_map: the result is computed into the dead operand's
-// buffer (no memref.alloc), which is freed after the result's last use instead.
+// Buffer reuse in ag-to-loops. It honours ag.destroy_map: the result is computed into
+// the dead operand's buffer (no memref.alloc), which is freed after the result's last
+// use instead; and it keeps dead intermediates for later ones of their type and size.
 // RUN: arignote-opt %s -p ag-to-loops | filecheck %s
 
 // CHECK-LABEL: func.func @chain(
@@ -56,4 +57,26 @@ func.func @argument(%x: tensor<?xf32>) -> tensor<f32> {
   %t = ag.tanh %x {ag.destroy_map = array<i64: 0, 0>} : tensor<?xf32>
   %s = ag.reduce_sum %t {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
   func.return %s : tensor<f32>
+}
+
+// Without a destroy map, a dead intermediate is kept for a later one of the same type
+// and dimensions (here exp(x), dead after its sum, holds neg(x)); the rest is freed.
+// CHECK-LABEL: func.func @pool(
+// CHECK:         %[[BUF:.*]] = memref.alloc(%d) : memref<?xf32>
+// CHECK:           memref.store %{{.*}}, %[[BUF]][%i]
+// CHECK:           memref.load %[[BUF]][%i_1]
+// CHECK-NOT:     memref.dealloc
+// CHECK:           %[[N:.*]] = arith.negf
+// CHECK-NEXT:      memref.store %[[N]], %[[BUF]][%i_2]
+// CHECK:         %[[E:.*]] = memref.alloc(%d) : memref<?xf32>
+// CHECK:         memref.dealloc %[[BUF]]
+// CHECK:         memref.dealloc %[[E]]
+// CHECK-NEXT:    func.return
+func.func @pool(%x: tensor<?xf32>, %y: tensor<?xf32>) -> (tensor<f32>, tensor<f32>) {
+  %a = ag.exp %x : tensor<?xf32>
+  %s = ag.reduce_sum %a {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+  %n = ag.neg %x : tensor<?xf32>
+  %e = ag.exp %n : tensor<?xf32>
+  %t = ag.reduce_max %e {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+  func.return %s, %t : tensor<f32>, tensor<f32>
 }
