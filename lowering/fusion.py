@@ -208,8 +208,9 @@ def fuse_block(block: Block) -> None:
 
 @dataclass(frozen=True)
 class FusionPass(ModulePass):
-    """Fuses clusters of elementwise ops, and the elementwise producers of reductions,
-    into `ag.fused` ops (one loop nest each)."""
+    """Fuses elementwise clusters (and reductions' producers) into `ag.fused` loop nests.
+
+    See the module doc."""
 
     name = "fusion"
 

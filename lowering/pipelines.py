@@ -51,7 +51,7 @@ PIPELINES: dict[str, tuple[str, str]] = {
     ),
     "fast_run": (
         _with_lowering(GRAPH_PIPELINES["fast_run"]),
-        "Theano's FAST_RUN mode: graph rewrites (canonicalize ... fusion), then to-llvm",
+        "Theano's FAST_RUN mode: graph rewrites (canonicalize ... inplace), then to-llvm",
     ),
 }
 """Named pipelines: name → (pass-spec string, one-line description).

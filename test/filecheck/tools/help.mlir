@@ -9,6 +9,7 @@
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-math-to-llvm {{ +}}{{[^ ].*}}
