@@ -19,7 +19,7 @@ run-time shape check: an operand that another one would stretch blocks it.
 | `dimshuffle(x)` with the identity pattern      | `x`                                |
 | `dimshuffle(dimshuffle(x, p), q)`              | `dimshuffle(x, p∘q)`               |
 | `dim(x, a)`, `x`'s axis `a` static             | `ag.constant`                      |
-| `dim(f(x, ..), a)` for an elementwise `f`      | `dim(x, a')` (an operand's axis)   |
+| `dim(f(x, ..), a)`, `f` elementwise, a reduction or a dimshuffle | `dim(x, a')` |
 
 Constant folding runs the op's implementation in the reference interpreter, so the
 folded value is bit for bit what the op computes. `x + 0` → `x` is exact but for the
@@ -406,10 +406,18 @@ class SimplifyDimShuffle(RewritePattern):
 # --- shapes -----------------------------------------------------------------------------------
 
 
-def _elementwise_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
-    """For axis `axis` of the result of an elementwise op, an operand and its axis of the
-    same (dynamic, run-time checked) length."""
-    if not (isinstance(value, OpResult) and isinstance(value.op, ELEMENTWISE)):
+def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
+    """For axis `axis` of the result of an elementwise op, a reduction or a dimshuffle,
+    an operand and its axis of the same (dynamic, run-time checked) length."""
+    if not isinstance(value, OpResult):
+        return None
+    op = value.op
+    if isinstance(op, ag.ReduceOp):
+        kept = [a for a in range(len(_shape(op.input))) if a not in op.axes_list]
+        return op.input, kept[axis]
+    if isinstance(op, ag.DimShuffleOp):
+        return op.input, op.pattern_list[axis]  # a dynamic axis is never a new one
+    if not isinstance(op, ELEMENTWISE):
         return None
     rank = len(_shape(value))
     for operand in value.op.operands:
@@ -421,8 +429,8 @@ def _elementwise_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | No
 
 
 class FoldDim(RewritePattern):
-    """`dim(x, a)` → a constant when `x`'s axis `a` is static; through elementwise ops
-    to the operand that has the axis."""
+    """`dim(x, a)` → a constant when `x`'s axis `a` is static; through elementwise ops,
+    reductions and dimshuffles to the operand that has the axis."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ag.DimOp, rewriter: PatternRewriter, /):
@@ -434,7 +442,7 @@ class FoldDim(RewritePattern):
             value = np.asarray(length, dtype=np.int64)
             rewriter.replace(op, ag.ConstantOp(_dense(value, op.result.type)))
             return
-        source = _elementwise_source(op.input, axis)
+        source = _axis_source(op.input, axis)
         if source is not None:
             rewriter.replace(op, ag.DimOp(*source))
 

@@ -19,7 +19,7 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
-    "fast_run": "canonicalize,stabilize,specialize,cse,fusion,inplace",
+    "fast_run": "stabilize,specialize,canonicalize,cse,fusion,inplace",
     "fast_compile": "canonicalize",
 }
 """The graph-level (ag on tensors) part of each optimizer, run before LOOPS_LOWERING."""
@@ -51,7 +51,7 @@ PIPELINES: dict[str, tuple[str, str]] = {
     ),
     "fast_run": (
         _with_lowering(GRAPH_PIPELINES["fast_run"]),
-        "Theano's FAST_RUN mode: graph rewrites (canonicalize ... inplace), then to-llvm",
+        "Theano's FAST_RUN mode: graph rewrites (stabilize ... inplace), then to-llvm",
     ),
 }
 """Named pipelines: name → (pass-spec string, one-line description).

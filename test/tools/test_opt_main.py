@@ -175,9 +175,9 @@ def test_pipeline_table():
     assert PIPELINES["fast_compile"][0] == "canonicalize," + to_llvm
     assert PIPELINES["fast_run"][0] == GRAPH_PIPELINES["fast_run"] + "," + to_llvm
     assert GRAPH_PIPELINES["fast_run"].split(",") == [
-        "canonicalize",
         "stabilize",
         "specialize",
+        "canonicalize",
         "cse",
         "fusion",
         "inplace",
