@@ -24,8 +24,11 @@ static 1 being broadcastable) then one caller-allocated contiguous (identity-lay
 buffer per result, and computes the results into them with `scf.for` nests of
 `memref.load`/`memref.store`, `arith` and `math` ops (see `ag_kernels`). An op whose
 result is returned is computed into the first buffer returning it; a value returned
-again, or a returned argument, is copied. Other intermediates get a `memref.alloc`,
-freed by `memref.dealloc` after their last use. `@f` assumes `@f__shape` succeeded.
+again, or a returned argument, is copied. An op with an `ag.destroy_map` (the `inplace`
+pass) computes a result into the named dead operand's buffer when `@f` allocated it.
+Other intermediates take a dead intermediate's buffer of the same type and dimensions,
+or a `memref.alloc`; after its last use a buffer is kept for a later intermediate of its
+type, else freed by `memref.dealloc`. `@f` assumes `@f__shape` succeeded.
 
 `func.func private @fmod`/`@fmodf` are declared when the float `floordiv`/`mod` need them,
 and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_blas`).
