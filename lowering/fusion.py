@@ -9,7 +9,8 @@ operands, transitively, when
   shape the loop nest iterates over: the root's result, or a reduction's operand), so
   fusing never evaluates one element of it more than once; or a `dimshuffle` (an index
   mapping, any shape) or a splat `ag.constant`: these two compute nothing and are
-  copied into every cluster that reads them (the original goes when no user is left);
+  copied into every cluster that reads them (the original goes when no user is left;
+  while it stays, its operand is read from outside, never fused a second time);
 - (elementwise producers) every user of the producer's result outside the cluster comes
   after the cluster's root in the block, and, in an elementwise cluster, the result has
   the domain shape (it becomes one more result of the fused op), while in a reduction
@@ -138,8 +139,18 @@ class _Clustering:
             producer = value.op
             if self._can_join(producer, cluster):
                 cluster.members.add(producer)
-                pending.extend(producer.operands)
+                if self._only_used_by(producer, cluster):
+                    pending.extend(producer.operands)
         return cluster
+
+    @staticmethod
+    def _only_used_by(op: Operation, cluster: Cluster) -> bool:
+        """Whether every user of `op` is in `cluster` (then `op` goes with it). A copied
+        op that stays outside too must read its operands from outside: growing through
+        it would compute them twice."""
+        return not is_copied(op) or all(
+            use.operation in cluster.members for use in op.results[0].uses
+        )
 
     def _can_join(self, op: Operation, cluster: Cluster) -> bool:
         if is_copied(op):

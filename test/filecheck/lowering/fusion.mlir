@@ -132,3 +132,33 @@ func.func @constants(%x: tensor<3xf32>) -> tensor<3xf32> {
   %e = ag.exp %m : tensor<3xf32>
   func.return %e : tensor<3xf32>
 }
+
+// A dimshuffle read by two clusters is copied into both; what it reads (exp) is then
+// computed once, outside, not in each cluster.
+// CHECK-LABEL: func.func @shared_dimshuffle
+// CHECK-NEXT:    %e = ag.exp %n : tensor<?x?xf32>
+// CHECK-NEXT:    %b = ag.fused %e, %m : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32> {
+// CHECK-NEXT:    ^bb0(%e_1: tensor<?x?xf32>, %m_1: tensor<?x?xf32>):
+// CHECK-NEXT:      %r = ag.dimshuffle %e_1 {pattern = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %a = ag.add %m_1, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %b_1 = ag.tanh %a : tensor<?x?xf32>
+// CHECK-NEXT:      ag.yield %b_1 : tensor<?x?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %d = ag.fused %e, %m : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32> {
+// CHECK-NEXT:    ^bb0(%e_1: tensor<?x?xf32>, %m_1: tensor<?x?xf32>):
+// CHECK-NEXT:      %r = ag.dimshuffle %e_1 {pattern = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %c = ag.mul %m_1, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %d_1 = ag.neg %c : tensor<?x?xf32>
+// CHECK-NEXT:      ag.yield %d_1 : tensor<?x?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %b, %d : tensor<?x?xf32>, tensor<?x?xf32>
+// CHECK-NEXT:  }
+func.func @shared_dimshuffle(%m: tensor<?x?xf32>, %n: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %e = ag.exp %n : tensor<?x?xf32>
+  %r = ag.dimshuffle %e {pattern = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %a = ag.add %m, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %b = ag.tanh %a : tensor<?x?xf32>
+  %c = ag.mul %m, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %d = ag.neg %c : tensor<?x?xf32>
+  func.return %b, %d : tensor<?x?xf32>, tensor<?x?xf32>
+}
