@@ -100,9 +100,19 @@ class Cluster:
         for op in sorted(self.members, key=position.__getitem__):
             if op is self.root or is_copied(op):
                 continue
-            if any(use.operation not in self.members for use in op.results[0].uses):
+            if any(not self.holds(use.operation) for use in op.results[0].uses):
                 result.append(op.results[0])
         return result
+
+    def holds(self, user: Operation) -> bool:
+        """Whether `user` is computed only by the cluster: a member, and, if it is a
+        copied op (see `is_copied`), one whose every user is a member too (otherwise the
+        original stays outside and reads its operands there)."""
+        if user not in self.members:
+            return False
+        return not is_copied(user) or all(
+            use.operation in self.members for use in user.results[0].uses
+        )
 
     def worth_fusing(self) -> bool:
         return sum(not isinstance(op, ag.ConstantOp) for op in self.members) >= 2
@@ -139,18 +149,9 @@ class _Clustering:
             producer = value.op
             if self._can_join(producer, cluster):
                 cluster.members.add(producer)
-                if self._only_used_by(producer, cluster):
+                if cluster.holds(producer):  # else its operands are read from outside
                     pending.extend(producer.operands)
         return cluster
-
-    @staticmethod
-    def _only_used_by(op: Operation, cluster: Cluster) -> bool:
-        """Whether every user of `op` is in `cluster` (then `op` goes with it). A copied
-        op that stays outside too must read its operands from outside: growing through
-        it would compute them twice."""
-        return not is_copied(op) or all(
-            use.operation in cluster.members for use in op.results[0].uses
-        )
 
     def _can_join(self, op: Operation, cluster: Cluster) -> bool:
         if is_copied(op):
@@ -162,7 +163,7 @@ class _Clustering:
         return self._outside_uses_ok(op, cluster)
 
     def _outside_uses_ok(self, op: Operation, cluster: Cluster) -> bool:
-        outside = [u.operation for u in op.results[0].uses if u.operation not in cluster.members]
+        outside = [u.operation for u in op.results[0].uses if not cluster.holds(u.operation)]
         if not outside:
             return True
         if cluster.reduction or _shape(op.results[0]) != cluster.domain:

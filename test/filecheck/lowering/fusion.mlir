@@ -162,3 +162,33 @@ func.func @shared_dimshuffle(%m: tensor<?x?xf32>, %n: tensor<?x?xf32>) -> (tenso
   %d = ag.neg %c : tensor<?x?xf32>
   func.return %b, %d : tensor<?x?xf32>, tensor<?x?xf32>
 }
+
+// exp is read directly by one cluster and through a dimshuffle that another cluster
+// also reads: it stays out of both, computed once.
+// CHECK-LABEL: func.func @dimshuffle_and_direct
+// CHECK-NEXT:    %e = ag.exp %n : tensor<?x?xf32>
+// CHECK-NEXT:    %d = ag.fused %e, %m : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32> {
+// CHECK-NEXT:    ^bb0(%e_1: tensor<?x?xf32>, %m_1: tensor<?x?xf32>):
+// CHECK-NEXT:      %r = ag.dimshuffle %e_1 {pattern = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %c = ag.mul %m_1, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %d_1 = ag.neg %c : tensor<?x?xf32>
+// CHECK-NEXT:      ag.yield %d_1 : tensor<?x?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %b = ag.fused %e : tensor<?x?xf32> -> tensor<?x?xf32> {
+// CHECK-NEXT:    ^bb0(%e_1: tensor<?x?xf32>):
+// CHECK-NEXT:      %r = ag.dimshuffle %e_1 {pattern = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %a = ag.add %e_1, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK-NEXT:      %b_1 = ag.tanh %a : tensor<?x?xf32>
+// CHECK-NEXT:      ag.yield %b_1 : tensor<?x?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %b, %d : tensor<?x?xf32>, tensor<?x?xf32>
+// CHECK-NEXT:  }
+func.func @dimshuffle_and_direct(%m: tensor<?x?xf32>, %n: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %e = ag.exp %n : tensor<?x?xf32>
+  %r = ag.dimshuffle %e {pattern = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %c = ag.mul %m, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %d = ag.neg %c : tensor<?x?xf32>
+  %a = ag.add %e, %r : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %b = ag.tanh %a : tensor<?x?xf32>
+  func.return %b, %d : tensor<?x?xf32>, tensor<?x?xf32>
+}
