@@ -175,3 +175,50 @@ def test_fused_loop_is_vectorized_by_llvm() -> None:
     body = body[: body.index("\n}\n")]
     assert re.search(r"<\d+ x float>", body), "the fused loop was not vectorized"
     assert "malloc" not in body  # no temporary
+
+
+def _random_graph(seed: int) -> tuple[list, list]:
+    """A random elementwise/reduction/broadcast graph over a matrix, a vector and a scalar."""
+    import random
+
+    rng = random.Random(seed)
+    x, y, z = T.dmatrix("x"), T.dvector("y"), T.dscalar("z")
+    pool = [x, y, z, x.T]
+    unary = [T.exp, T.tanh, T.neg, T.abs, T.sqr, lambda t: T.log(T.abs(t) + 1)]
+    binary = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, T.maximum]
+    outs = []
+    for _ in range(rng.randint(3, 9)):
+        a, b, k = rng.choice(pool), rng.choice(pool), rng.random()
+        if k < 0.4:
+            v = rng.choice(binary)(a, b)
+        elif k < 0.65:
+            v = rng.choice(unary)(a)
+        elif k < 0.75:
+            v = T.switch(T.gt(a, 0), a, b)
+        elif k < 0.85 and a.ndim == 2:
+            v = a.sum(axis=rng.choice([0, 1]))
+        elif k < 0.9 and a.ndim == 1:
+            v = a.dimshuffle("x", 0) if rng.random() < 0.5 else a.dimshuffle(0, "x")
+        else:
+            v = a * 2 + 1
+        pool.append(v)
+        if rng.random() < 0.4:
+            outs.append(v)
+    return [x, y, z], [*outs, pool[-1]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_graphs_fused_equal_unfused(seed: int) -> None:
+    """Interpreter: bit for bit; native code (fusion, inplace, buffer reuse): to 1e-12."""
+    ins, outs = _random_graph(seed)
+    rng = np.random.default_rng(seed)
+    args = (rng.standard_normal((4, 4)), rng.standard_normal(4), np.float64(0.7))
+    plain = Mode(linker="py", optimizer=None)
+    want = arignote.function(ins, outs, mode=plain, on_unused_input="ignore")(*args)
+    fused = arignote.function(ins, outs, mode=Mode(linker="py"), on_unused_input="ignore")
+    assert any("Composite" in n for n in _names(fused))
+    for got, expected in zip(fused(*args), want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    native = arignote.function(ins, outs, on_unused_input="ignore")
+    for got, expected in zip(native(*args), want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
