@@ -150,9 +150,13 @@ def _elementwise(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Seque
     loop_nest(b, [as_index(b, d) for d in dests[0].dims], body)
 
 
-def _reduction(b: Builder, op: ag.FusedOp, dest: Buffer, ins: Sequence[Buffer]) -> None:
+def _reduction(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Sequence[Buffer]):
+    """The kept axes around a nest over the reduced ones; each domain element is visited
+    once, where the other results (domain-shaped) are stored."""
     reduction = op.reduction
     assert reduction is not None
+    dest, *others = dests
+    other_values = list(op.terminator.values)[1:]
     env, _ = region_dims(op, [x.dims for x in ins])
     domain = env[reduction.input]
     axes = reduction.axes_list
@@ -165,7 +169,10 @@ def _reduction(b: Builder, op: ag.FusedOp, dest: Buffer, ins: Sequence[Buffer]) 
         ) -> Sequence[SSAValue]:
             kept, reduced = iter(ivs), iter(rivs)
             index = tuple(next(reduced) if a in axes else next(kept) for a in range(len(domain)))
-            value = PointEvaluator(red, op, ins).at(reduction.input, index)
+            evaluator = PointEvaluator(red, op, ins)
+            value = evaluator.at(reduction.input, index)
+            for other, v in zip(others, other_values, strict=True):
+                store(red, evaluator.at(v, index), other, index)
             return [combine(red, acc[0], value)]
 
         init = ag_scalar.reduction_init(inner, type(reduction), dest.element_type)
@@ -179,7 +186,7 @@ def emit_fused(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence
     """Computes an `ag.fused` into `dests` in one loop nest (see the module doc)."""
     assert isinstance(op, ag.FusedOp)
     if op.reduction is not None:
-        _reduction(b, op, dests[0], ins)
+        _reduction(b, op, dests, ins)
     else:
         _elementwise(b, op, dests, ins)
 

@@ -12,11 +12,10 @@ operands, transitively, when
   copied into every cluster that reads them (the original goes when no user is left;
   while it stays, its operand is read from outside, never fused a second time);
 - (elementwise producers) every user of the producer's result outside the cluster comes
-  after the cluster's root in the block, and, in an elementwise cluster, the result has
-  the domain shape (it becomes one more result of the fused op), while in a reduction
-  cluster it has no such user (a reduction yields only its reduction). A value used by
-  two clusters is thus computed once, by the first, and read by the second: nothing is
-  recomputed.
+  after the cluster's root in the block; the result then becomes one more result of the
+  fused op (in a reduction cluster too: stored in the same loop as it is reduced). A
+  value used by two clusters is thus computed once, by the first, and read by the
+  second: nothing is recomputed.
 
 A cluster becomes an `ag.fused` op when it holds at least two ops that are not
 constants (an elementwise op alone, or a reduction alone, stays as it is). The fused op
@@ -166,7 +165,7 @@ class _Clustering:
         outside = [u.operation for u in op.results[0].uses if not cluster.holds(u.operation)]
         if not outside:
             return True
-        if cluster.reduction or _shape(op.results[0]) != cluster.domain:
+        if _shape(op.results[0]) != cluster.domain:
             return False
         root_position = self.position[cluster.root]
         return all(

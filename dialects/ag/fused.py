@@ -15,8 +15,9 @@ replays the ops' shape rules for the same run-time checks and messages.
 
 - Elementwise form: every yielded value has the *domain* type (the static shape of the
   first result); every other value of the region broadcasts to the domain.
-- Reduction form: the region's last computing op is an `ag.reduce_*`, the only value
-  yielded; the domain is the shape of its operand.
+- Reduction form: the region's last computing op is an `ag.reduce_*`, yielded first;
+  the domain is the shape of its operand, and any other yielded value has the domain
+  shape (an elementwise value computed in the same loop, also used elsewhere).
 
 ```mlir
 %r = ag.fused %x, %y : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32> {
@@ -259,8 +260,17 @@ class FusedOp(IRDLOperation):
     def _verify_reduction_form(self) -> None:
         reduction = self.reduction
         assert reduction is not None
-        if list(self.terminator.values) != [reduction.result]:
-            raise self._fail("in the reduction form, the region must yield only the reduction")
+        first, *rest = self.terminator.values
+        if first is not reduction.result or reduction.result in rest:
+            raise self._fail("in the reduction form, the region must yield the reduction first")
+        domain = self.domain_type.get_shape()
+        for value in rest:
+            t = value.type
+            if not isinstance(t, TensorType) or t.get_shape() != domain:
+                raise self._fail(
+                    f"in the reduction form, results after the reduction must have the "
+                    f"domain shape {shape_str(domain)}, got {t}"
+                )
         others = [op for op in self.computing_ops if op is not reduction]
         values = [*self.block.args, *(v for op in others for v in op.results)]
         self._check_broadcasts(values, self.domain_type)

@@ -61,3 +61,27 @@ func.func @g(%x: tensor<?x?xf64>, %y: tensor<?x?xf64>) -> tensor<?xf64> {
   }
   func.return %s : tensor<?xf64>
 }
+
+// The reduction form with a second (domain-shaped) result: stored inside the reduction
+// loop, where each element is visited once.
+// CHECK-LABEL: func.func @reduce_and_store(
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[R:.*]] = scf.for %i = %{{.*}} to %d step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:      %[[X:.*]] = memref.load %arg0[%i]
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[E]] : f32
+// CHECK-NEXT:      memref.store %[[E]], %out1[%i]
+// CHECK-NEXT:      %[[M:.*]] = arith.maximumf %[[ACC]], %[[N]] : f32
+// CHECK-NEXT:      scf.yield %[[M]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    memref.store %[[R]], %out0[]
+func.func @reduce_and_store(%x: tensor<?xf32>) -> (tensor<f32>, tensor<?xf32>) {
+  %s, %e = ag.fused %x : tensor<?xf32> -> tensor<f32>, tensor<?xf32> {
+  ^bb0(%a: tensor<?xf32>):
+    %e_1 = ag.exp %a : tensor<?xf32>
+    %n = ag.neg %e_1 : tensor<?xf32>
+    %s_1 = ag.reduce_max %n {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+    ag.yield %s_1, %e_1 : tensor<f32>, tensor<?xf32>
+  }
+  func.return %s, %e : tensor<f32>, tensor<?xf32>
+}

@@ -97,14 +97,15 @@ func.func @reduce(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<f32> {
   func.return %s : tensor<f32>
 }
 
-// exp is also returned: it stays out of the reduction (which yields only its result).
+// exp is also returned: the reduction's fused op yields it too, stored in the same loop
+// in which it is reduced.
 // CHECK-LABEL: func.func @reduce_shared
-// CHECK-NEXT:    %e = ag.exp %x : tensor<?xf32>
-// CHECK-NEXT:    %s = ag.fused %e : tensor<?xf32> -> tensor<f32> {
-// CHECK-NEXT:    ^bb0(%e_1: tensor<?xf32>):
+// CHECK-NEXT:    %s, %e = ag.fused %x : tensor<?xf32> -> tensor<f32>, tensor<?xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?xf32>):
+// CHECK-NEXT:      %e_1 = ag.exp %x_1 : tensor<?xf32>
 // CHECK-NEXT:      %n = ag.neg %e_1 : tensor<?xf32>
 // CHECK-NEXT:      %s_1 = ag.reduce_max %n {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
-// CHECK-NEXT:      ag.yield %s_1 : tensor<f32>
+// CHECK-NEXT:      ag.yield %s_1, %e_1 : tensor<f32>, tensor<?xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %s, %e : tensor<f32>, tensor<?xf32>
 // CHECK-NEXT:  }

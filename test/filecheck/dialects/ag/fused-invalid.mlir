@@ -97,17 +97,32 @@ func.func @reduction_not_last(%x: tensor<?xf32>) -> tensor<f32> {
 
 // -----
 
-func.func @reduction_not_alone(%x: tensor<?xf32>) -> (tensor<f32>, tensor<?xf32>) {
-  %s, %e = ag.fused %x : tensor<?xf32> -> tensor<f32>, tensor<?xf32> {
+func.func @reduction_not_first(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<f32>) {
+  %e, %s = ag.fused %x : tensor<?xf32> -> tensor<?xf32>, tensor<f32> {
   ^bb0(%a: tensor<?xf32>):
     %e = ag.exp %a : tensor<?xf32>
     %s = ag.reduce_sum %e {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
-    ag.yield %s, %e : tensor<f32>, tensor<?xf32>
+    ag.yield %e, %s : tensor<?xf32>, tensor<f32>
   }
-  func.return %s, %e : tensor<f32>, tensor<?xf32>
+  func.return %e, %s : tensor<?xf32>, tensor<f32>
 }
 
-// CHECK: 'ag.fused' op in the reduction form, the region must yield only the reduction
+// CHECK: 'ag.fused' op in the reduction form, the region must yield the reduction first
+
+// -----
+
+func.func @reduction_other_result_shape(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %s, %f = ag.fused %x, %y : tensor<?x?xf32>, tensor<?xf32> -> tensor<?xf32>, tensor<?xf32> {
+  ^bb0(%a: tensor<?x?xf32>, %b: tensor<?xf32>):
+    %f = ag.exp %b : tensor<?xf32>
+    %e = ag.mul %a, %f : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+    %s = ag.reduce_sum %e {axes = array<i64: 0>} : tensor<?x?xf32> -> tensor<?xf32>
+    ag.yield %s, %f : tensor<?xf32>, tensor<?xf32>
+  }
+  func.return %s, %f : tensor<?xf32>, tensor<?xf32>
+}
+
+// CHECK: 'ag.fused' op in the reduction form, results after the reduction must have the domain shape ?x?, got tensor<?xf32>
 
 // -----
 
