@@ -34,7 +34,7 @@ from arignote.dialects.ag.base import (
     shape_str,
     tensor_type,
 )
-from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -181,12 +181,14 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        IfOp,
         FusedOp,
     ],
     [],
 )
 
 __all__ = [
+    "IfOp",
     "YieldOp",
     "FusedOp",
     "POINTWISE_OPS",

@@ -29,12 +29,21 @@ BIG = 1e10
 
 
 def _nodes(module: ModuleOp) -> dict[Operation, int]:
-    """The nodes of `module`'s function (its ops but constants and the return), numbered."""
+    """The nodes of `module`'s function (its ops but constants and the return, with the
+    ops inside the branches of an `ifelse` but not their `ag.yield`; an `ag.fused` is one
+    node, as in `f.maker.fgraph`), numbered."""
     from arignote.dialects import ag
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
-    ops = [op for op in func.body.ops if not isinstance(op, ag.ConstantOp | ReturnOp)]
+    skipped = ag.ConstantOp | ReturnOp | ag.YieldOp
+    ops = [
+        op
+        for op in func.walk()
+        if op is not func
+        and not isinstance(op, skipped)
+        and not isinstance(op.parent_op(), ag.FusedOp)
+    ]
     return {op: i for i, op in enumerate(ops)}
 
 
