@@ -641,6 +641,18 @@ def _fused_view(ir_op: ag.FusedOp) -> Op:
     return base(ir_op)
 
 
+class Print(Op):
+    """`Print{message}` (`ag.print`): shows its input each time it is computed."""
+
+    @property
+    def props(self) -> str:
+        assert isinstance(self.ir_op, ag.PrintOp)
+        return self.ir_op.message.data
+
+
+_OP_VIEWS[ag.PrintOp] = Print
+
+
 def op_view(ir_op: Operation) -> Op:
     """The Theano-style op object of an IR operation."""
     if isinstance(ir_op, ag.FusedOp):

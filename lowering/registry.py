@@ -96,12 +96,19 @@ def _inplace() -> type[ModulePass]:
     return InplacePass
 
 
+def _profile_timers() -> type[ModulePass]:
+    from arignote.lowering.profile_timers import ProfileTimersPass
+
+    return ProfileTimersPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "stabilize": _stabilize,
     "specialize": _specialize,
     "fusion": _fusion,
     "inplace": _inplace,
+    "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

@@ -35,6 +35,7 @@ from arignote.dialects.ag.base import (
     tensor_type,
 )
 from arignote.dialects.ag.control import IfOp, YieldOp
+from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -181,6 +182,7 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        *DEBUG_OPS,
         IfOp,
         FusedOp,
     ],
@@ -188,6 +190,10 @@ Ag = Dialect(
 )
 
 __all__ = [
+    "DEBUG_OPS",
+    "PrintOp",
+    "ProfileBeginOp",
+    "ProfileEndOp",
     "IfOp",
     "YieldOp",
     "FusedOp",

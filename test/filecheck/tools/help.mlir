@@ -10,6 +10,7 @@
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-math-to-llvm {{ +}}{{[^ ].*}}
