@@ -738,11 +738,13 @@ def make_interpreter(
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
+    from arignote.runtime.fused import FusedFunctions
 
     interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in (
         AgFunctions(),
         AgControlFunctions(),
+        FusedFunctions(),
         FuncFunctions(),
         ArithFunctions(),
         ScfFunctions(),
