@@ -8,7 +8,7 @@
 // CHECK-SAME:    ag.checks = ["ag.mul [Elemwise{mul} at prog.py:3]: dimension 1 of the operands differ (lhs tensor<?x?xf32>, rhs tensor<1x?xf32>): %d vs %d"]
 // CHECK:         arith.cmpi eq, %d_1, %d_2 : index
 // CHECK-LABEL: func.func @f(
-// CHECK-SAME:    %out0: memref<?x?xf32>, %out1: memref<?x?xf32>)
+// CHECK-SAME:    %out0: memref<?x?xf32> {llvm.noalias}, %out1: memref<?x?xf32> {llvm.noalias})
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.for %i = %{{.*}} to %d step
 // CHECK-NEXT:      scf.for %i_1 = %{{.*}} to %d_1 step
@@ -42,15 +42,18 @@ func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.for %i = %{{.*}} to %d step
 // CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
-// CHECK:           %[[SUM:.*]] = scf.for %i_1 = %{{.*}} to %d_1 step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f64) {
-// CHECK-NEXT:        %[[X:.*]] = memref.load %arg0[%i, %i_1]
-// CHECK-NEXT:        %[[E:.*]] = math.exp %[[X]] : f64
-// CHECK-NEXT:        %[[Y:.*]] = memref.load %arg1[%i, %i_1]
-// CHECK-NEXT:        %[[M:.*]] = arith.mulf %[[E]], %[[Y]] : f64
-// CHECK-NEXT:        %[[A:.*]] = arith.addf %[[ACC]], %[[M]] : f64
-// CHECK-NEXT:        scf.yield %[[A]] : f64
-// CHECK-NEXT:      }
-// CHECK-NEXT:      memref.store %[[SUM]], %out0[%i]
+// (a float sum: blocks of 1024 summed with fastmath<reassoc>, Neumaier-compensated)
+// CHECK:           %[[SUM:.*]], %[[COMP:.*]] = scf.for %i_1 = %{{.*}} to %d_1 step %{{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]]) -> (f64, f64) {
+// CHECK:             %[[PART:.*]] = scf.for %i_2 = %i_1 to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f64) {
+// CHECK-NEXT:          %[[X:.*]] = memref.load %arg0[%i, %i_2]
+// CHECK-NEXT:          %[[E:.*]] = math.exp %[[X]] : f64
+// CHECK-NEXT:          %[[Y:.*]] = memref.load %arg1[%i, %i_2]
+// CHECK-NEXT:          %[[M:.*]] = arith.mulf %[[E]], %[[Y]] : f64
+// CHECK-NEXT:          %[[A:.*]] = arith.addf %[[ACC]], %[[M]] fastmath<reassoc> : f64
+// CHECK-NEXT:          scf.yield %[[A]] : f64
+// CHECK-NEXT:        }
+// CHECK:           %[[TOTAL:.*]] = arith.addf %[[SUM]], %[[COMP]] : f64
+// CHECK-NEXT:      memref.store %[[TOTAL]], %out0[%i]
 func.func @g(%x: tensor<?x?xf64>, %y: tensor<?x?xf64>) -> tensor<?xf64> {
   %s = ag.fused %x, %y : tensor<?x?xf64>, tensor<?x?xf64> -> tensor<?xf64> {
   ^bb0(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>):
