@@ -78,9 +78,16 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _row_fusion() -> type[ModulePass]:
+    from arignote.lowering.row_fusion import RowFusionPass
+
+    return RowFusionPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
+    "row-fusion": _row_fusion,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

@@ -713,9 +713,12 @@ def make_interpreter(
 ) -> Interpreter:
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
+    from arignote.runtime.interpreter_rowwise import RowwiseFunctions
+
     interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in (
         AgFunctions(),
+        RowwiseFunctions(),
         FuncFunctions(),
         ArithFunctions(),
         ScfFunctions(),

@@ -127,6 +127,7 @@ from arignote.dialects.ag.reductions import (
     ReduceSumOp,
     reduce_shape,
 )
+from arignote.dialects.ag.rowwise import ROW_OPS, GemvPairOp
 
 BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     AddOp,
@@ -172,11 +173,14 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        GemvPairOp,
     ],
     [],
 )
 
 __all__ = [
+    "GemvPairOp",
+    "ROW_OPS",
     "YieldOp",
     "INDEX",
     "SLICE",

@@ -216,16 +216,19 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_to_loops import KERNELS
+    from arignote.lowering.ag_to_loops import KERNELS, MULTI_RESULT_KERNELS
 
     missing = []
     for func in module.ops:
         if not isinstance(func, FuncOp):
             continue
         for op in func.walk():
-            if op is func or isinstance(op, ReturnOp):
+            # ops in the region of an op (ag.gemv_pair) belong to that op's kernel
+            if op is func or isinstance(op, ReturnOp) or op.parent_op() is not func:
                 continue
-            if op.dialect_name() != ag.Ag.name or type(op) not in KERNELS:
+            if op.dialect_name() != ag.Ag.name or (
+                type(op) not in KERNELS and type(op) not in MULTI_RESULT_KERNELS
+            ):
                 missing.append(op)
     return missing
 
