@@ -5,9 +5,12 @@ additions may be reassociated, so that LLVM vectorizes the reduction), runs the 
 region on `d_i` and row `i` of the row operands with the scalar emitters of `ag_scalar`
 (the region holds only elementwise ops on 0-d tensors), stores `u_i` and `g_i`, and adds
 `alpha * g_i * A[i]` to `r` (a second inner loop, over the row still in the L1 cache).
-`r` starts as `beta * r0`, or zeros. The inner loops read `A` and `x` with a unit stride:
-when their memory has another stride, they are first copied into contiguous temporaries
-(a run-time branch; the common contiguous case copies nothing).
+`r` starts as `beta * r0`, or zeros. Rows go by blocks of `ROW_BLOCK`: one loop computes
+the block's dot products (each `x[k]` loaded once for all of them), a loop over the block
+runs the region (its code emitted once), one loop adds the block's rows to `r` (each
+`r[k]` loaded and stored once); the remaining rows go one by one. The inner loops read
+`A` and `x` with a static unit stride: when their memory has another stride, a contiguous
+copy is read instead (chosen at run time; the common contiguous case copies nothing).
 
 Shape checks (in `@f__shape`): `A`'s column count must equal `len(x)` and `len(r0)`,
 and a vector row operand that is not a static 1 must have `A`'s row count.
@@ -19,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -30,8 +33,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.utils import FastMathFlag
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.ir import Block, Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
@@ -174,47 +176,28 @@ def _unit_or_short(b: Builder, buffer: Buffer) -> SSAValue:
     return b.insert(arith.OrIOp(unit, short)).result
 
 
-def _unit_stride_view(b: Builder, buffer: Buffer) -> Buffer:
-    cast = b.insert(memref.CastOp.get(buffer.memref, _unit_stride_type(buffer)))
-    return Buffer(cast.results[0], buffer.dims)
+def _cast(b: Builder, value: SSAValue, t: MemRefType) -> SSAValue:
+    return b.insert(memref.CastOp.get(value, t)).results[0]
 
 
-def _contiguous_copy(b: Builder, buffer: Buffer) -> Buffer:
-    t = MemRefType(buffer.element_type, buffer.shape)
-    sizes = [as_index(b, d) for s, d in zip(buffer.shape, buffer.dims, strict=True) if s < 0]
-    temp = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, buffer.dims)
-    copy(b, buffer, temp)
-    return temp
+def unit_stride_view(b: Builder, buffer: Buffer) -> tuple[Buffer, SSAValue | None]:
+    """`buffer` seen with a static unit innermost stride, and the temporary to free after
+    its last use (None when `buffer` is contiguous).
 
-
-def _with_unit_strides(
-    b: Builder, buffers: Sequence[Buffer], emit: Callable[[Builder, Sequence[Buffer]], None]
-) -> None:
-    """`emit` on `buffers` seen with a unit innermost stride: cast when their memory
-    has one (checked at run time), else copied into contiguous temporaries."""
-    strided = [x for x in buffers if not _is_contiguous(x)]
-    if not strided:
-        emit(b, buffers)
-        return
-    conditions = [_unit_or_short(b, x) for x in strided]
-    ok = conditions[0]
-    for condition in conditions[1:]:
-        ok = b.insert(arith.AndIOp(ok, condition)).result
-    direct, copied = Block(), Block()
-    direct_builder = Builder(InsertPoint.at_end(direct))
-    emit(
-        direct_builder,
-        [x if _is_contiguous(x) else _unit_stride_view(direct_builder, x) for x in buffers],
-    )
-    direct_builder.insert(scf.YieldOp())
-    copy_builder = Builder(InsertPoint.at_end(copied))
-    temps = [x if _is_contiguous(x) else _contiguous_copy(copy_builder, x) for x in buffers]
-    emit(copy_builder, temps)
-    for temp, x in zip(temps, buffers, strict=True):
-        if temp is not x:
-            copy_builder.insert(memref.DeallocOp.get(temp.memref))
-    copy_builder.insert(scf.YieldOp())
-    b.insert(scf.IfOp(ok, [], Region(direct), Region(copied)))
+    When the memory has another stride, a contiguous copy stands in for it: the copy is
+    sized 0 (and its loop runs no iteration) when the stride is 1 already, and an
+    `arith.select` between the two descriptors picks the one to read, so that a single
+    kernel reads either."""
+    if _is_contiguous(buffer):
+        return buffer, None
+    ok = _unit_or_short(b, buffer)
+    zero = index_constant(b, 0)
+    sizes = [b.insert(arith.SelectOp(ok, zero, as_index(b, d))).result for d in buffer.dims]
+    temp_type = MemRefType(buffer.element_type, [DYNAMIC_INDEX] * len(sizes))
+    temp = b.insert(memref.AllocOp(sizes, [], temp_type)).memref
+    copy(b, Buffer(buffer.memref, tuple(sizes)), Buffer(temp, tuple(sizes)))
+    chosen = b.insert(arith.SelectOp(ok, buffer.memref, _cast(b, temp, buffer.type))).result
+    return Buffer(_cast(b, chosen, _unit_stride_type(buffer)), buffer.dims), temp
 
 
 def _init_result(b: Builder, op: ag.GemvPairOp, out: Buffer, acc: Sequence[Buffer]) -> None:
@@ -284,7 +267,7 @@ def _row_reader(
     return read
 
 
-ROW_BLOCK = 4
+ROW_BLOCK = 8
 """Rows handled together: one loop over the columns computes their dot products (each
 `x[k]` loaded once) and one adds them to `r` (each `r[k]` loaded and stored once)."""
 
@@ -300,34 +283,61 @@ class _PairKernel:
     alpha: SSAValue
     read_rows: Callable[[Builder, SSAValue], list[SSAValue]]
 
-    def rows(self, b: Builder, a: Buffer, x: Buffer, rows: Sequence[SSAValue]) -> None:
-        """The whole computation for the rows `rows` of `A`."""
-        scales: list[SSAValue] = []
-        for i, d in zip(rows, _dot_rows(b, a, x, rows), strict=True):
-            u_i, g_i = run_region(b, self.op.body.block, [d, *self.read_rows(b, i)])
-            store(b, u_i, self.u, [i])
-            store(b, g_i, self.g, [i])
-            scales.append(b.insert(arith.MulfOp(self.alpha, g_i)).result)
-        _add_rows(b, self.r, a, rows, scales)
+    def row(self, b: Builder, i: SSAValue, d: SSAValue) -> SSAValue:
+        """The region on row `i` (dot product `d`): stores `u_i`, `g_i`; returns
+        `alpha * g_i`."""
+        u_i, g_i = run_region(b, self.op.body.block, [d, *self.read_rows(b, i)])
+        store(b, u_i, self.u, [i])
+        store(b, g_i, self.g, [i])
+        return b.insert(arith.MulfOp(self.alpha, g_i)).result
 
-    def loops(self, b: Builder, buffers: Sequence[Buffer]) -> None:
+    def block(
+        self, b: Builder, a: Buffer, x: Buffer, first: SSAValue, scratch: tuple[Buffer, Buffer]
+    ) -> None:
+        """Rows `first .. first + ROW_BLOCK - 1`: their dot products in one loop, the
+        region in a loop over the block (one copy of its code), their updates of `r` in
+        one loop."""
+        rows = [first] + [
+            b.insert(arith.AddiOp(first, index_constant(b, k))).result for k in range(1, ROW_BLOCK)
+        ]
+        sums, scales = scratch
+        for k, d in enumerate(_dot_rows(b, a, x, rows)):
+            store(b, d, sums, [index_constant(b, k)])
+
+        def region_body(inner: Builder, k: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+            i = inner.insert(arith.AddiOp(first, k)).result
+            store(inner, self.row(inner, i, load(inner, sums, [k])), scales, [k])
+            return []
+
+        zero, one = index_constant(b, 0), index_constant(b, 1)
+        for_loop(b, zero, index_constant(b, ROW_BLOCK), one, [], region_body)
+        factors = [load(b, scales, [index_constant(b, k)]) for k in range(ROW_BLOCK)]
+        _add_rows(b, self.r, a, rows, factors)
+
+    def single(self, b: Builder, a: Buffer, x: Buffer, i: SSAValue) -> None:
+        (d,) = _dot_rows(b, a, x, [i])
+        _add_rows(b, self.r, a, [i], [self.row(b, i, d)])
+
+    def loops(self, b: Builder, a: Buffer, x: Buffer) -> None:
         """Blocks of `ROW_BLOCK` rows, then the remaining rows one by one."""
-        a, x = buffers
         count = as_index(b, a.dims[0])
         block = index_constant(b, ROW_BLOCK)
         remainder = b.insert(arith.RemUIOp(count, block)).result
         blocked = b.insert(arith.SubiOp(count, remainder)).result
+        scratch = tuple(
+            Buffer(
+                b.insert(memref.AllocaOp.get(a.element_type, shape=[ROW_BLOCK])).memref,
+                (ROW_BLOCK,),
+            )
+            for _ in range(2)
+        )
 
         def block_body(inner: Builder, i: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
-            rows = [i] + [
-                inner.insert(arith.AddiOp(i, index_constant(inner, k))).result
-                for k in range(1, ROW_BLOCK)
-            ]
-            self.rows(inner, a, x, rows)
+            self.block(inner, a, x, i, scratch)  # pyright: ignore[reportArgumentType]
             return []
 
         def single_body(inner: Builder, i: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
-            self.rows(inner, a, x, [i])
+            self.single(inner, a, x, i)
             return []
 
         for_loop(b, index_constant(b, 0), blocked, block, [], block_body)
@@ -343,7 +353,11 @@ def emit_gemv_pair(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Seque
     _init_result(b, op, r_out, acc)
     read_rows = _row_reader(b, ins[3 + len(op.acc) :])
     kernel = _PairKernel(op, u_out, g_out, r_out, alpha, read_rows)
-    _with_unit_strides(b, ins[:2], kernel.loops)
+    (a, a_temp), (x, x_temp) = unit_stride_view(b, ins[0]), unit_stride_view(b, ins[1])
+    kernel.loops(b, a, x)
+    for temp in (a_temp, x_temp):
+        if temp is not None:
+            b.insert(memref.DeallocOp.get(temp))
 
 
 MULTI_RESULT_RULES[ag.GemvPairOp] = gemv_pair_rule
