@@ -41,6 +41,7 @@ _LAZY = {
     "grad": ("arignote.gradient", "grad"),
     "gradient": ("arignote.gradient", None),
     "printing": ("arignote.printing", None),
+    "ifelse": ("arignote.ifelse", None),
 }
 
 __all__ = sorted(_LAZY)

@@ -179,12 +179,6 @@ KERNELS: dict[type[Operation], Kernel] = {
 }
 """`ag` op class → the kernel computing it into a destination buffer."""
 
-MultiResultKernel = Callable[[Builder, Operation, Sequence[Buffer], Sequence[Buffer]], None]
-
-MULTI_RESULT_KERNELS: dict[type[Operation], MultiResultKernel] = {}
-"""`ag` op class with several results → the kernel computing them into one destination
-buffer each (filled by `arignote.lowering.ag_rowwise`)."""
-
 
 # --- op library A: argmax/argmin, dim ----------------------------------------------------
 

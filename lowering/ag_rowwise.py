@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
@@ -37,8 +38,9 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
-from arignote.lowering.ag_kernels import MULTI_RESULT_KERNELS, copy
-from arignote.lowering.ag_shapes import MULTI_RESULT_RULES, Check, op_label
+from arignote.lowering.ag_control import CONTROL_FLOW
+from arignote.lowering.ag_kernels import copy
+from arignote.lowering.ag_shapes import Check, op_label
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -360,5 +362,22 @@ def emit_gemv_pair(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Seque
             b.insert(memref.DeallocOp.get(temp))
 
 
-MULTI_RESULT_RULES[ag.GemvPairOp] = gemv_pair_rule
-MULTI_RESULT_KERNELS[ag.GemvPairOp] = emit_gemv_pair
+class GemvPairLowering:
+    """`ag.gemv_pair` for `ag-to-loops`, registered with the region-carrying ops
+    (`ag_control.CONTROL_FLOW`): its shape rule and checks in `@f__shape`, its kernel
+    into one destination per result in `@f`."""
+
+    def shape(self, walker: Any, op: Operation) -> None:
+        dims, checks = gemv_pair_rule(op, [walker.env[o] for o in op.operands])
+        walker.env.update(zip(op.results, dims, strict=True))
+        walker.emit_checks(checks)
+
+    def compute(self, state: Any, op: Operation) -> None:
+        operands = [state.env[o] for o in op.operands]
+        dims, _ = gemv_pair_rule(op, [x.dims for x in operands])
+        dests = [state.destination(r, d) for r, d in zip(op.results, dims, strict=True)]
+        emit_gemv_pair(state.builder, op, dests, operands)
+        state.env.update(zip(op.results, dests, strict=True))
+
+
+CONTROL_FLOW[ag.GemvPairOp] = GemvPairLowering()

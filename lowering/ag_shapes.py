@@ -233,26 +233,6 @@ VALUE_SHAPE_RULES: dict[type[Operation], ValueShapeRule] = {}
 """`ag` op class → its shape rule reading operand values through a `ShapeContext`
 (filled by `arignote.lowering.ag_indexing`)."""
 
-MultiResultRule = Callable[
-    [Operation, Sequence[Sequence[Dim]]], tuple[list[list[Dim]], list[Check]]
-]
-
-MULTI_RESULT_RULES: dict[type[Operation], MultiResultRule] = {}
-"""`ag` op class with several results → its shape rule, giving the dimension lengths of
-each result (static ones filled in) and the op's checks (filled by
-`arignote.lowering.ag_rowwise`)."""
-
-
-def results_dims(
-    op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext | None = None
-) -> tuple[list[list[Dim]], list[Check]]:
-    """The dimension lengths of each of the op's results and its checks."""
-    rule = MULTI_RESULT_RULES.get(type(op))
-    if rule is not None:
-        return rule(op, operand_dims)
-    dims, checks = result_dims(op, operand_dims, context)
-    return [dims], checks
-
 
 def result_dims(
     op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext | None = None

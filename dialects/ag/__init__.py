@@ -34,7 +34,7 @@ from arignote.dialects.ag.base import (
     shape_str,
     tensor_type,
 )
-from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -174,6 +174,7 @@ Ag = Dialect(
         DimOp,
         YieldOp,
         GemvPairOp,
+        IfOp,
     ],
     [],
 )
@@ -181,6 +182,7 @@ Ag = Dialect(
 __all__ = [
     "GemvPairOp",
     "ROW_OPS",
+    "IfOp",
     "YieldOp",
     "INDEX",
     "SLICE",
