@@ -262,7 +262,9 @@ _MISSING = object()
 
 def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
     for op in ops:
-        for region in op.regions:
+        # ag.gemv_pair's region is its per-row scalar code, not nodes of the graph
+        regions = () if isinstance(op, ag.GemvPairOp) else op.regions
+        for region in regions:
             yield from _nodes(region.ops)
         if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):
             yield op

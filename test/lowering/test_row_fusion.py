@@ -86,6 +86,18 @@ def test_logreg_debugmode():
     assert last < first
 
 
+def test_fgraph_shows_a_gemv_node():
+    """Theano's graph view: the pair is one node of class `Gemv` (what `Used the cpu`
+    looks for) with three outputs; its region's scalar code is not a node."""
+    train, _, _ = logreg_train("float32", None, np.zeros(3, np.float32))
+    nodes = train.maker.fgraph.toposort()
+    gemvs = [n for n in nodes if type(n.op).__name__ == "Gemv"]
+    assert len(gemvs) == 1
+    assert gemvs[0].op.props == "A,A.T" and len(gemvs[0].outputs) == 3
+    assert [i.name for i in gemvs[0].inputs[:2]] == ["x", "w"]
+    assert not any(n.ir_op.parent_op() is gemvs[0].ir_op for n in nodes)
+
+
 def test_excluding_row_fusion():
     train, _, _ = logreg_train("float32", None, np.zeros(3, np.float32))
     assert "ag.gemv_pair" in train.dump_ir("optimized")
