@@ -136,16 +136,27 @@ class FoldDimOfElementwise(RewritePattern):
 
 
 def depends_on(value: SSAValue, source: OpResult, memo: dict[SSAValue, bool]) -> bool:
-    """Whether `value` is computed from `source` by ops of `source`'s block."""
-    if value in memo:
-        return memo[value]
-    result = False
-    if value is source:
-        result = True
-    elif isinstance(value, OpResult) and value.op.parent_block() is source.op.parent_block():
-        result = any(depends_on(o, source, memo) for o in value.op.operands)
-    memo[value] = result
-    return result
+    """Whether `value` is computed from `source` by ops of `source`'s block (iterative:
+    graphs may be deeper than Python's recursion limit)."""
+    block = source.op.parent_block()
+    stack: list[tuple[SSAValue, bool]] = [(value, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if current in memo:
+            continue
+        if current is source:
+            memo[current] = True
+            continue
+        if not isinstance(current, OpResult) or current.op.parent_block() is not block:
+            memo[current] = False
+            continue
+        operands = current.op.operands
+        if expanded:
+            memo[current] = any(memo[o] for o in operands)
+            continue
+        stack.append((current, True))
+        stack.extend((o, False) for o in operands if o not in memo)
+    return memo[value]
 
 
 @dataclass
@@ -255,7 +266,7 @@ def build_region(
     try:
         chain.mapping[forward.result] = _forward_value(chain, forward, block.args[0], row_count)
         g_i = _region_value(chain, g, row_count)
-    except _NotFusable:
+    except (_NotFusable, RecursionError):  # a chain deeper than Python's stack: not fused
         return None
     block.add_op(ag.YieldOp([chain.mapping[forward.result], g_i]))
     return Region(block), chain.rows

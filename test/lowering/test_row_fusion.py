@@ -194,3 +194,35 @@ def test_not_rowwise_is_left_alone(linker: str):
     ww = np.array([0.5, -1.0, 2.0])
     uu = a @ ww
     np.testing.assert_allclose(f(a, ww), a.T @ np.exp(uu - uu.max()), rtol=1e-12)
+
+
+def test_deep_chains_do_not_overflow_the_stack():
+    """A chain longer than Python's recursion limit is analysed without recursion and
+    left unfused; a short one in the same function is fused."""
+    from xdsl.parser import Parser
+
+    from arignote.lowering.driver import apply_pipeline, make_context
+
+    t = "tensor<?xf32>"
+    lines = [
+        f"func.func @deep(%a: tensor<?x?xf32>, %w: {t}) -> ({t}, {t}) {{",
+        "  %one = ag.constant dense<1.0> : tensor<f32>",
+        f"  %u = ag.gemv %one, %a, %w : tensor<f32>, tensor<?x?xf32>, {t} -> {t}",
+        f"  %v = ag.gemv %one, %a, %w : tensor<f32>, tensor<?x?xf32>, {t} -> {t}",
+        f"  %e0 = ag.neg %u : {t}",
+    ]
+    depth = 1500
+    lines += [f"  %e{k} = ag.neg %e{k - 1} : {t}" for k in range(1, depth)]
+    lines += [
+        f"  %s = ag.exp %v : {t}",
+        f"  %r = ag.gemv %one, %a, %e{depth - 1} {{transpose_a}} : tensor<f32>, "
+        f"tensor<?x?xf32>, {t} -> {t}",
+        f"  %q = ag.gemv %one, %a, %s {{transpose_a}} : tensor<f32>, tensor<?x?xf32>, {t} -> {t}",
+        f"  func.return %r, %q : {t}, {t}",
+        "}",
+    ]
+    module = Parser(make_context(), "\n".join(lines)).parse_module()
+    apply_pipeline(make_context(), module, "row-fusion")
+    text = str(module)
+    assert text.count("ag.gemv_pair") == 1  # the short chain (exp) only
+    assert text.count("ag.gemv ") == 2  # the deep chain's pair is left as it was
