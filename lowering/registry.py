@@ -84,10 +84,17 @@ def _row_fusion() -> type[ModulePass]:
     return RowFusionPass
 
 
+def _profile_timers() -> type[ModulePass]:
+    from arignote.lowering.profile_timers import ProfileTimersPass
+
+    return ProfileTimersPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
     "row-fusion": _row_fusion,
+    "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

@@ -35,6 +35,7 @@ from arignote.dialects.ag.base import (
     tensor_type,
 )
 from arignote.dialects.ag.control import IfOp, YieldOp
+from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -174,6 +175,7 @@ Ag = Dialect(
         DimOp,
         YieldOp,
         GemvPairOp,
+        *DEBUG_OPS,
         IfOp,
     ],
     [],
@@ -182,6 +184,10 @@ Ag = Dialect(
 __all__ = [
     "GemvPairOp",
     "ROW_OPS",
+    "DEBUG_OPS",
+    "PrintOp",
+    "ProfileBeginOp",
+    "ProfileEndOp",
     "IfOp",
     "YieldOp",
     "INDEX",
