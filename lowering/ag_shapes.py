@@ -253,3 +253,27 @@ def result_dims(
     static = _type(op.results[0].type).get_shape()
     merged: list[Dim] = [d if s == ag.DYNAMIC else s for s, d in zip(static, dims, strict=True)]
     return merged, checks
+
+
+MultiShapeRule = Callable[[Operation, Sequence[Sequence[Dim]]], tuple[list[list[Dim]], list[Check]]]
+
+MULTI_RESULT_SHAPE_RULES: dict[type[Operation], MultiShapeRule] = {}
+"""`ag` op class → its shape rule giving the dimensions of each of its results (ops
+that may have several results, such as `ag.fused`; filled by `lowering/ag_fused.py`)."""
+
+
+def results_dims(
+    op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext | None = None
+) -> tuple[list[list[Dim]], list[Check]]:
+    """`result_dims` for every result of `op`: the dimension lengths of each result
+    (static where its type is) and the op's checks."""
+    rule = MULTI_RESULT_SHAPE_RULES.get(type(op))
+    if rule is None:
+        dims, checks = result_dims(op, operand_dims, context)
+        return [dims], checks
+    all_dims, checks = rule(op, operand_dims)
+    merged = [
+        [d if s == ag.DYNAMIC else s for s, d in zip(_type(r.type).get_shape(), dims, strict=True)]
+        for r, dims in zip(op.results, all_dims, strict=True)
+    ]
+    return merged, checks

@@ -272,10 +272,11 @@ _MISSING = object()
 
 def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
     for op in ops:
-        # ag.gemv_pair's region is its per-row scalar code, not nodes of the graph
-        regions = () if isinstance(op, ag.GemvPairOp) else op.regions
-        for region in regions:
-            yield from _nodes(region.ops)
+        # a fused cluster is one node (Theano's Composite); ag.gemv_pair's region is its
+        # per-row scalar code: neither region holds nodes of the graph
+        if not isinstance(op, ag.FusedOp | ag.GemvPairOp):
+            for region in op.regions:
+                yield from _nodes(region.ops)
         if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):
             yield op
 

@@ -172,10 +172,17 @@ def test_pipeline_table():
     to_llvm = LOOPS_LOWERING + "," + LLVM_LOWERING
     assert PIPELINES["to-loops"][0] == LOOPS_LOWERING
     assert PIPELINES["to-llvm"][0] == to_llvm
-    assert PIPELINES["fast_compile"][0] == to_llvm
+    assert PIPELINES["fast_compile"][0] == "canonicalize," + to_llvm
     assert PIPELINES["fast_run"][0] == GRAPH_PIPELINES["fast_run"] + "," + to_llvm
-    graph = GRAPH_PIPELINES["fast_run"].split(",")
-    assert graph == ["stabilize", "specialize", "cse", "row-fusion"]
+    assert GRAPH_PIPELINES["fast_run"].split(",") == [
+        "stabilize",
+        "specialize",
+        "canonicalize",
+        "cse",
+        "row-fusion",
+        "fusion",
+        "inplace",
+    ]
 
 
 def test_pipelines_name_registered_passes_only():
