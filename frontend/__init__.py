@@ -41,6 +41,12 @@ _LAZY = {
     "grad": ("arignote.gradient", "grad"),
     "gradient": ("arignote.gradient", None),
     "printing": ("arignote.printing", None),
+    "scan": ("arignote.scan_module", "scan"),
+    "map": ("arignote.scan_module", "map"),
+    "reduce": ("arignote.scan_module", "reduce"),
+    "foldl": ("arignote.scan_module", "foldl"),
+    "foldr": ("arignote.scan_module", "foldr"),
+    "scan_module": ("arignote.scan_module", None),
 }
 
 __all__ = sorted(_LAZY)

@@ -244,3 +244,19 @@ KERNELS.update(
         ag.DimOp: emit_dim,
     }
 )
+
+
+MultiResultKernel = Callable[[Builder, Operation, Sequence[Buffer], Sequence[Buffer]], None]
+
+MULTI_RESULT_KERNELS: dict[type[Operation], MultiResultKernel] = {}
+"""`ag` op class → the kernel of an op with several results (or a region), computing
+them into one destination buffer each (filled by `arignote.lowering.ag_scan`)."""
+
+
+def emit_op(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Buffer]) -> None:
+    """Compute `op`'s results into `dests` (one buffer per result)."""
+    kernel = MULTI_RESULT_KERNELS.get(type(op))
+    if kernel is not None:
+        kernel(b, op, dests, ins)
+        return
+    KERNELS[type(op)](b, op, dests[0], ins)

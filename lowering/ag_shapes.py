@@ -253,3 +253,23 @@ def result_dims(
     static = _type(op.results[0].type).get_shape()
     merged: list[Dim] = [d if s == ag.DYNAMIC else s for s, d in zip(static, dims, strict=True)]
     return merged, checks
+
+
+MultiResultRule = Callable[
+    [Operation, Sequence[Sequence[Dim]], ShapeContext], tuple[list[list[Dim]], list[Check]]
+]
+
+MULTI_RESULT_RULES: dict[type[Operation], MultiResultRule] = {}
+"""`ag` op class → the shape rule of an op with several results (or a region), giving
+the dimensions of each result (filled by `arignote.lowering.ag_scan`)."""
+
+
+def results_dims(
+    op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext
+) -> tuple[list[list[Dim]], list[Check]]:
+    """The dimension lengths of each of the op's results, and the op's checks."""
+    rule = MULTI_RESULT_RULES.get(type(op))
+    if rule is not None:
+        return rule(op, operand_dims, context)
+    dims, checks = result_dims(op, operand_dims, context)
+    return [dims], checks

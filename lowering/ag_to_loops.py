@@ -62,11 +62,14 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from arignote.lowering import ag_indexing  # noqa: F401 - registers its rules and kernels
+from arignote.lowering import (
+    ag_indexing,  # noqa: F401 - registers its rules and kernels
+    ag_scan,  # noqa: F401 - registers the rule and kernel of ag.scan
+)
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
-from arignote.lowering.ag_kernels import KERNELS, copy
+from arignote.lowering.ag_kernels import KERNELS, MULTI_RESULT_KERNELS, copy, emit_op
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
-from arignote.lowering.ag_shapes import Check, result_dims
+from arignote.lowering.ag_shapes import Check, results_dims
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -112,6 +115,8 @@ def _body(f: func.FuncOp) -> tuple[list[Operation], func.ReturnOp]:
     *ops, ret = f.body.first_block.ops
     assert isinstance(ret, func.ReturnOp)
     for op in ops:
+        if type(op) in MULTI_RESULT_KERNELS:
+            continue
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             raise NotImplementedError(f"ag-to-loops: cannot lower {op.name} in @{f.sym_name.data}")
     return ops, ret
@@ -205,6 +210,8 @@ class _ShapeFunctionContext:
             return self.buffers[value]
         op = value.owner
         assert isinstance(op, Operation)
+        if type(op) not in KERNELS:
+            raise NotImplementedError(f"ag-to-loops: a shape depends on the value of {op.name}")
         ins = [self._buffer_of(o) for o in op.operands]
         t = buffer_type(value.type)
         b = self.builder
@@ -253,7 +260,8 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     fail: Block | None = None
     for op in ops:  # most shape rules only select dimensions: they emit no IR
         context.op = op
-        env[op.results[0]], op_checks = result_dims(op, [env[o] for o in op.operands], context)
+        dims, op_checks = results_dims(op, [env[o] for o in op.operands], context)
+        env.update(zip(op.results, dims, strict=True))
         context.release()
         for check in op_checks:
             if fail is None:
@@ -356,10 +364,10 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     last_use = _last_uses(ops)
     for index, op in enumerate(ops):
         operands = [env[o] for o in op.operands]
-        dims, _ = result_dims(op, [x.dims for x in operands], _ComputeContext(b, op, operands))
-        dest = state.destination(op.results[0], dims)
-        KERNELS[type(op)](b, op, dest, operands)
-        env[op.results[0]] = dest
+        dims, _ = results_dims(op, [x.dims for x in operands], _ComputeContext(b, op, operands))
+        dests = [state.destination(r, d) for r, d in zip(op.results, dims, strict=True)]
+        emit_op(b, op, dests, operands)
+        env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:

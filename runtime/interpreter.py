@@ -713,8 +713,11 @@ def make_interpreter(
 ) -> Interpreter:
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
+    from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
+
     interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in (
+        AgScanFunctions(),
         AgFunctions(),
         FuncFunctions(),
         ArithFunctions(),

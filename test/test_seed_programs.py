@@ -21,6 +21,7 @@ EXPECTED = {
     # 10,000 training steps; the program asserts accuracy >= 0.99, float32 weights and a
     # finite cross-entropy itself. "Used the cpu" needs the Gemv specialization (not yet).
     "06_logreg_train.py": ["target values for D", "prediction on D"],
+    "08_scan_polynomial.py": ["terms: [    2    30   400  6000 50000]", "sum: 56432"],
     # DebugMode: every graph pass checked, native code compared with the interpreter.
     "09_debugmode.py": ["[50.] [0.] [70.]"],
     # The full rc-file/flag precedence run of 11 is in test/frontend/test_config.py.

@@ -127,6 +127,7 @@ from arignote.dialects.ag.reductions import (
     ReduceSumOp,
     reduce_shape,
 )
+from arignote.dialects.ag.scan import ScanOp
 
 BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     AddOp,
@@ -172,12 +173,14 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        ScanOp,
     ],
     [],
 )
 
 __all__ = [
     "YieldOp",
+    "ScanOp",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",

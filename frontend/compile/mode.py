@@ -216,8 +216,9 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_to_loops import KERNELS
+    from arignote.lowering.ag_to_loops import KERNELS, MULTI_RESULT_KERNELS
 
+    lowered = (*KERNELS, *MULTI_RESULT_KERNELS, ag.YieldOp)  # ag.yield: with its parent op
     missing = []
     for func in module.ops:
         if not isinstance(func, FuncOp):
@@ -225,7 +226,7 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
         for op in func.walk():
             if op is func or isinstance(op, ReturnOp):
                 continue
-            if op.dialect_name() != ag.Ag.name or type(op) not in KERNELS:
+            if op.dialect_name() != ag.Ag.name or type(op) not in lowered:
                 missing.append(op)
     return missing
 

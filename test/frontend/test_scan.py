@@ -1,0 +1,149 @@
+"""`arignote.scan` and its shorthands, on both linkers, against NumPy loops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote.dialects import ag
+
+LINKERS = ["py", "cvm"]
+
+
+def _f(inputs, outputs, linker, **kwargs):
+    return arignote.function(inputs, outputs, mode=arignote.Mode(linker=linker), **kwargs)
+
+
+def _rnn_reference(x, h0, w, u, b):
+    hist = [h0[0], h0[1]]
+    for t in range(len(x)):
+        hist.append(np.tanh(x[t] @ w + hist[-1] @ u + 0.5 * hist[-2] + b))
+    return np.stack(hist[2:])
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_rnn_with_two_taps_and_errors(linker: str) -> None:
+    X, H0 = T.tensor3("X"), T.tensor3("H0")
+    W, U, b, k = T.matrix("W"), T.matrix("U"), T.vector("b"), T.iscalar("k")
+
+    def step(x, h2, h1, W, U):  # b is a free variable: captured, not passed
+        return T.tanh(T.dot(x, W) + T.dot(h1, U) + 0.5 * h2 + b)
+
+    hs, updates = arignote.scan(
+        step,
+        sequences=X,
+        outputs_info=dict(initial=H0, taps=[-2, -1]),
+        non_sequences=[W, U],
+        n_steps=k,
+    )
+    assert updates == {}
+    f = _f([X, H0, W, U, b, k], [hs, hs[-1]], linker)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 3, 4))
+    w, u = rng.standard_normal((4, 5)) * 0.3, rng.standard_normal((5, 5)) * 0.3
+    bb, h0 = rng.standard_normal(5), rng.standard_normal((2, 3, 5))
+    out, last = f(x, h0, w, u, bb, 6)
+    np.testing.assert_allclose(out, _rnn_reference(x, h0, w, u, bb), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(last, out[-1])
+    assert f(x, h0, w, u, bb, 2)[0].shape == (2, 3, 5)
+    with pytest.raises(ValueError, match="initial value #0 has 1 rows"):
+        f(x, h0[:1], w, u, bb, 6)
+    with pytest.raises(ValueError, match="sequence #0 has 6"):
+        f(x, h0, w, u, bb, 7)
+    with pytest.raises(ValueError, match="n_steps must not be negative"):
+        f(x, h0, w, u, bb, -1)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_sequences_with_taps_and_several_outputs(linker: str) -> None:
+    x, s0 = T.vector("x"), T.scalar("s0")
+
+    def step(prev, cur, total):
+        diff = cur - prev
+        return [diff, total + diff * diff]
+
+    (diffs, totals), _ = arignote.scan(
+        step, sequences=dict(input=x, taps=[-1, 0]), outputs_info=[None, s0]
+    )
+    f = _f([x, s0], [diffs, totals], linker)
+    xv = np.array([1.0, 4.0, 2.0, 7.0])
+    d, tot = f(xv, 0.5)
+    np.testing.assert_allclose(d, np.diff(xv))
+    np.testing.assert_allclose(tot, 0.5 + np.cumsum(np.diff(xv) ** 2))
+    d, tot = f(np.ones(1), 0.5)  # no step
+    assert d.shape == (0,) and tot.shape == (0,)
+    with pytest.raises(ValueError, match="too short|shorter"):
+        f(np.zeros(0), 0.0)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_state_must_keep_its_shape(linker: str) -> None:
+    v = T.vector("v")
+    out, _ = arignote.scan(lambda h: T.concatenate([h, h]), outputs_info=v, n_steps=2)
+    f = _f([v], out, linker)
+    with pytest.raises(ValueError, match="keep its shape"):
+        f(np.ones(3))
+
+
+def test_map_reduce_folds_go_backwards_return_list() -> None:
+    x = T.vector("x")
+    zero = T.constant(0.0, dtype="float64")
+    squares, _ = arignote.map(lambda v: v * v, sequences=x)
+    total, _ = arignote.reduce(lambda v, acc: acc + v, sequences=x, outputs_info=zero)
+    left, _ = arignote.foldl(lambda v, acc: acc * 2 + v, sequences=x, outputs_info=zero)
+    right, _ = arignote.foldr(lambda v, acc: acc * 2 + v, sequences=x, outputs_info=zero)
+    back, _ = arignote.scan(lambda v: v, sequences=x, go_backwards=True, return_list=True)
+    assert isinstance(back, list) and len(back) == 1
+    f = _f([x], [squares, total, left, right, back[0]], "cvm")
+    xv = np.array([1.0, 2.0, 3.0])
+    sq, tot, lf, rf, bk = f(xv)
+    np.testing.assert_allclose(sq, xv**2)
+    assert tot == 6.0 and lf == ((1 * 2) + 2) * 2 + 3 and rf == ((3 * 2) + 2) * 2 + 1
+    np.testing.assert_allclose(bk, xv[::-1])
+
+
+def test_scan_is_one_op_with_captured_operands() -> None:
+    x, w = T.vector("x"), T.vector("w")
+    outer = T.exp(w)  # computed outside the step: an operand, not recomputed per step
+    out, _ = arignote.scan(lambda v, h: h * outer + v, sequences=x, outputs_info=T.zeros_like(w))
+    op = out.owner.ir_op
+    assert isinstance(op, ag.ScanOp)
+    assert str(out.owner.op) == "Scan"
+    assert outer.value in list(op.non_sequences)
+    assert not any(isinstance(o, ag.ExpOp) for o in op.body.block.ops)
+    f = _f([x, w], out, "py")
+    np.testing.assert_allclose(f(np.ones(2), np.zeros(2)), [[1.0, 1.0], [2.0, 2.0]])
+
+
+def test_argument_errors() -> None:
+    x, v = T.vector("x"), T.vector("v")
+    with pytest.raises(ValueError, match="number of steps"):
+        arignote.scan(lambda h: h, outputs_info=v)
+    with pytest.raises(TypeError, match="n_steps must be a 0-d integer"):
+        arignote.scan(lambda h: h, outputs_info=v, n_steps=T.scalar())
+    with pytest.raises(TypeError, match="same dtype"):
+        arignote.scan(lambda h: T.cast(h, "float32"), outputs_info=v, n_steps=2)
+    with pytest.raises(ValueError, match="returned 2 outputs"):
+        arignote.scan(lambda s, h: [h, h], sequences=x, outputs_info=[v])
+    with pytest.raises(ValueError, match="strict=True"):
+        arignote.scan(lambda s: s * v, sequences=x, strict=True)
+    out, _ = arignote.scan(lambda s, v: s * v, sequences=x, non_sequences=v, strict=True)
+    assert out.ndim == 2
+    with pytest.raises(ValueError, match="taps of outputs_info #0 must be negative"):
+        arignote.scan(lambda s, h: h, sequences=x, outputs_info=dict(initial=x, taps=[1]))
+
+
+def test_blas_products_write_into_the_stacked_rows() -> None:
+    """A step whose result is a gemm/gemv writes BLAS's output into a row of the stacked
+    result (a view with an offset)."""
+    h0, u, v0 = T.matrix("h0"), T.matrix("U"), T.vector("v0")
+    hs, _ = arignote.scan(lambda h, U: T.dot(h, U), outputs_info=h0, non_sequences=u, n_steps=3)
+    vs, _ = arignote.scan(lambda v, U: T.dot(U, v), outputs_info=v0, non_sequences=u, n_steps=3)
+    f = _f([h0, u, v0], [hs, vs], "cvm")
+    rng = np.random.default_rng(1)
+    a, m, v = rng.random((2, 2)), rng.random((2, 2)), rng.random(2)
+    out_h, out_v = f(a, m, v)
+    np.testing.assert_allclose(out_h, np.stack([a @ m, a @ m @ m, a @ m @ m @ m]))
+    np.testing.assert_allclose(out_v, np.stack([m @ v, m @ m @ v, m @ m @ m @ v]))
