@@ -20,6 +20,7 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from arignote import scan_grad as _scan_grad  # noqa: F401 - registers the gradient rule
 from arignote.dialects import ag
 from arignote.graph import (
     _OP_VIEWS,
