@@ -40,11 +40,19 @@ def optional_import(name: str):
         return None
 
 
+step_probe: Callable[[Callable[[], object]], None] | None = None
+"""When set (by `bench.memory`), `median_seconds` hands each system's step to it and
+times nothing: the memory workload reuses the other workloads' row builders."""
+
+
 def median_seconds(fn: Callable[[], object], repeats: int, number: int = 0) -> float:
     """Median over `repeats` of the mean time of `number` calls of `fn` (seconds/call).
 
     `number=0` picks it so that one repeat takes about 50 ms (at least 1 call).
     """
+    if step_probe is not None:
+        step_probe(fn)
+        return float("nan")
     fn()  # warm up
     if number <= 0:
         start = time.perf_counter()

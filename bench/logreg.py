@@ -25,6 +25,15 @@ LEARNING_RATE = 0.1
 L2 = 0.01
 
 
+def init(n: int, feats: int):
+    """The step's data: examples x, labels y, starting weights w0 and bias b0."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, feats)).astype(np.float32)
+    y = rng.integers(0, 2, size=n).astype(np.float32)
+    w0 = (rng.standard_normal(feats) * 0.01).astype(np.float32)
+    return x, y, w0, np.float32(0.0)
+
+
 def numpy_step(x, y, w, b):
     z = x.dot(w) + b
     p_1 = 1 / (1 + np.exp(-z))
@@ -141,11 +150,7 @@ def run(argv=None) -> bool:
     p.add_argument("--n", type=int, default=400)
     p.add_argument("--feats", type=int, default=784)
     args = p.parse_args(argv)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((args.n, args.feats)).astype(np.float32)
-    y = rng.integers(0, 2, size=args.n).astype(np.float32)
-    w0 = (rng.standard_normal(args.feats) * 0.01).astype(np.float32)
-    b0 = np.float32(0.0)
+    x, y, w0, b0 = init(args.n, args.feats)
 
     w1, b1, _, _ = numpy_step(x, y, w0, b0)
     state = [w0, b0]

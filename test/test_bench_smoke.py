@@ -67,3 +67,13 @@ def test_compile_smoke(capsys):
 
     assert bench_compile.run(["--repeats", "1", "--no-peers"])
     assert any(ln.startswith("arignote ") for ln in capsys.readouterr().out.splitlines())
+
+
+def test_memory_smoke(capsys):
+    from bench import memory
+
+    assert memory.run(["--workloads", "logreg", "--steps", "2", "--no-peers"])
+    out = capsys.readouterr().out
+    rows = [ln for ln in out.splitlines() if ln.startswith(("numpy ", "arignote "))]
+    assert len(rows) == 2, out
+    assert all("MiB" in ln for ln in rows), out
