@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from xdsl.dialects import builtin
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -27,6 +28,7 @@ from arignote.graph import (
     NODE_ATTRIBUTE,
     Op,
     Variable,
+    _input_tag,
     _user_location,
     ancestors,
     graph_inputs,
@@ -129,12 +131,23 @@ def _output(entry: Any, i: int) -> _Output:
     return _Output(init, taps)
 
 
-def _placeholder(type_: TensorType, name: str) -> Variable:
-    return type_(name)
+def _placeholder(type_: builtin.TensorType, name: str) -> Variable:
+    """A new input of the IR type `type_` (static lengths kept) for one step's value."""
+    value = Block(arg_types=[type_]).args[0]
+    if BlockArgument.is_valid_name(name):
+        value.name_hint = name
+    var = Variable(value, name)
+    var.tag = _input_tag(var)
+    return var
+
+
+def _row_ir(var: Variable) -> builtin.TensorType:
+    t = ag.tensor_type(var.value)
+    return builtin.TensorType(t.element_type, t.get_shape()[1:])
 
 
 def _row_type(var: Variable) -> TensorType:
-    return TensorType(var.dtype, var.broadcastable[1:])
+    return TensorType.from_ir(_row_ir(var))
 
 
 def _split_returned(returned: Any) -> tuple[list[Variable], dict[Any, Any]]:
@@ -174,11 +187,11 @@ def _trace(
     trace = _Trace()
     for i, (seq, taps) in enumerate(seqs):
         for k in taps:
-            trace.placeholders.append(_placeholder(_row_type(seq), f"seq{i}_t{k:+d}"))
+            trace.placeholders.append(_placeholder(_row_ir(seq), f"seq{i}_t{k:+d}"))
     for i, out in enumerate(outs):
         if out.initial is not None:
             for k in out.taps:
-                trace.placeholders.append(_placeholder(_row_type(out.initial), f"out{i}_t{k:+d}"))
+                trace.placeholders.append(_placeholder(_row_ir(out.initial), f"out{i}_t{k:+d}"))
     returned = fn(*trace.placeholders, *non_seqs)
     trace.outputs, updates = _split_returned(returned)
     return trace, updates
@@ -290,8 +303,8 @@ def _n_steps(n_steps: Any, has_sequences: bool) -> Variable | None:
 
 
 def _result_type(out: _Output, var: Variable) -> Any:
-    row = _row_type(out.initial) if out.initial is not None else var.type
-    return TensorType(row.dtype, (False, *row.broadcastable)).to_ir()
+    row = _row_ir(out.initial) if out.initial is not None else ag.tensor_type(var.value)
+    return builtin.TensorType(row.element_type, [ag.DYNAMIC, *row.get_shape()])
 
 
 def _label(op: Operation, name: str | None) -> None:
