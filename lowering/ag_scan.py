@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr, 
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from arignote.dialects import ag
-from arignote.lowering.ag_indexing import add, cmp, smin, sub
+from arignote.lowering.ag_indexing import add, cmp, rem, smin, sub
 from arignote.lowering.ag_kernels import KERNELS, MULTI_RESULT_KERNELS, copy, emit_op
 from arignote.lowering.ag_shapes import (
     MULTI_RESULT_RULES,
@@ -278,7 +278,9 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
         checks += op_checks
     inner.release()
     checks += _state_checks(op, body, dims)
-    results = [[steps, *body[v]] for v in op.yield_op.values]
+    last = op.last_only_outputs
+    kept = smin(context.builder, steps, 1) if last else steps
+    results = [[kept if i in last else steps, *body[v]] for i, v in enumerate(op.yield_op.values)]
     return _ScanShapes(steps, body, results, checks if context.emit_checks else [])
 
 
@@ -335,21 +337,28 @@ def _step_buffers(
     for i, taps in enumerate(op.sequence_tap_lists):
         for k in taps:
             args.append(subview(b, ins[layout.seq(i)], add(b, t, k - min(taps)), None))
-    depths = _depths(op)
-    recurrent = [taps for taps in op.output_tap_lists if taps]
-    for j, taps in enumerate(recurrent):
-        for k in taps:
-            args.append(subview(b, ext[j], add(b, t, depths[j] + k), None))
+    depths, last = _depths(op), op.last_only_outputs
+    for j, i in enumerate(op.recurrent_outputs):
+        for k in op.output_tap_lists[i]:
+            row = _history_row(b, add(b, t, depths[j] + k), depths[j], i in last)
+            args.append(subview(b, ext[j], row, None))
     args += [ins[layout.nonseq(k)] for k in range(layout.nonseqs)]
     rows: dict[int, Buffer] = {}
     position = {i: j for j, i in enumerate(op.recurrent_outputs)}
     for i in range(len(op.outputs)):
         if i in position:
             j = position[i]
-            rows[i] = subview(b, ext[j], add(b, t, depths[j]), None)
+            row = _history_row(b, add(b, t, depths[j]), depths[j], i in last)
+            rows[i] = subview(b, ext[j], row, None)
         else:
-            rows[i] = subview(b, dests[i], t, None)
+            rows[i] = subview(b, dests[i], 0 if i in last else t, None)
     return _Step(args, rows)
+
+
+def _history_row(b: Builder, row: Dim, depth: int, ring: bool) -> Dim:
+    """The row of a history buffer holding history position `row` (modulo the ring's
+    `depth + 1` rows when only the last step is kept)."""
+    return rem(b, row, depth + 1) if ring else row
 
 
 def _last_uses(ops: Sequence[Operation]) -> dict[SSAValue, int]:
@@ -428,12 +437,14 @@ class _KernelContext:
 
 
 def _histories(b: Builder, op: ag.ScanOp, ins: Sequence[Buffer], steps: Dim) -> list[Buffer]:
-    """Per fed-back output, a buffer of its `L` earlier values then one row per step."""
+    """Per fed-back output, a buffer of its `L` earlier values then one row per step
+    (a ring of `L + 1` rows when only the last step is kept)."""
     layout, result = _Layout.of(op), []
-    for j, depth in enumerate(_depths(op)):
+    last = op.last_only_outputs
+    for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
         init = ins[layout.init(j)]
         state = tuple(init.dims[1:])
-        dims = (add(b, steps, depth), *state)
+        dims = (add(b, 1 if i in last else steps, depth), *state)
         t = MemRefType(init.element_type, [DYNAMIC_INDEX, *init.shape[1:]])
         sizes = dynamic_sizes(b, t.get_shape(), dims)
         ext = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, dims)
@@ -455,8 +466,13 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
 
     zero, one = index_constant(b, 0), index_constant(b, 1)
     for_loop(b, zero, as_index(b, shapes.steps), one, [], body)
+    last = op.last_only_outputs
     for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
-        copy(b, subview(b, ext[j], depth, shapes.steps), dests[i])
+        if i in last:  # the last step's row (read only when there was a step)
+            row = _history_row(b, add(b, sub(b, shapes.steps, 1), depth), depth, True)
+            copy(b, subview(b, ext[j], row, dests[i].dims[0]), dests[i])
+        else:
+            copy(b, subview(b, ext[j], depth, shapes.steps), dests[i])
         b.insert(memref.DeallocOp.get(ext[j].memref))
 
 

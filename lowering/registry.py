@@ -78,9 +78,16 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _scan_last_step() -> type[ModulePass]:
+    from arignote.lowering.scan_last_step import ScanLastStepPass
+
+    return ScanLastStepPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
+    "scan-last-step": _scan_last_step,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

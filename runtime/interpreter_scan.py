@@ -112,6 +112,8 @@ def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> lis
             stacked[i].append(value)
     states = iter(h[-1].shape for h in histories)
     shapes = [next(states) if taps else None for taps in out_taps]
+    last = op.last_only_outputs
+    stacked = [rows[-1:] if i in last else rows for i, rows in enumerate(stacked)]
     return [_stack(op, i, rows, shapes[i]) for i, rows in enumerate(stacked)]
 
 

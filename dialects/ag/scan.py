@@ -5,7 +5,8 @@ taps, the sequence's row `t + tap - min_tap` at step `t` (the sequence type with
 leading dimension); for each fed-back output and each of its (negative) taps `-k`, the
 output's value `k` steps earlier (the initial value's type without its leading
 dimension); then the non-sequences, whole. The body ends with `ag.yield`, one value per
-output. Each result stacks one output over the steps: `n_steps x <the yielded shape>`.
+output. Each result stacks one output over the steps: `n_steps x <the yielded shape>` (only the
+last step, `min(n_steps, 1)` rows, for the outputs listed in `last_only`).
 
 An output with taps has an initial value (an operand) whose leading dimension is the
 history: with `L = max |tap|`, rows `0..L-1` are the values before step 0, oldest first
@@ -50,6 +51,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     traits_def,
@@ -112,6 +114,9 @@ class ScanOp(IRDLOperation):
     """Per sequence, its taps (offsets >= its smallest, relative to the step)."""
     output_taps = prop_def(TapsAttr)
     """Per output, its negative taps; empty for an output that is not fed back."""
+    last_only = opt_prop_def(DenseArrayBase)
+    """Outputs of which only the last step is kept: their result holds `min(n, 1)`
+    rows (set by `scan-last-step` when every use reads the last row only)."""
 
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
@@ -157,6 +162,13 @@ class ScanOp(IRDLOperation):
     @property
     def output_tap_lists(self) -> list[tuple[int, ...]]:
         return _taps(self.output_taps)
+
+    @property
+    def last_only_outputs(self) -> set[int]:
+        """The outputs of which only the last step is kept."""
+        if self.last_only is None:
+            return set()
+        return {int(v) for v in self.last_only.get_values()}
 
     @property
     def recurrent_outputs(self) -> list[int]:
@@ -233,6 +245,11 @@ class ScanOp(IRDLOperation):
                     f"'{self.name}' op output #{i} has taps {list(taps)}; output taps "
                     "must be negative"
                 )
+        if any(not 0 <= i < len(out_taps) for i in self.last_only_outputs):
+            raise VerifyException(
+                f"'{self.name}' op last_only names outputs {sorted(self.last_only_outputs)}, "
+                f"but it has {len(out_taps)}"
+            )
         for i, init in enumerate(self.initials):
             if _tensor(self.name, f"initial value #{i}", init.type).get_num_dims() < 1:
                 raise VerifyException(

@@ -147,3 +147,26 @@ def test_blas_products_write_into_the_stacked_rows() -> None:
     out_h, out_v = f(a, m, v)
     np.testing.assert_allclose(out_h, np.stack([a @ m, a @ m @ m, a @ m @ m @ m]))
     np.testing.assert_allclose(out_v, np.stack([m @ v, m @ m @ v, m @ m @ m @ v]))
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_only_the_last_step_is_kept(linker: str) -> None:
+    """`scan-last-step` marks outputs read only at `[-1]`/`[-1:]` (a two-tap ring, an
+    output not fed back); the values are those of the full scan."""
+    x, h0 = T.vector("x"), T.vector("h0")
+    (h, y), _ = arignote.scan(
+        lambda v, h2, h1: [h1 + 0.5 * h2 + v, v * 2],
+        sequences=x,
+        outputs_info=[dict(initial=h0, taps=[-2, -1]), None],
+    )
+    f = _f([x, h0], [h[-1], h[-1:], y[-1]], linker)
+    (op,) = [n.ir_op for n in f.maker.fgraph.toposort() if isinstance(n.ir_op, ag.ScanOp)]
+    assert op.last_only_outputs == {0, 1}
+    xv, hv = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.5, -1.0])
+    hist = list(hv)
+    for v in xv:
+        hist.append(hist[-1] + 0.5 * hist[-2] + v)
+    last, last_rows, y_last = f(xv, hv)
+    assert last == hist[-1] and last_rows.tolist() == [hist[-1]] and y_last == 8.0
+    g = _f([x, h0], h[-1:], linker)
+    assert g(np.zeros(0), hv).shape == (0,)

@@ -174,7 +174,12 @@ def test_pipeline_table():
     assert PIPELINES["to-llvm"][0] == to_llvm
     assert PIPELINES["fast_compile"][0] == to_llvm
     assert PIPELINES["fast_run"][0] == GRAPH_PIPELINES["fast_run"] + "," + to_llvm
-    assert GRAPH_PIPELINES["fast_run"].split(",") == ["stabilize", "specialize", "cse"]
+    assert GRAPH_PIPELINES["fast_run"].split(",") == [
+        "stabilize",
+        "specialize",
+        "cse",
+        "scan-last-step",
+    ]
 
 
 def test_pipelines_name_registered_passes_only():
