@@ -24,12 +24,14 @@ scf.for %t = %c0 to %n step %c1 {
   %x_t  = memref.subview %seq[%t + tap - min_tap, 0...]   // a row: no copy
   %h_k  = memref.subview %ext[%t + L - k, 0...]
   %dest = memref.subview %ext[%t + L, 0...]               // the step writes here
-  <the body's kernels; intermediates allocated and freed inside the step>
+  <the body's kernels, into the scratch buffers, the last one into %dest>
 }
 <copy %ext[L..L+n) into the result; free %ext>
 ```
 
-An output that is not fed back is written straight into its result's row `t`.
+An output that is not fed back is written straight into its result's row `t`. The
+body's intermediates get one scratch buffer each, allocated in front of the loop (their
+shapes do not change from step to step) and freed after it.
 """
 
 from __future__ import annotations
@@ -361,58 +363,45 @@ def _history_row(b: Builder, row: Dim, depth: int, ring: bool) -> Dim:
     return rem(b, row, depth + 1) if ring else row
 
 
-def _last_uses(ops: Sequence[Operation]) -> dict[SSAValue, int]:
-    last: dict[SSAValue, int] = {}
-    for index, op in enumerate(ops):
-        for value in (*op.operands, *op.results):
-            last[value] = index
-    return last
-
-
-def _first_yields(yield_op: Operation, env: dict[SSAValue, Buffer]) -> dict[SSAValue, int]:
+def _first_yields(yield_op: Operation) -> dict[SSAValue, int]:
     """Yielded op results → the first output yielding them (computed in place there)."""
     first: dict[SSAValue, int] = {}
     for i, value in enumerate(yield_op.operands):
-        if value not in env:
+        if not isinstance(value, BlockArgument):
             first.setdefault(value, i)
     return first
 
 
-def _destinations(
-    b: Builder, body_op: Operation, step: _Step, first_yield: dict[SSAValue, int], dims: dict
-) -> tuple[list[Buffer], list[SSAValue]]:
-    """Where `body_op` computes its results: a row of an output, or a fresh allocation
-    (returned second, to free)."""
-    dests, allocated = [], []
-    for r in body_op.results:
-        if r in first_yield:
-            dests.append(step.dests[first_yield[r]])
-            continue
-        t = _buffer_type(r.type)
-        sizes = dynamic_sizes(b, t.get_shape(), dims[r])
-        dests.append(Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, dims[r]))
-        allocated.append(r)
-    return dests, allocated
+def _scratch(
+    b: Builder, op: ag.ScanOp, dims: dict[SSAValue, tuple[Dim, ...]]
+) -> dict[SSAValue, Buffer]:
+    """A buffer for each intermediate of the body, allocated once in front of the loop
+    (the body's shapes do not change from step to step) and reused by every step."""
+    *ops, yield_op = list(op.body.block.ops)
+    first_yield = _first_yields(yield_op)
+    buffers: dict[SSAValue, Buffer] = {}
+    for body_op in ops:
+        for r in body_op.results:
+            if r in first_yield:
+                continue
+            t = _buffer_type(r.type)
+            sizes = dynamic_sizes(b, t.get_shape(), dims[r])
+            buffers[r] = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, dims[r])
+    return buffers
 
 
-def _compute_body(
-    b: Builder, op: ag.ScanOp, step: _Step, dims: dict[SSAValue, tuple[Dim, ...]]
-) -> None:
+def _compute_body(b: Builder, op: ag.ScanOp, step: _Step, scratch: dict[SSAValue, Buffer]) -> None:
     """The body's kernels for one step; yielded values land in `step.dests`."""
     block = op.body.block
     *ops, yield_op = list(block.ops)
     env: dict[SSAValue, Buffer] = dict(zip(block.args, step.args, strict=True))
-    first_yield = _first_yields(yield_op, env)
-    owned: set[SSAValue] = set()
-    last = _last_uses(ops)
-    for index, body_op in enumerate(ops):
-        dests, allocated = _destinations(b, body_op, step, first_yield, dims)
-        owned.update(allocated)
+    first_yield = _first_yields(yield_op)
+    for body_op in ops:
+        dests = [
+            step.dests[first_yield[r]] if r in first_yield else scratch[r] for r in body_op.results
+        ]
         emit_op(b, body_op, dests, [env[o] for o in body_op.operands])
         env.update(zip(body_op.results, dests, strict=True))
-        for value in dict.fromkeys((*body_op.operands, *body_op.results)):
-            if value in owned and last[value] == index:
-                b.insert(memref.DeallocOp.get(env[value].memref))
     for i, value in enumerate(yield_op.operands):
         if env[value].memref is not step.dests[i].memref:
             copy(b, env[value], step.dests[i])
@@ -458,10 +447,11 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
     assert isinstance(op, ag.ScanOp)
     shapes = scan_shapes(op, [x.dims for x in ins], _KernelContext(b, ins))
     ext = _histories(b, op, ins, shapes.steps)
+    scratch = _scratch(b, op, shapes.body)
 
     def body(inner: Builder, t: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
         step = _step_buffers(inner, op, t, ins, ext, dests)
-        _compute_body(inner, op, step, shapes.body)
+        _compute_body(inner, op, step, scratch)
         return ()
 
     zero, one = index_constant(b, 0), index_constant(b, 1)
@@ -474,6 +464,8 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
         else:
             copy(b, subview(b, ext[j], depth, shapes.steps), dests[i])
         b.insert(memref.DeallocOp.get(ext[j].memref))
+    for buffer in scratch.values():
+        b.insert(memref.DeallocOp.get(buffer.memref))
 
 
 MULTI_RESULT_RULES[ag.ScanOp] = scan_rule
