@@ -46,6 +46,7 @@ _LAZY = {
     "reduce": ("arignote.scan_module", "reduce"),
     "foldl": ("arignote.scan_module", "foldl"),
     "foldr": ("arignote.scan_module", "foldr"),
+    "scan_checkpoints": ("arignote.scan_module", "scan_checkpoints"),
     "scan_module": ("arignote.scan_module", None),
 }
 

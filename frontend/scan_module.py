@@ -37,7 +37,7 @@ from arignote.graph import (
 from arignote.tensor import basic as T
 from arignote.tensor.type import TensorType
 
-__all__ = ["foldl", "foldr", "map", "reduce", "scan"]
+__all__ = ["foldl", "foldr", "map", "reduce", "scan", "scan_checkpoints"]
 
 TRUNCATE_ATTRIBUTE = "ag.truncate_gradient"
 """The attribute of an `ag.scan` built with `truncate_gradient=k` (k > 0): its gradient
@@ -195,6 +195,36 @@ def _trace(
     returned = fn(*trace.placeholders, *non_seqs)
     trace.outputs, updates = _split_returned(returned)
     return trace, updates
+
+
+def _feed_back_updates(trace: _Trace, outs: list[_Output], updates: dict[Any, Any]) -> list[Any]:
+    """Shared-variable updates of the step become fed-back outputs: inside the step the
+    variable reads its value after the previous step (its own value before step 0), and
+    its update is the output's last step. Appends to `trace` and `outs`; the variables."""
+    from arignote.compile.clone import rebuild
+    from arignote.compile.sharedvalue import SharedVariable
+
+    if not updates:
+        return []
+    shared, states, new_values = [], [], []
+    for target, value in updates.items():
+        if not isinstance(target, SharedVariable):
+            raise TypeError(f"scan: an update target must be a shared variable, got {target!r}")
+        value = T.as_tensor_variable(value)
+        if value.dtype != target.dtype or value.ndim != target.ndim:
+            value = T.cast(value, target.dtype)
+        if value.ndim != target.ndim:
+            raise TypeError(f"scan: the update of {target} has {value.ndim} dimensions")
+        shared.append(target)
+        states.append(_placeholder(ag.tensor_type(target.value), f"{target.name or 'shared'}_t-1"))
+        new_values.append(value.value)
+    replace = {sv.value: ph.value for sv, ph in zip(shared, states, strict=True)}
+    rebuilt = rebuild([*(o.value for o in trace.outputs), *new_values], replace)
+    trace.outputs = [variable_of(v) for v in rebuilt]
+    trace.placeholders += states
+    for sv in shared:
+        outs.append(_Output(T.dimshuffle(sv, "x", *range(sv.ndim)), (-1,)))
+    return shared
 
 
 # --- building the op ---------------------------------------------------------------------
@@ -355,13 +385,10 @@ def scan(
     non_seqs = [T.as_tensor_variable(v) for v in _as_list(non_sequences)]
     steps = _n_steps(n_steps, bool(seqs))
     trace, updates = _trace(fn, seqs, outs, non_seqs)
-    if updates:
-        raise NotImplementedError(
-            "scan: updates of shared variables inside the step function are not supported"
-        )
     if outputs_info is None:
         outs = [_Output(None, ()) for _ in trace.outputs]
     _check_output_types(outs, trace.outputs)
+    updated = _feed_back_updates(trace, outs, updates)
     inner = {p.value for p in trace.placeholders}
     out_values = [o.value for o in trace.outputs]
     body = _body_ops(out_values, inner)
@@ -383,6 +410,10 @@ def scan(
     _label(op, name)
     results = [Variable(r) for r in op.results]
     updates_out: OrderedDict[Any, Any] = OrderedDict()
+    if updated:
+        states = results[len(results) - len(updated) :]
+        results = results[: len(results) - len(updated)]
+        updates_out.update((sv, state[-1]) for sv, state in zip(updated, states, strict=True))
     if len(results) == 1 and not return_list:
         return results[0], updates_out
     return results, updates_out
@@ -456,3 +487,95 @@ def foldr(
 ) -> tuple[Any, OrderedDict[Any, Any]]:
     """`reduce` from the last element of the sequences to the first."""
     return reduce(fn, sequences, outputs_info, non_sequences, True, mode, name)
+
+
+def scan_checkpoints(
+    fn: Callable[..., Any],
+    sequences: Any = None,
+    outputs_info: Any = None,
+    non_sequences: Any = None,
+    name: str = "checkpointscan_fn",
+    n_steps: Any = None,
+    save_every_N: int = 10,  # noqa: N803 - Theano's name
+    padding: bool = True,
+) -> tuple[Any, OrderedDict[Any, Any]]:
+    """A `scan` that stores its states only every `save_every_N` steps (Theano's
+    `scan_checkpoints`): an outer scan over chunks of `save_every_N` steps whose step runs
+    an inner scan over the chunk and keeps its last step. The gradient recomputes each
+    chunk's inner steps from its checkpoint, so backpropagation through time holds about
+    `n / N + N` states instead of `n`.
+
+    Restrictions (as Theano's): every output is fed back with the single tap -1 (an
+    initial value, no `None`, no other taps); the sequences all have the length of the
+    scan. Returns `(outputs, updates)` where each output holds the states at the
+    checkpoints (`ceil(n / N)` rows; the last is the final state). The sequences are
+    zero-padded to a multiple of `save_every_N` (a copy); with `padding=False` their
+    length must already be one.
+    """
+    every = int(save_every_N)
+    if every < 1:
+        raise ValueError(f"scan_checkpoints: save_every_N must be >= 1, got {save_every_N}")
+    infos = _as_list(outputs_info)
+    for i, entry in enumerate(infos):
+        if entry is None or (isinstance(entry, dict) and entry.get("taps", [-1]) != [-1]):
+            raise ValueError(
+                f"scan_checkpoints: outputs_info #{i} must be an initial value fed back "
+                "with tap -1 (no None, no other taps)"
+            )
+    seqs = [T.as_tensor_variable(s) for s in _as_list(sequences)]
+    non_seqs = [T.as_tensor_variable(v) for v in _as_list(non_sequences)]
+    if n_steps is None:
+        if not seqs:
+            raise ValueError("scan_checkpoints: give sequences or n_steps")
+        n_steps = T.shape_i(seqs[0], 0)
+    steps = T.cast(T.as_tensor_variable(n_steps), "int64")
+    chunks = (steps + (every - 1)) // every
+    chunked = [_chunks(s, chunks, every, padding) for s in seqs]
+    mask = T.lt(_arange(chunks * every), steps).reshape((chunks, every))
+
+    def outer_step(*args: Variable) -> list[Variable]:
+        chunk_seqs, chunk_mask = list(args[: len(chunked)]), args[len(chunked)]
+        states = list(args[len(chunked) + 1 : len(chunked) + 1 + len(infos)])
+
+        def inner_step(*inner: Variable) -> list[Variable]:
+            slices, valid = list(inner[: len(chunk_seqs)]), inner[len(chunk_seqs)]
+            prev = list(inner[len(chunk_seqs) + 1 : len(chunk_seqs) + 1 + len(states)])
+            new = fn(*slices, *prev, *non_seqs)
+            new_list = list(new) if isinstance(new, list | tuple) else [new]
+            return [T.switch(valid, n, p) for n, p in zip(new_list, prev, strict=True)]
+
+        results, _ = scan(
+            inner_step,
+            sequences=[*chunk_seqs, chunk_mask],
+            outputs_info=states,
+            name=f"{name}_inner",
+            return_list=True,
+        )
+        return [r[-1] for r in results]
+
+    outputs, updates = scan(
+        outer_step,
+        sequences=[*chunked, mask],
+        outputs_info=infos,
+        n_steps=chunks,
+        name=f"{name}_outer",
+    )
+    return outputs, updates
+
+
+def _arange(n: Variable) -> Variable:
+    from arignote.tensor.subtensor import arange
+
+    return arange(n, dtype="int64")
+
+
+def _chunks(seq: Variable, chunks: Variable, every: int, padding: bool) -> Variable:
+    """`seq` as `chunks x every x ...`, zero-padded at the end when `padding`."""
+    from arignote.tensor.subtensor import alloc, concatenate
+
+    rest = [T.shape_i(seq, d) for d in range(1, seq.ndim)]
+    if padding:
+        missing = chunks * every - T.shape_i(seq, 0)
+        zero = T.constant(0, dtype=seq.dtype)
+        seq = concatenate([seq, alloc(zero, missing, *rest)])
+    return seq.reshape([chunks, every, *rest], ndim=seq.ndim + 1)

@@ -185,6 +185,8 @@ class _BodyShapeContext:
         if value in self.buffers:
             return self.buffers[value]
         op = value.owner
+        if isinstance(op, ag.DimOp):  # a length: known even when the data changes
+            return self._dim(op, value)
         if isinstance(value, BlockArgument) or type(op) not in KERNELS:
             raise NotImplementedError(
                 "ag-to-loops: a shape inside ag.scan depends on a value that changes "
@@ -199,6 +201,15 @@ class _BodyShapeContext:
         KERNELS[type(op)](self.builder, op, dest, ins)
         self.temporaries.append(alloc)
         self.buffers[value] = dest
+        return dest
+
+    def _dim(self, op: ag.DimOp, value: SSAValue) -> Buffer:
+        """`ag.dim` of any body value, from the body's dimensions."""
+        t = _buffer_type(value.type)
+        dest = Buffer(self.builder.insert(memref.AllocOp([], [], t)).memref, ())
+        source = Buffer(dest.memref, tuple(self.env[op.operands[0]]))  # only dims are read
+        KERNELS[ag.DimOp](self.builder, op, dest, [source])
+        self.temporaries.append(dest.memref)
         return dest
 
     def buffer(self, operand: int) -> Buffer:

@@ -170,3 +170,59 @@ def test_only_the_last_step_is_kept(linker: str) -> None:
     assert last == hist[-1] and last_rows.tolist() == [hist[-1]] and y_last == 8.0
     g = _f([x, h0], h[-1:], linker)
     assert g(np.zeros(0), hv).shape == (0,)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_shared_variable_updates_in_the_step(linker: str) -> None:
+    counter = arignote.shared(np.array(0, dtype="int64"), name="counter")
+    acc = arignote.shared(np.zeros(2), name="acc")
+    x = T.matrix("x")
+    out, updates = arignote.scan(
+        lambda row: (row * counter, {counter: counter + 1, acc: acc + row}), sequences=x
+    )
+    assert set(updates) == {counter, acc}
+    f = _f([x], out, linker, updates=updates)
+    np.testing.assert_allclose(f(np.ones((3, 2))), [[0, 0], [1, 1], [2, 2]])
+    assert counter.get_value() == 3 and acc.get_value().tolist() == [3.0, 3.0]
+    np.testing.assert_allclose(f(np.ones((2, 2))), [[3, 3], [4, 4]])
+    assert counter.get_value() == 5
+    with pytest.raises(TypeError, match="must be a shared variable"):
+        arignote.scan(lambda row: (row, {x: row}), sequences=x)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_nested_scan_and_its_gradient(linker: str) -> None:
+    m = T.matrix("M")
+    zero = T.constant(0.0, dtype="float64")
+
+    def row_step(row, acc):
+        inner, _ = arignote.scan(lambda v, s: s * 0.5 + v, sequences=row, outputs_info=zero)
+        return acc + inner[-1]
+
+    out, _ = arignote.scan(row_step, sequences=m, outputs_info=zero)
+    f = _f([m], [out, arignote.grad(out[-1], m)], linker)
+    value, grad = f(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(value, [2.5, 10.25])
+    np.testing.assert_allclose(grad, [[0.25, 0.5, 1.0]] * 2)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_scan_checkpoints_matches_scan(linker: str) -> None:
+    x, h0, w = T.matrix("X"), T.vector("h0"), T.matrix("W")
+
+    def step(v, h, w):
+        return T.tanh(v + T.dot(h, w))
+
+    full, _ = arignote.scan(step, sequences=x, outputs_info=h0, non_sequences=w)
+    ck, _ = arignote.scan_checkpoints(
+        step, sequences=x, outputs_info=h0, non_sequences=w, save_every_N=3
+    )
+    grads = arignote.grad(full[-1].sum(), [w, x, h0]) + arignote.grad(ck[-1].sum(), [w, x, h0])
+    f = _f([x, h0, w], [full, ck, *grads], linker)
+    rng = np.random.default_rng(3)
+    r = f(rng.standard_normal((7, 3)), rng.standard_normal(3), rng.standard_normal((3, 3)) * 0.5)
+    np.testing.assert_allclose(r[1], r[0][[2, 5, 6]])  # the checkpoints: steps 3, 6, 7
+    for a, b in zip(r[2:5], r[5:8], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="fed back with tap -1"):
+        arignote.scan_checkpoints(step, sequences=x, outputs_info=[None], non_sequences=w)
