@@ -11,8 +11,8 @@ their shape over the steps (as in Theano), so the body's shapes do not depend on
 step. Every fed-back output is checked to have its initial state's shape. A body
 shape that depends on a *value* computed from a sequence slice or a state (a slice bound
 read from a sequence, say) cannot be known before the loop runs: compiling such a scan
-raises NotImplementedError (the interpreter, `linker="py"`, runs it). In `@f__shape`
-all of this happens before any memory is touched; in `@f` the same rule gives the
+raises `StepDependentShapeError` (and the native linkers fall back to the interpreter).
+In `@f__shape` all of this happens before any memory is touched; in `@f` the same rule gives the
 result sizes and the body's sizes, computed once, outside the loop.
 
 **Loop.** Each result is `n x <state>`, written in place:
@@ -63,6 +63,12 @@ from arignote.lowering.loop_utils import (
     index_constant,
     load,
 )
+
+
+class StepDependentShapeError(NotImplementedError):
+    """A shape inside an `ag.scan` body depends on a value that changes from step to
+    step: the scan has no native lowering (the interpreter runs it)."""
+
 
 # --- the operands of an ag.scan -------------------------------------------------------------
 
@@ -188,9 +194,9 @@ class _BodyShapeContext:
         if isinstance(op, ag.DimOp):  # a length: known even when the data changes
             return self._dim(op, value)
         if isinstance(value, BlockArgument) or type(op) not in KERNELS:
-            raise NotImplementedError(
+            raise StepDependentShapeError(
                 "ag-to-loops: a shape inside ag.scan depends on a value that changes "
-                "from step to step; this scan runs only with linker='py'"
+                "from step to step; such a scan runs with the reference interpreter"
             )
         assert isinstance(op, Operation)
         ins = [self._buffer_of(o) for o in op.operands]

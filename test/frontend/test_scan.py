@@ -226,3 +226,17 @@ def test_scan_checkpoints_matches_scan(linker: str) -> None:
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="fed back with tap -1"):
         arignote.scan_checkpoints(step, sequences=x, outputs_info=[None], non_sequences=w)
+
+
+def test_step_dependent_shapes_fall_back_to_the_interpreter() -> None:
+    """Indexing with a sequence element: the index check depends on the step, so the
+    native linker runs the function with the interpreter (linker 'c' refuses it)."""
+    idx, m = T.ivector("idx"), T.matrix("M")
+    rows, _ = arignote.scan(lambda i, M: M[i] * 2, sequences=idx, non_sequences=m)
+    f = _f([idx, m], rows, "cvm")
+    mv = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(f(np.array([2, 0], dtype="int32"), mv), mv[[2, 0]] * 2)
+    with pytest.raises(IndexError):
+        f(np.array([3], dtype="int32"), mv)
+    with pytest.raises(NotImplementedError, match="linker 'c'"):
+        _f([idx, m], rows, "c")
