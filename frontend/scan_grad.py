@@ -3,7 +3,9 @@
 For a forward scan over `n` steps the rule builds a second scan over the same steps in
 reverse order. Its step re-applies the forward step's body to the forward values of that
 step (sequence slices, earlier states, non-sequences) and takes the vector-Jacobian
-product with `grad(known_grads=...)`, the cotangent of each output at time `s` being the
+product with `grad(known_grads=...)` (the step's outputs, which the gradient rules of
+`tanh` and the like read, are the forward scan's values: they are not recomputed), the
+cotangent of each output at time `s` being the
 gradient arriving from outside plus what later steps sent back through the taps. The
 reverse scan carries, per fed-back output and tap `-k`, the gradient sent to the state
 `k` steps earlier (a fed-back output of its own, with the same tap), and accumulates the
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 
 from arignote.dialects import ag
 from arignote.graph import Variable, variable_of
@@ -93,6 +95,7 @@ def _reverse_inputs(
         depth = max(-k for k in parts.out_taps[i])
         history = S.concatenate([parts.inits[j][:depth], outputs[i]])
         sequences += [_window(history, depth + k, n) for k in parts.out_taps[i]]
+    sequences += [outputs[i][::-1] for i in float_outputs]  # the forward values
     rev = _Reverse(sequences, [], float_outputs, [], [], [])
     for j, i in enumerate(parts.recurrent):
         if not is_float(outputs[i]):
@@ -126,6 +129,7 @@ def _backward_step(op: ag.ScanOp, parts: _Parts, rev: _Reverse) -> Any:
         rest = args_list[len(rev.float_outputs) :]
         forward_args = rest[: n_seq_args + n_state_args]
         rest = rest[n_seq_args + n_state_args :]
+        forward_outs, rest = rest[: len(rev.float_outputs)], rest[len(rev.float_outputs) :]
         carried, rest = rest[: len(rev.taps)], rest[len(rev.taps) :]
         accumulators, nonseqs = rest[: len(rev.float_nonseqs)], rest[len(rev.float_nonseqs) :]
         cotangents = dict(zip(rev.float_outputs, gys, strict=True))
@@ -139,6 +143,7 @@ def _backward_step(op: ag.ScanOp, parts: _Parts, rev: _Reverse) -> Any:
         state_args = forward_args[n_seq_args:]
         wrt = [*state_args, *nonseqs, *forward_args[:n_seq_args]]
         grads = grad(None, wrt, known_grads=known, disconnected_inputs="ignore")
+        grads = _reuse_forward_values(grads, outs, rev.float_outputs, forward_outs)
         g_state, g_nonseq = grads[:n_state_args], grads[n_state_args : n_state_args + len(nonseqs)]
         g_seq = grads[n_state_args + len(nonseqs) :]
         return [
@@ -148,6 +153,27 @@ def _backward_step(op: ag.ScanOp, parts: _Parts, rev: _Reverse) -> Any:
         ]
 
     return step
+
+
+def _reuse_forward_values(
+    grads: Sequence[Variable],
+    outs: Sequence[Variable],
+    indices: Sequence[int],
+    forward: Sequence[Variable],
+) -> list[Variable]:
+    """`grads` with the step's recomputed outputs replaced by the forward scan's values
+    of that step (the same numbers): the gradient rules that read an output (`tanh`,
+    `exp`, `sigmoid`) then need no recomputation of it."""
+    from arignote.compile.clone import rebuild
+
+    replace: dict[SSAValue, SSAValue] = {}
+    for i, value in zip(indices, forward, strict=True):
+        out = outs[i].value
+        if isinstance(out, OpResult) and not isinstance(out.op, ag.ConstantOp):
+            replace.setdefault(out, value.value)
+    if not replace:
+        return list(grads)
+    return [variable_of(v) for v in rebuild([g.value for g in grads], replace)]
 
 
 def _carried_grads(parts: _Parts, rev: _Reverse, g_state: Sequence[Variable]) -> list[Variable]:
