@@ -279,7 +279,10 @@ def _init_gradient(
     for (cj, k), c in zip(rev.taps, carried, strict=True):
         if cj != j:
             continue
-        rows = _forward_order(c, n, m, init)[:-k]
+        if k == -1 and m is None:  # the last reverse step: lets scan-last-step keep one row
+            rows = c[-1:]
+        else:
+            rows = _forward_order(c, n, m, init)[:-k]
         first = depth + k
         total = S.inc_subtensor(total[first : first + T.minimum(n, -k)], rows)
     return total

@@ -19,7 +19,7 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
-    "fast_run": "stabilize,specialize,cse,scan-last-step",
+    "fast_run": "stabilize,specialize,cse,scan-prune,dce,scan-last-step",
     "fast_compile": "",
 }
 """The graph-level (ag on tensors) part of each optimizer, run before LOOPS_LOWERING."""
@@ -28,6 +28,8 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "stabilize": ("stabilize", "fast_run"),
     "cse": ("merge", "fast_run"),
     "specialize": ("specialize", "fast_run"),
+    "scan-prune": ("scan", "fast_run"),
+    "dce": ("scan", "fast_run"),
     "scan-last-step": ("scan", "fast_run"),
 }
 """Graph pass name → its tags (Theano's optimizer tags), for `Mode.including/excluding`
@@ -49,7 +51,8 @@ PIPELINES: dict[str, tuple[str, str]] = {
     ),
     "fast_run": (
         _with_lowering(GRAPH_PIPELINES["fast_run"]),
-        "Theano's FAST_RUN mode: graph rewrites (stabilize, specialize, cse, scan-last-step), "
+        "Theano's FAST_RUN mode: graph rewrites (stabilize, specialize, cse, scan-prune, dce, "
+        "scan-last-step), "
         "then to-llvm",
     ),
 }

@@ -78,6 +78,12 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _scan_prune() -> type[ModulePass]:
+    from arignote.lowering.scan_prune import ScanPrunePass
+
+    return ScanPrunePass
+
+
 def _scan_last_step() -> type[ModulePass]:
     from arignote.lowering.scan_last_step import ScanLastStepPass
 
@@ -87,6 +93,7 @@ def _scan_last_step() -> type[ModulePass]:
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
+    "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,

@@ -178,6 +178,8 @@ def test_pipeline_table():
         "stabilize",
         "specialize",
         "cse",
+        "scan-prune",
+        "dce",
         "scan-last-step",
     ]
 

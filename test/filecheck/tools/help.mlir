@@ -7,6 +7,7 @@
 // CHECK:      arignote passes
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
