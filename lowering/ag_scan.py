@@ -41,7 +41,13 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from arignote.dialects import ag
@@ -314,9 +320,18 @@ def scan_rule(
 # --- the loop -------------------------------------------------------------------------------
 
 
-def _strided(shape: Sequence[int], element: Attribute) -> MemRefType:
-    layout = StridedLayoutAttr([None] * len(shape), None)
-    return MemRefType(element, shape, layout)
+def _strided(shape: Sequence[int], source: MemRefType) -> MemRefType:
+    """The type of a view of `source` with `shape`: the trailing strides of a contiguous
+    source are static where its trailing lengths are (so loops over a row see unit
+    strides), the rest dynamic."""
+    strides: list[int | None] = [None] * len(shape)
+    if isinstance(source.layout, NoneAttr):
+        stride: int | None = 1
+        for axis in range(len(shape) - 1, -1, -1):
+            strides[axis] = stride
+            length = source.get_shape()[axis + source.get_num_dims() - len(shape)]
+            stride = None if stride is None or length == DYNAMIC_INDEX else stride * length
+    return MemRefType(source.get_element_type(), shape, StridedLayoutAttr(strides, None))
 
 
 def subview(b: Builder, buffer: Buffer, first: Dim, length: Dim | None) -> Buffer:
@@ -325,10 +340,10 @@ def subview(b: Builder, buffer: Buffer, first: Dim, length: Dim | None) -> Buffe
     rest = tuple(buffer.dims[1:])
     offsets = [first, *([0] * len(rest))]
     if length is None:
-        result_type = _strided(buffer.shape[1:], buffer.element_type)
+        result_type = _strided(buffer.shape[1:], buffer.type)
         sizes, dims = [1, *rest], rest
     else:
-        result_type = _strided([DYNAMIC_INDEX, *buffer.shape[1:]], buffer.element_type)
+        result_type = _strided([DYNAMIC_INDEX, *buffer.shape[1:]], buffer.type)
         sizes, dims = [length, *rest], (length, *rest)
     strides = [1] * len(buffer.dims)
     view = b.insert(memref.SubviewOp.get(buffer.memref, offsets, sizes, strides, result_type))
