@@ -2,8 +2,10 @@
 
 `python -m bench overhead` (or `python bench/overhead.py`) times `f(x) = x + 1` on a
 float32[10] vector, compiled by arignote (native mode, full input checks and with
-`trust_input`), against NumPy's `x + 1` and the peers that are installed, and prints the
-median time per call over several repeats in the BENCHMARKS.md format.
+`trust_input`), against NumPy's `x + 1` and `np.add(x, float32(1))` and the peers that
+are installed, and prints the median time per call over several repeats in the
+BENCHMARKS.md format. A call of an arignote function checks its arguments, allocates the
+output and runs the native code in one generated C entry point (`arignote.runtime.entry`).
 """
 
 from __future__ import annotations
@@ -56,8 +58,11 @@ def run(argv=None) -> bool:
     f_trust = arignote.function([x], x + 1)
     f_trust.trust_input = True
     a = np.arange(10, dtype=np.float32)
+    one = np.float32(1)
     rows = [
         Row("numpy", median_seconds(lambda: a + 1, args.repeats, number), (a + 1,), "ufunc"),
+        Row("numpy np.add", median_seconds(lambda: np.add(a, one), args.repeats, number),
+            (np.add(a, one),), "np.add(a, float32(1))"),
         Row("arignote", median_seconds(lambda: f(a), args.repeats, number), (f(a),),
             "full input checks"),
         Row("arignote trust_input", median_seconds(lambda: f_trust(a), args.repeats, number),

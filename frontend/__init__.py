@@ -48,6 +48,7 @@ _LAZY = {
     "foldr": ("arignote.scan_module", "foldr"),
     "scan_checkpoints": ("arignote.scan_module", "scan_checkpoints"),
     "scan_module": ("arignote.scan_module", None),
+    "ifelse": ("arignote.ifelse", None),
 }
 
 __all__ = sorted(_LAZY)

@@ -254,9 +254,34 @@ FLAGS: dict[str, Flag] = {
         Flag(
             "compiledir",
             _default_compiledir(),
-            "The directory where compiled code may be cached ('~' is expanded).",
+            "The directory where compiled code is cached ('~' is expanded); see compile_cache.",
             convert=to_path,
             expected="a non-empty directory path",
+        ),
+        Flag(
+            "compile_cache",
+            True,
+            "Keep the native code of compiled functions on disk in compiledir, keyed by "
+            "the graph, the flags that change code, the versions and the host CPU: a "
+            "function compiled before (in any process) loads without being compiled.",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
+            "compile_cache_max_mb",
+            256,
+            "The most disk space (MiB) the compile cache takes; beyond it the least "
+            "recently used entries are deleted.",
+            convert=to_count,
+            expected=_COUNT,
+        ),
+        Flag(
+            "compile_cache_verbose",
+            False,
+            "Print a line to stderr for each compile cache hit, miss, store and deletion "
+            "(they are also logged on the 'arignote.cache' logger at DEBUG level).",
+            convert=to_bool,
+            expected=_BOOL,
         ),
         Flag(
             "exception_verbosity",

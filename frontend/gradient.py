@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from arignote.configuration import config
-from arignote.graph import Variable, ancestors, variable_of
+from arignote.graph import Variable, ancestors, graph_operands, variable_of
 from arignote.tensor import basic as T
 from arignote.tensor.grad_rules import RULES, is_float, reduce_to
 from arignote.tensor.type import TensorType
@@ -139,10 +139,10 @@ def grad(
     wrt_values = {v.value for v in wrt_list}
     needed: set[SSAValue] = set(wrt_values)
     for op in ops:
-        if any(o in needed for o in op.operands):
+        if any(o in needed for o in graph_operands(op)):
             needed.update(op.results)
     # A `wrt` is connected when an operation on a path to the outputs uses it.
-    used = {o for op in ops for o in op.operands if o in needed}
+    used = {o for op in ops for o in graph_operands(op) if o in needed}
     connected = {v for v in wrt_values if v in used or v in terms}
     _backpropagate(ops, terms, needed)
 
@@ -285,7 +285,8 @@ def _backpropagate(
     """Visit `ops` in reverse topological order, adding to `terms` the gradient terms
     each op's rule gives its `needed` float inputs."""
     for op in reversed(ops):
-        if not any(o in needed and is_float(variable_of(o)) for o in op.operands):
+        operands = graph_operands(op)
+        if not any(o in needed and is_float(variable_of(o)) for o in operands):
             continue
         out_vars = [variable_of(r) for r in op.results]
         pairs = list(zip(op.results, out_vars, strict=True))
@@ -297,11 +298,11 @@ def _backpropagate(
         out_grads = [
             _sum_terms(terms[r], v) if r in terms else _float_zeros_like(v) for r, v in pairs
         ]
-        in_vars = [variable_of(o) for o in op.operands]
+        in_vars = [variable_of(o) for o in operands]
         in_grads = rule(op, in_vars, out_vars, out_grads)
         if len(in_grads) != len(in_vars):
             raise ValueError(f"the gradient rule of {op.name} returned the wrong number of terms")
-        for operand, var, g in zip(op.operands, in_vars, in_grads, strict=True):
+        for operand, var, g in zip(operands, in_vars, in_grads, strict=True):
             if g is None or operand not in needed or not is_float(var):
                 continue
             terms.setdefault(operand, []).append(reduce_to(g, var))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -597,7 +597,7 @@ class Apply:
 
     @property
     def inputs(self) -> list[Variable]:
-        return [variable_of(v) for v in self.ir_op.operands]
+        return [variable_of(v) for v in graph_operands(self.ir_op)]
 
     @property
     def outputs(self) -> list[Variable]:
@@ -617,11 +617,38 @@ class Apply:
         return f"{self.op}({', '.join(str(i) for i in self.inputs)})"
 
 
+RegionInputs = Callable[[Operation], list[tuple[SSAValue, int | None]]]
+"""The graph inputs of a region-carrying op, each with the index of the region that
+uses it (None: the op itself, as an operand)."""
+
+REGION_INPUTS: dict[type[Operation], RegionInputs] = {}
+"""Region-carrying op class → its `RegionInputs` (filled by the modules defining the
+frontend of such ops, e.g. `arignote.ifelse`)."""
+
+
+def region_inputs(op: Operation) -> list[tuple[SSAValue, int | None]]:
+    """The graph inputs of `op` with the region using each (see `RegionInputs`); an op
+    without regions uses its operands itself."""
+    rule = REGION_INPUTS.get(type(op)) if op.regions else None
+    if rule is None:
+        return [(v, None) for v in op.operands]
+    return rule(op)
+
+
+def graph_operands(op: Operation) -> Sequence[SSAValue]:
+    """The inputs of `op` as Theano's graph sees them: its operands, and for a
+    region-carrying op the values its regions take from outside (for `ag.if`: the
+    condition, then each branch's results)."""
+    if not op.regions or type(op) not in REGION_INPUTS:
+        return op.operands
+    return [v for v, _ in REGION_INPUTS[type(op)](op)]
+
+
 def graph_inputs(outputs: Sequence[Variable]) -> list[Variable]:
     """The inputs (not constants) that `outputs` depend on, in first-seen order."""
     found: dict[SSAValue, None] = {}
     for op in ancestors([v.value for v in outputs]):
-        for operand in op.operands:
+        for operand in graph_operands(op):
             if isinstance(operand, BlockArgument):
                 found[operand] = None
     found.update({v.value: None for v in outputs if isinstance(v.value, BlockArgument)})
@@ -647,7 +674,7 @@ def ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list
             continue
         seen.add(id(op))
         stack.append((op, True))
-        for operand in reversed(op.operands):
+        for operand in reversed(graph_operands(op)):
             if (
                 isinstance(operand, OpResult)
                 and operand not in stopped

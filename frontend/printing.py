@@ -26,7 +26,7 @@ from typing import IO, Any
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
-from arignote.graph import Apply, Variable, ancestors, op_view, variable_of
+from arignote.graph import Apply, Variable, ancestors, graph_operands, op_view, variable_of
 
 __all__ = [
     "IR_STAGES",
@@ -363,7 +363,7 @@ def pp(var: Any) -> str:
     for op in ancestors([var.value]):
         if isinstance(op, ag.ConstantOp):
             continue
-        args = [texts[v] if v in texts else _leaf_string(v) for v in op.operands]
+        args = [texts[v] if v in texts else _leaf_string(v) for v in graph_operands(op)]
         text = _pp_op(op, args)
         for result in op.results:
             texts[result] = text

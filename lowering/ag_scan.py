@@ -11,7 +11,7 @@ their shape over the steps (as in Theano), so the body's shapes do not depend on
 step. Every fed-back output is checked to have its initial state's shape. A body
 shape that depends on a *value* computed from a sequence slice or a state (a slice bound
 read from a sequence, say) cannot be known before the loop runs: compiling such a scan
-raises `StepDependentShapeError` (and the native linkers fall back to the interpreter).
+raises `NoNativeScanError` (and the native linkers fall back to the interpreter).
 In `@f__shape` all of this happens before any memory is touched; in `@f` the same rule gives the
 result sizes and the body's sizes, computed once, outside the loop.
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
@@ -51,6 +52,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from arignote.dialects import ag
+from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_indexing import add, cmp, rem, smin, sub
 from arignote.lowering.ag_kernels import KERNELS, MULTI_RESULT_KERNELS, copy, emit_op
 from arignote.lowering.ag_shapes import (
@@ -71,9 +73,9 @@ from arignote.lowering.loop_utils import (
 )
 
 
-class StepDependentShapeError(NotImplementedError):
-    """A shape inside an `ag.scan` body depends on a value that changes from step to
-    step: the scan has no native lowering (the interpreter runs it)."""
+class NoNativeScanError(NotImplementedError):
+    """The scan has no native lowering (the interpreter runs it): a shape inside its body
+    depends on a value that changes from step to step, or the body holds an `ag.if`."""
 
 
 # --- the operands of an ag.scan -------------------------------------------------------------
@@ -200,7 +202,7 @@ class _BodyShapeContext:
         if isinstance(op, ag.DimOp):  # a length: known even when the data changes
             return self._dim(op, value)
         if isinstance(value, BlockArgument) or type(op) not in KERNELS:
-            raise StepDependentShapeError(
+            raise NoNativeScanError(
                 "ag-to-loops: a shape inside ag.scan depends on a value that changes "
                 "from step to step; such a scan runs with the reference interpreter"
             )
@@ -297,6 +299,10 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
     for body_op in block.ops:
         if isinstance(body_op, ag.YieldOp):
             break
+        if type(body_op) in CONTROL_FLOW and not isinstance(body_op, ag.ScanOp):
+            raise NoNativeScanError(
+                f"ag-to-loops: {body_op.name} inside ag.scan has no native lowering yet"
+            )
         inner.op = body_op
         op_dims, op_checks = results_dims(body_op, [body[o] for o in body_op.operands], inner)
         body.update((r, tuple(d)) for r, d in zip(body_op.results, op_dims, strict=True))
@@ -500,5 +506,26 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
         b.insert(memref.DeallocOp.get(buffer.memref))
 
 
-MULTI_RESULT_RULES[ag.ScanOp] = scan_rule
+class ScanLowering:
+    """`ag.scan` in `ag-to-loops`'s `CONTROL_FLOW` table: its shape rule and checks in
+    `@f__shape` (a `ShapeWalker`), its loop in `@f` (a `_ComputeState`)."""
+
+    def shape(self, walker: Any, op: Operation) -> None:
+        walker.context.op = op
+        dims, checks = scan_rule(op, [walker.env[o] for o in op.operands], walker.context)
+        walker.env.update(zip(op.results, dims, strict=True))
+        walker.context.release()
+        walker.emit_checks(checks)
+
+    def compute(self, state: Any, op: Operation) -> None:
+        b = state.builder
+        operands = [state.env[o] for o in op.operands]
+        dims, _ = scan_rule(op, [x.dims for x in operands], _KernelContext(b, operands))
+        dests = [state.destination(r, d) for r, d in zip(op.results, dims, strict=True)]
+        emit_scan(b, op, dests, operands)
+        state.env.update(zip(op.results, dests, strict=True))
+
+
+MULTI_RESULT_RULES[ag.ScanOp] = scan_rule  # a scan inside a scan's body
 MULTI_RESULT_KERNELS[ag.ScanOp] = emit_scan
+CONTROL_FLOW[ag.ScanOp] = ScanLowering()

@@ -27,6 +27,10 @@ result is returned is computed into the first buffer returning it; a value retur
 again, or a returned argument, is copied. Other intermediates get a `memref.alloc`,
 freed by `memref.dealloc` after their last use. `@f` assumes `@f__shape` succeeded.
 
+Region-carrying ops (`ag.if`) lower themselves through `CONTROL_FLOW` (see
+`ag_control`): `scf.if` in `@f`, `cf` branches in `@f__shape` when the checks or shapes
+of their branches differ.
+
 `func.func private @fmod`/`@fmodf` are declared when the float `floordiv`/`mod` need them,
 and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_blas`).
 """
@@ -34,7 +38,7 @@ and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_bl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -62,14 +66,16 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from arignote.dialects import ag
 from arignote.lowering import (
     ag_indexing,  # noqa: F401 - registers its rules and kernels
-    ag_scan,  # noqa: F401 - registers the rule and kernel of ag.scan
+    ag_scan,  # noqa: F401 - registers ag.scan in CONTROL_FLOW
 )
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
-from arignote.lowering.ag_kernels import KERNELS, MULTI_RESULT_KERNELS, copy, emit_op
+from arignote.lowering.ag_control import CONTROL_FLOW
+from arignote.lowering.ag_kernels import KERNELS, copy
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
-from arignote.lowering.ag_shapes import Check, results_dims
+from arignote.lowering.ag_shapes import Check, op_label, result_dims
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -114,8 +120,8 @@ def _body(f: func.FuncOp) -> tuple[list[Operation], func.ReturnOp]:
         raise NotImplementedError(f"ag-to-loops: @{f.sym_name.data} must have one block")
     *ops, ret = f.body.first_block.ops
     assert isinstance(ret, func.ReturnOp)
-    for op in ops:
-        if type(op) in MULTI_RESULT_KERNELS:
+    for op in (nested for top in ops for nested in top.walk()):
+        if type(op) in CONTROL_FLOW or isinstance(op, ag.YieldOp):
             continue
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             raise NotImplementedError(f"ag-to-loops: cannot lower {op.name} in @{f.sym_name.data}")
@@ -211,7 +217,11 @@ class _ShapeFunctionContext:
         op = value.owner
         assert isinstance(op, Operation)
         if type(op) not in KERNELS:
-            raise NotImplementedError(f"ag-to-loops: a shape depends on the value of {op.name}")
+            user = op_label(self.op) if self.op is not None else "a shape"
+            raise NotImplementedError(
+                f"ag-to-loops: {user} needs the value of {op_label(op)}, which the shape "
+                "function cannot compute (the result of a control-flow op)"
+            )
         ins = [self._buffer_of(o) for o in op.operands]
         t = buffer_type(value.type)
         b = self.builder
@@ -243,6 +253,54 @@ class _ShapeFunctionContext:
         self.buffers.clear()
 
 
+class ShapeWalker:
+    """Builds the body of `@f__shape` op by op: each op's shape rule, then its checks
+    (each a branch to the failure block). Control-flow ops (`CONTROL_FLOW`) walk their
+    regions through `walk` and may add blocks (`new_block`)."""
+
+    def __init__(self, context: _ShapeFunctionContext, err: SSAValue, entry: Block):
+        self.context = context
+        self.env: dict[SSAValue, Sequence[Dim]] = context.env
+        self.err = err
+        self.checks: list[Check] = []
+        self.blocks = [entry]
+        self.fail: Block | None = None
+
+    @property
+    def builder(self) -> Builder:
+        return self.context.builder
+
+    @builder.setter
+    def builder(self, b: Builder) -> None:
+        self.context.builder = b
+
+    def new_block(self, arg_types: Sequence[Attribute] = ()) -> Block:
+        block = Block(arg_types=arg_types)
+        self.blocks.append(block)
+        return block
+
+    def emit_checks(self, checks: Sequence[Check]) -> None:
+        for check in checks:
+            if self.fail is None:
+                self.fail = _failure_block(self.err)
+            self.checks.append(check)
+            self.builder = _emit_check(self.builder, check, len(self.checks), self.fail)
+            self.blocks.append(self.builder.insertion_point.block)
+
+    def walk(self, ops: Sequence[Operation]) -> None:
+        """Shape rules and checks of `ops`, in order (most rules emit no IR)."""
+        for op in ops:
+            lowering = CONTROL_FLOW.get(type(op))
+            if lowering is not None:
+                lowering.shape(self, op)
+                continue
+            self.context.op = op
+            operand_dims = [self.env[o] for o in op.operands]
+            self.env[op.results[0]], op_checks = result_dims(op, operand_dims, self.context)
+            self.context.release()
+            self.emit_checks(op_checks)
+
+
 def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     """`@f__shape`: the run-time checks of `f`'s body and its results' dimensions.
 
@@ -255,29 +313,17 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     b = Builder(InsertPoint.at_end(entry))
     env = {old: memref_dims(b, new) for old, new in zip(f.args, args, strict=True)}
     context = _ShapeFunctionContext(b, dict(zip(f.args, args, strict=True)), env)
-    checks: list[Check] = []
-    blocks = [entry]
-    fail: Block | None = None
-    for op in ops:  # most shape rules only select dimensions: they emit no IR
-        context.op = op
-        dims, op_checks = results_dims(op, [env[o] for o in op.operands], context)
-        env.update(zip(op.results, dims, strict=True))
-        context.release()
-        for check in op_checks:
-            if fail is None:
-                fail = _failure_block(err)
-            checks.append(check)
-            b = _emit_check(context.builder, check, len(checks), fail)
-            context.builder = b
-            blocks.append(b.insertion_point.block)
-    b = context.builder
-    if fail is not None:
-        blocks.append(fail)
+    walker = ShapeWalker(context, err, entry)
+    walker.walk(ops)
+    b = walker.builder
+    blocks = walker.blocks
+    if walker.fail is not None:
+        blocks.append(walker.fail)
     _store_dims(b, dims_buffer, [d for v in ret.arguments for d in env[v]])
     b.insert(func.ReturnOp(b.insert(arith.ConstantOp(IntegerAttr(0, i32))).result))
     signature = ([*inputs, DIMS_TYPE, ERR_TYPE], [i32])
     shape_fn = func.FuncOp(f.sym_name.data + SHAPE_SUFFIX, signature, Region(blocks))
-    messages = ArrayAttr([StringAttr(c.message) for c in checks])
+    messages = ArrayAttr([StringAttr(c.message) for c in walker.checks])
     shape_fn.attributes[CHECKS_ATTRIBUTE] = messages
     return shape_fn
 
@@ -285,11 +331,18 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
 # --- @f ----------------------------------------------------------------------------------
 
 
+def _touched(op: Operation) -> tuple[SSAValue, ...]:
+    """The values `op` defines or uses, including the uses inside its regions."""
+    if not op.regions:
+        return (*op.operands, *op.results)
+    return (*(o for nested in op.walk() for o in nested.operands), *op.results)
+
+
 def _last_uses(ops: Sequence[Operation]) -> dict[SSAValue, int]:
     """For each value, the index in `ops` of its last user (or of its definition)."""
     last: dict[SSAValue, int] = {}
     for index, op in enumerate(ops):
-        for value in (*op.operands, *op.results):
+        for value in _touched(op):
             last[value] = index
     return last
 
@@ -323,6 +376,10 @@ class _ComputeState:
     first_output: dict[SSAValue, int]
     owned: set[SSAValue]
 
+    escaping: set[SSAValue] = field(default_factory=set[SSAValue])
+    """Values allocated here but owned (and freed) by an enclosing state: the results
+    of a region."""
+
     def destination(self, value: SSAValue, dims: Sequence[Dim]) -> Buffer:
         """The buffer an op computes `value` into: its output, or a fresh allocation."""
         if value in self.first_output:
@@ -330,13 +387,47 @@ class _ComputeState:
         t = buffer_type(value.type)
         sizes = dynamic_sizes(self.builder, t.get_shape(), dims)
         alloc = self.builder.insert(memref.AllocOp(sizes, [], t)).memref
-        self.owned.add(value)
+        if value not in self.escaping:
+            self.owned.add(value)
         return Buffer(alloc, tuple(dims))
 
+    def region_state(
+        self, builder: Builder, destinations: dict[SSAValue, SSAValue], escaping: set[SSAValue]
+    ) -> _ComputeState:
+        """The state of a region built at `builder`: it sees this state's values, computes
+        each value of `destinations` into that buffer and allocates the `escaping` values
+        without owning them."""
+        outputs = list(destinations.values())
+        first = {v: i for i, v in enumerate(destinations)}
+        return _ComputeState(builder, dict(self.env), outputs, first, set(), set(escaping))
+
+    def compute(self, ops: Sequence[Operation]) -> None:
+        """The kernels of `ops` (see `compute_ops`)."""
+        compute_ops(self, ops)
+
     def free_dead(self, op: Operation, index: int, last_use: dict[SSAValue, int]) -> None:
-        for value in dict.fromkeys((*op.operands, *op.results)):
+        for value in dict.fromkeys(_touched(op)):
             if value in self.owned and last_use[value] == index:
                 self.builder.insert(memref.DeallocOp.get(self.env[value].memref))
+
+
+def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
+    """The kernels of `ops` at `state.builder`, each intermediate freed after its last
+    use; control-flow ops (`CONTROL_FLOW`) lower themselves."""
+    last_use = _last_uses(ops)
+    for index, op in enumerate(ops):
+        lowering = CONTROL_FLOW.get(type(op))
+        if lowering is not None:
+            lowering.compute(state, op)
+        else:
+            b = state.builder
+            operands = [state.env[o] for o in op.operands]
+            context = _ComputeContext(b, op, operands)
+            dims, _ = result_dims(op, [x.dims for x in operands], context)
+            dest = state.destination(op.results[0], dims)
+            KERNELS[type(op)](b, op, dest, operands)
+            state.env[op.results[0]] = dest
+        state.free_dead(op, index, last_use)
 
 
 def _first_outputs(ret: func.ReturnOp, env: dict[SSAValue, Buffer]) -> dict[SSAValue, int]:
@@ -361,14 +452,7 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     arguments = zip(f.args, entry.args[: len(inputs)], strict=True)
     env = {old: Buffer(new, memref_dims(b, new)) for old, new in arguments}
     state = _ComputeState(b, env, entry.args[len(inputs) :], _first_outputs(ret, env), set())
-    last_use = _last_uses(ops)
-    for index, op in enumerate(ops):
-        operands = [env[o] for o in op.operands]
-        dims, _ = results_dims(op, [x.dims for x in operands], _ComputeContext(b, op, operands))
-        dests = [state.destination(r, d) for r, d in zip(op.results, dims, strict=True)]
-        emit_op(b, op, dests, operands)
-        env.update(zip(op.results, dests, strict=True))
-        state.free_dead(op, index, last_use)
+    compute_ops(state, ops)
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:
             copy(b, env[value], Buffer(out, env[value].dims))

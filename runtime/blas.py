@@ -23,20 +23,29 @@ class BlasUnavailableError(RuntimeError):
 
 
 def blas_library_path() -> str:
-    """The path of the `scipy-openblas32` shared library (BlasUnavailableError if absent)."""
-    try:
-        import scipy_openblas32
-    except ImportError as e:  # pragma: no cover - a hard dependency
+    """The path of the `scipy-openblas32` shared library (BlasUnavailableError if absent).
+
+    Found without importing the package (its import reads package metadata, which takes
+    longer than loading a cached compiled function): the library is the file starting
+    with `libscipy_openblas` in its `lib` directory, as `scipy_openblas32.get_library`
+    says.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("scipy_openblas32")
+    if spec is None or not spec.submodule_search_locations:
         raise BlasUnavailableError(
             "arignote needs the 'scipy-openblas32' package for ag.gemv/ag.gemm on the CPU "
             "(pip install scipy-openblas32)"
-        ) from e
-    lib_dir = scipy_openblas32.get_lib_dir()
-    name = scipy_openblas32.get_library(fullname=True)
-    path = os.path.join(lib_dir, name)
-    if not os.path.exists(path):  # pragma: no cover
-        raise BlasUnavailableError(f"the scipy-openblas32 library {path} does not exist")
-    return path
+        )
+    lib_dir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    try:
+        names = sorted(n for n in os.listdir(lib_dir) if n.startswith("libscipy_openblas"))
+    except OSError:  # pragma: no cover
+        names = []
+    if not names:  # pragma: no cover
+        raise BlasUnavailableError(f"no libscipy_openblas library in {lib_dir}")
+    return os.path.join(lib_dir, names[0])
 
 
 @cache

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -46,9 +47,27 @@ def _initialize() -> None:
     """Initialise LLVM's native target once, and make libm's symbols visible to MCJIT."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    # libm by its usual name first: find_library runs `ldconfig -p` (milliseconds)
+    for name in ("libm.so.6", "libm.dylib"):
+        try:
+            llvm.load_library_permanently(name)
+            return
+        except RuntimeError:
+            continue
     libm = ctypes.util.find_library("m")
     if libm is not None:
         llvm.load_library_permanently(libm)
+
+
+@cache
+def host_cpu() -> tuple[str, str, str]:
+    """The process's target triple, host CPU name and features (asked of LLVM once)."""
+    _initialize()
+    return (
+        llvm.get_process_triple(),
+        llvm.get_host_cpu_name(),
+        llvm.get_host_cpu_features().flatten(),
+    )
 
 
 def host_target_machine() -> llvm.TargetMachine:
@@ -56,13 +75,10 @@ def host_target_machine() -> llvm.TargetMachine:
 
     A fresh one per module: MCJIT takes ownership of the machine it is given.
     """
-    _initialize()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
+    triple, cpu, features = host_cpu()
+    target = llvm.Target.from_triple(triple)
     return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=OPT_LEVEL,
-        codemodel="jitdefault",
+        cpu=cpu, features=features, opt=OPT_LEVEL, codemodel="jitdefault"
     )
 
 
@@ -89,23 +105,50 @@ def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
 
 
 class NativeModule:
-    """A JIT-compiled `llvm`-dialect module; keeps its execution engine alive."""
+    """A JIT-compiled `llvm`-dialect module; keeps its execution engine alive.
 
-    def __init__(self, module_op: ModuleOp) -> None:
-        self.llvm_ir: str = llvm_ir_text(module_op)
-        """The LLVM IR before optimisation."""
-        if needs_blas(self.llvm_ir):
+    `extra_ir` are LLVM IR texts linked into the module before optimisation (e.g. the
+    CPython entry points of `arignote.runtime.entry`, so that LLVM inlines the functions
+    they call). The module is compiled to an object file (`object_code`, what the
+    compile cache stores) and that object is loaded into MCJIT; `from_object` loads a
+    stored one without compiling anything.
+    """
+
+    def __init__(self, module_op: ModuleOp, extra_ir: Sequence[str] = ()) -> None:
+        self.llvm_ir: str | None = llvm_ir_text(module_op)
+        """The LLVM IR before optimisation (None when loaded from an object)."""
+        self.needs_blas = needs_blas(self.llvm_ir)
+        if self.needs_blas:
             load_blas()  # BlasUnavailableError names the missing library
         machine = host_target_machine()
         module = llvm.parse_assembly(self.llvm_ir)
-        module.verify()
         module.data_layout = str(machine.target_data)
+        for text in extra_ir:
+            extra = llvm.parse_assembly(text)
+            extra.triple, extra.data_layout = module.triple, module.data_layout
+            module.link_in(extra)
+        module.verify()
         _optimize(module, machine)
-        self.optimized_llvm_ir: str = str(module)
-        """The LLVM IR after the O3 pipeline."""
-        self._engine = llvm.create_mcjit_compiler(module, machine)
-        self._engine.finalize_object()
-        self._engine.run_static_constructors()
+        self.imports: tuple[str, ...] | None = _imports(module)
+        """The external symbols the code uses (None when loaded from an object)."""
+        self.optimized_llvm_ir: str | None = str(module)
+        """The LLVM IR after the O3 pipeline (None when loaded from an object)."""
+        self.object_code: bytes = machine.emit_object(module)
+        """The host object file of the optimised module."""
+        self._engine = _load(self.object_code, machine)
+
+    @classmethod
+    def from_object(cls, object_code: bytes, uses_blas: bool) -> NativeModule:
+        """The module of an object file made by `NativeModule(...)` in this or another
+        process on the same host (`uses_blas`: its `needs_blas`)."""
+        self = cls.__new__(cls)
+        self.llvm_ir = self.optimized_llvm_ir = self.imports = None
+        self.needs_blas = uses_blas
+        if uses_blas:
+            load_blas()
+        self.object_code = object_code
+        self._engine = _load(object_code, host_target_machine())
+        return self
 
     def address(self, name: str) -> int:
         """Entry address of function `name`; raises KeyError when the module lacks it."""
@@ -113,6 +156,47 @@ class NativeModule:
         if not address:
             raise KeyError(f"no function @{name} in the native module")
         return address
+
+    def global_address(self, name: str) -> int:
+        """Address of global variable `name`; raises KeyError when the module lacks it."""
+        address = self._engine.get_global_value_address(name)
+        if not address:
+            raise KeyError(f"no global @{name} in the native module")
+        return address
+
+
+def _imports(module: llvm.ModuleRef) -> tuple[str, ...]:
+    """The functions and globals `module` declares but does not define (intrinsics aside)."""
+    names = {f.name for f in module.functions if f.is_declaration}
+    names |= {g.name for g in module.global_variables if g.is_declaration}
+    return tuple(sorted(n for n in names if not n.startswith("llvm.")))
+
+
+def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
+    """An MCJIT engine (owning `machine`) with `object_code` loaded and finalized."""
+    from arignote.runtime.entry import register_symbols
+
+    register_symbols()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+    engine.finalize_object()
+    engine.run_static_constructors()
+    return engine
+
+
+def target_fingerprint() -> str:
+    """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
+    versions, the target triple, host CPU name and features, the optimisation level."""
+    import llvmlite
+
+    return "|".join(
+        [
+            f"llvmlite {llvmlite.__version__}",
+            "llvm " + ".".join(map(str, llvm.llvm_version_info)),
+            *host_cpu(),
+            f"O{OPT_LEVEL}",
+        ]
+    )
 
 
 # --- numpy arrays as memref descriptors ----------------------------------------------------

@@ -713,12 +713,14 @@ def make_interpreter(
 ) -> Interpreter:
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
+    from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
     interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in (
         AgScanFunctions(),
         AgFunctions(),
+        AgControlFunctions(),
         FuncFunctions(),
         ArithFunctions(),
         ScfFunctions(),

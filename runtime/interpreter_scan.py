@@ -47,13 +47,18 @@ def n_steps_of(op: ag.ScanOp, n_steps: Array | None, sequences: Sequence[Array])
 
 
 def run_block(interpreter: Interpreter, block: Block, args: Sequence[Any]) -> list[Any]:
-    """Run `block` on `args` up to its `ag.yield`; the yielded values."""
-    env = dict(zip(block.args, args, strict=True))
-    for op in block.ops:
-        if isinstance(op, ag.YieldOp):
-            return [env[v] for v in op.values]
-        results = interpreter.run_op(op, [env[o] for o in op.operands])
-        env.update(zip(op.results, results, strict=True))
+    """Run `block` on `args` up to its `ag.yield`; the yielded values. The block's values
+    live in a scope of the interpreter, so that regions of its ops (an `ag.if`) see them."""
+    interpreter.push_scope("ag.scan")
+    try:
+        interpreter.set_values(zip(block.args, args, strict=True))
+        for op in block.ops:
+            if isinstance(op, ag.YieldOp):
+                return list(interpreter.get_values(op.values))
+            results = interpreter.run_op(op, interpreter.get_values(op.operands))
+            interpreter.set_values(zip(op.results, results, strict=True))
+    finally:
+        interpreter.pop_scope()
     raise AssertionError("ag.scan body without ag.yield")
 
 

@@ -28,6 +28,14 @@ from xdsl.dialects.builtin import TensorType
 
 from arignote.runtime.cpu import NativeModule, as_native_array, data_pointer
 from arignote.runtime.dtypes import IndexOutOfBoundsError, numpy_dtype
+from arignote.runtime.entry import (
+    COUNTER_SUFFIX,
+    ENTRY_SUFFIX,
+    FastEntry,
+    arg_spec,
+    entry_ir,
+    register_symbols,
+)
 
 SHAPE_SUFFIX = "__shape"
 CHECKS_ATTRIBUTE = "ag.checks"
@@ -102,6 +110,14 @@ class NativeFunction:
         self._compute_fn = compute_type(module.address(name))
         self._lock = threading.Lock()
         self._frame = _Frame(self)
+        self.fast_entry: FastEntry | None = None
+        """The module's CPython entry point `@name__entry`, when it has one (see
+        `arignote.runtime.entry`; `compile_function` adds it)."""
+        try:
+            entry, counter = module.address(name + ENTRY_SUFFIX), name + COUNTER_SUFFIX
+            self.fast_entry = FastEntry(name, entry, module.global_address(counter), module)
+        except KeyError:
+            pass
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         if len(arrays) != len(self.inputs):
@@ -152,6 +168,27 @@ class NativeFunction:
         if "is out of bounds for axis" in message:
             raise IndexOutOfBoundsError(message)
         raise ValueError(message)
+
+
+def compile_function(
+    module: object,
+    name: str,
+    inputs: Sequence[TensorType],
+    outputs: Sequence[TensorType],
+    messages: Sequence[str],
+) -> NativeFunction:
+    """Compile the `llvm`-dialect `module` holding `@name` and `@name__shape` (lowered
+    from a function of tensors of types `inputs` -> `outputs`) with a CPython entry
+    point `@name__entry` (when this process supports one), and wrap it."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    assert isinstance(module, ModuleOp)
+    extra = []
+    if register_symbols():
+        specs = [arg_spec(numpy_dtype(t.element_type), t.get_shape()) for t in inputs]
+        results = [arg_spec(numpy_dtype(t.element_type), t.get_shape()) for t in outputs]
+        extra.append(entry_ir(name, specs, results))
+    return NativeFunction(NativeModule(module, extra), name, inputs, outputs, messages)
 
 
 _WORD = 8  # every descriptor field is a pointer or an int64

@@ -43,3 +43,24 @@ def test_seed_program(program: str, linker: str) -> None:
     assert result.returncode == 0, result.stderr
     for line in EXPECTED[program]:
         assert line in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("linker", ["vm", "py"])
+def test_switch_vs_ifelse(linker: str, tmp_path: Path) -> None:
+    """07 compiles with an explicit `Mode(linker="vm")` (native code), so the flag does
+    not reach it; the interpreter run uses a copy naming `linker="py"`. Both give 1.0
+    (the program asserts it) and the lazy form, which skips `mean(y)`, is faster."""
+    source = (SEEDS / "07_switch_vs_ifelse.py").read_text()
+    program = tmp_path / "07_switch_vs_ifelse.py"
+    program.write_text(source.replace('linker="vm"', f'linker="{linker}"'))
+    assert source.count('linker="vm"') == 2
+    result = subprocess.run(
+        [sys.executable, str(program)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    times = {}
+    for line in result.stdout.splitlines():
+        words = line.split()
+        times[words[3]] = float(words[-2])  # "time spent evaluating <both|one> ..."
+    assert set(times) == {"both", "one"}, result.stdout
+    assert times["one"] < times["both"], result.stdout

@@ -34,7 +34,7 @@ from arignote.dialects.ag.base import (
     shape_str,
     tensor_type,
 )
-from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -174,11 +174,13 @@ Ag = Dialect(
         DimOp,
         YieldOp,
         ScanOp,
+        IfOp,
     ],
     [],
 )
 
 __all__ = [
+    "IfOp",
     "YieldOp",
     "ScanOp",
     "INDEX",

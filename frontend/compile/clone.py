@@ -13,7 +13,7 @@ from typing import Any
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from arignote.graph import Variable, ancestors, variable_of
+from arignote.graph import Variable, ancestors, graph_operands, variable_of
 
 
 def replacement_pairs(replace: Any, what: str = "replace") -> list[tuple[Any, Any]]:
@@ -75,11 +75,11 @@ def rebuild(
     mapping: dict[SSAValue, SSAValue] = dict(replace)
     ops = needed_ops(values, mapping)
     if not share_inputs:
-        for value in [*values, *(o for op in ops for o in op.operands)]:
+        for value in [*values, *(o for op in ops for o in graph_operands(op))]:
             if isinstance(value, BlockArgument) and value not in mapping:
                 mapping[value] = variable_of(value).clone().value
     for op in ops:
-        if any(operand in mapping for operand in op.operands):
+        if any(operand in mapping for operand in graph_operands(op)):
             new = op.clone(value_mapper=mapping)
             for old, result in zip(op.results, new.results, strict=True):
                 mapping[old] = result

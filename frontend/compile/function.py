@@ -21,21 +21,30 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.traits import IsTerminator
 
 from arignote.compile.clone import check_replacement, needed_ops, rebuild, replacement_pairs
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.regions import emit_ops
 from arignote.compile.sharedvalue import SharedVariable, _Storage, filter_value, shared_of
 from arignote.dialects import ag
-from arignote.graph import Apply, TensorConstant, Variable, ancestors, variable_of
+from arignote.graph import (
+    Apply,
+    TensorConstant,
+    Variable,
+    ancestors,
+    graph_operands,
+    variable_of,
+)
 from arignote.tensor.type import TensorType
 
 
@@ -73,13 +82,13 @@ def _emit(
         if arg_name is not None and BlockArgument.is_valid_name(arg_name):
             arg.name_hint = arg_name
     for op in ancestors(list(results)):
-        for operand in op.operands:
+        for operand in graph_operands(op):
             if operand not in mapping and isinstance(operand, BlockArgument):
                 raise MissingInputError(
                     f"an input of the graph is missing from the function's inputs: "
                     f"{_describe(operand)} (used by {op.name})"
                 )
-        block.add_op(op.clone(value_mapper=mapping))
+    emit_ops(block, results, mapping)
     for value in results:
         if value not in mapping:
             raise MissingInputError(
@@ -184,7 +193,7 @@ def _shared_read(values: Sequence[SSAValue]) -> list[SharedVariable]:
     """The shared variables the graphs of `values` read, in first-seen order."""
     found: dict[int, SharedVariable] = {}
     for op in needed_ops(values):
-        for operand in op.operands:
+        for operand in graph_operands(op):
             sv = shared_of(operand)
             if sv is not None:
                 found.setdefault(id(sv), sv)
@@ -198,7 +207,7 @@ def _shared_read(values: Sequence[SSAValue]) -> list[SharedVariable]:
 def _used_values(values: Sequence[SSAValue]) -> set[int]:
     used = {id(v) for v in values}
     for op in needed_ops(values):
-        used.update(id(o) for o in op.operands)
+        used.update(id(o) for o in graph_operands(op))
     return used
 
 
@@ -236,13 +245,27 @@ class _Compiled:
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
         start = time.perf_counter()
         self.module = _emit(args, names, results, symbol)
-        self.module.verify()
-        self.optimized = plan.mode.optimize(self.module)
-        self.run = plan.mode.link(self.module, self.optimized, symbol)
+        self.run, self._optimized = plan.mode.compile(self.module, symbol)
         self.compile_time = time.perf_counter() - start
+
+    @property
+    def optimized(self) -> ModuleOp:
+        """The module after the mode's graph pipeline (computed on first use when the
+        native code came from the compile cache)."""
+        if not isinstance(self._optimized, ModuleOp):
+            self._optimized = self._optimized()
+        return self._optimized
 
 
 _MISSING = object()
+
+
+def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
+    for op in ops:
+        for region in op.regions:
+            yield from _nodes(region.ops)
+        if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):
+            yield op
 
 
 class FunctionGraph:
@@ -255,10 +278,9 @@ class FunctionGraph:
         self.func = func
 
     def toposort(self) -> list[Apply]:
-        """The nodes in execution order (constants are not nodes, as in Theano)."""
-        return [
-            Apply(op) for op in self.func.body.ops if not isinstance(op, ag.ConstantOp | ReturnOp)
-        ]
+        """The nodes in execution order (constants are not nodes, as in Theano); the
+        nodes inside the branches of an `ifelse` come before it, as in Theano's graph."""
+        return [Apply(op) for op in _nodes(self.func.body.ops)]
 
     @property
     def apply_nodes(self) -> set[Apply]:
@@ -281,8 +303,15 @@ class FunctionGraph:
 class FunctionMaker:
     """What compiled a function; `fgraph` is its optimized graph."""
 
-    def __init__(self, optimized: ModuleOp):
-        self.fgraph = FunctionGraph(optimized)
+    def __init__(self, compiled: _Compiled):
+        self._compiled = compiled
+        self._fgraph: FunctionGraph | None = None
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        if self._fgraph is None:
+            self._fgraph = FunctionGraph(self._compiled.optimized)
+        return self._fgraph
 
 
 def _fast_check(t: Any) -> tuple[np.dtype, int, tuple[int, ...]] | None:
@@ -314,7 +343,7 @@ class Function:
         self.inputs = [i.variable for i in plan.ins]
         self.outputs = [variable_of(v) for v in plan.out_values]
         self.module = self._compiled.module
-        self.maker = FunctionMaker(self._compiled.optimized)
+        self.maker = FunctionMaker(self._compiled)
         self.compile_time = self._compiled.compile_time
         self.trust_input = False
         self._single = plan.single
@@ -330,6 +359,21 @@ class Function:
         self._update_storage: list[_Storage] = [self._bound(sv)._storage for sv, _ in plan.updates]
         self._n_out = len(plan.outs)
         self._input_update_index = [i for i, _ in plan.input_updates]
+        self._entry, self._direct = self._fast_entry()
+
+    def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
+        """The native code's CPython entry point (`arignote.runtime.entry`), if it has
+        one, and the same when its result is exactly what a call returns (no shared
+        variables, no updates): `__call__` then returns it as is."""
+        native = getattr(self._compiled.run, "native", None)
+        fast = getattr(native, "fast_entry", None)
+        if fast is None or any(_fast_check(t) is None for t in self._types):
+            return None, None  # another input type may filter values its own way
+        entry = fast.call
+        n_results = len(self._plan.results())
+        plain = not (self._arg_storage or self._update_storage or self._input_update_index)
+        same_shape = self._single == (n_results == 1)  # one array, or a list of them
+        return entry, entry if plain and same_shape else None
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
         return self._swap.get(sv, sv)
@@ -391,11 +435,30 @@ class Function:
         return values
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The fast path: the native entry point checks positional ndarrays of exactly
+        # the inputs' types, allocates the outputs and runs; it returns None for
+        # anything else, which then takes the path below (conversions, errors).
+        direct = self._direct
+        if direct is not None and not kwargs:
+            result = direct(*args)
+            if result is not None:
+                return result
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        entry = self._entry
+        if entry is not None and self._direct is None and not kwargs:
+            result = entry(*args, *[s.value for s in self._arg_storage])
+            if result is not None:
+                return self._finish([result] if isinstance(result, np.ndarray) else result)
         values = self._bind(args, kwargs)
         arrays = values if self.trust_input else self._checked(values)
         if self._arg_storage:
             arrays += [s.value for s in self._arg_storage]
-        results = self._run(arrays)
+        return self._finish(self._run(arrays))
+
+    def _finish(self, results: list[np.ndarray]) -> Any:
+        """Store the updates; the outputs as a call returns them."""
         n = self._n_out
         if self._update_storage or self._input_update_index:
             self._store_updates(results[n:])

@@ -82,14 +82,15 @@ def select_graph_passes(
 
     items = split_pass_spec(base)
     names = {_pass_name(i) for i in items}
-    from arignote.lowering.registry import get_all_passes
+    if including:
+        from arignote.lowering.registry import get_all_passes
 
-    registered = get_all_passes()
-    items += [
-        name
-        for name in PASS_TAGS
-        if name not in names and name in registered and tags(name) & including
-    ]
+        registered = get_all_passes()
+        items += [
+            name
+            for name in PASS_TAGS
+            if name not in names and name in registered and tags(name) & including
+        ]
     return ",".join(item for item in items if not tags(item) & excluding)
 
 
@@ -148,12 +149,29 @@ class Mode:
 
     def optimize(self, module: ModuleOp) -> ModuleOp:
         """A copy of `module` after the graph pipeline (`module` itself if there is none)."""
-        pipeline = self.graph_pipeline()
-        if not pipeline:
-            return module
-        from arignote.lowering.driver import optimize
+        return _optimized(module, self.graph_pipeline())
 
-        return optimize(module.clone(), pipeline)
+    def compile(
+        self, module: ModuleOp, symbol: str
+    ) -> tuple[Run, ModuleOp | Callable[[], ModuleOp]]:
+        """What `arignote.function` does with the emitted `module`: verify it, `optimize`
+        it and `link` the result. Returns the run and the optimized module, or, when the
+        native code came from the compile cache (`arignote.compile.codecache`), a
+        function computing the optimized module (only views of the graph need it)."""
+        from arignote.compile import codecache
+
+        pipeline = self.graph_pipeline()
+        key = codecache.cache_key(self, module, pipeline)
+        if key is not None:
+            run = codecache.load(key)
+            if run is not None:  # the same IR was verified when it was stored
+                return run, lambda: _optimized(module, pipeline)
+        module.verify()
+        optimized = self.optimize(module)
+        run = self.link(module, optimized, symbol)
+        if key is not None:
+            codecache.save(key, run)
+        return run, optimized
 
     def link(self, module: ModuleOp, optimized: ModuleOp, symbol: str) -> Run:
         """The callable running `optimized` (`module` is the unoptimized original)."""
@@ -168,11 +186,11 @@ class Mode:
                     "use linker 'c|py' to run such a graph with the reference interpreter"
                 )
             return interpret(optimized, symbol)
-        from arignote.lowering.ag_scan import StepDependentShapeError
+        from arignote.lowering.ag_scan import NoNativeScanError
 
         try:
             return compile_native(optimized, symbol)
-        except StepDependentShapeError as e:
+        except NoNativeScanError as e:
             if self.linker in NATIVE_ONLY_LINKERS:
                 raise MissingNativeLoweringError(f"linker 'c': {e}") from e
             return interpret(optimized, symbol)
@@ -184,6 +202,15 @@ class Mode:
         if self.excluded:
             tags += f", excluding={self.excluded!r}"
         return f"{type(self).__name__}(linker={self.linker!r}, optimizer={self.optimizer!r}{tags})"
+
+
+def _optimized(module: ModuleOp, pipeline: str) -> ModuleOp:
+    """A copy of `module` after the graph pass-spec `pipeline` (`module` if it is empty)."""
+    if not pipeline:
+        return module
+    from arignote.lowering.driver import optimize
+
+    return optimize(module.clone(), pipeline)
 
 
 # --- linking helpers (shared by every mode) -------------------------------------------------
@@ -198,23 +225,30 @@ def interpret(module: ModuleOp, symbol: str, listeners: Iterable[Any] = ()) -> R
 
 
 def compile_native(module: ModuleOp, symbol: str) -> Run:
-    """`module`'s `@symbol` lowered to LLVM and compiled to native code."""
+    """`module`'s `@symbol` lowered to LLVM and compiled to native code. The callable's
+    `native` attribute is the `NativeFunction` (whose `fast_entry` `Function` calls)."""
     from xdsl.dialects.func import FuncOp
 
     from arignote.lowering.driver import lower_to_llvm
-    from arignote.runtime.cpu import NativeModule
-    from arignote.runtime.native import NativeFunction
+    from arignote.runtime.native import compile_function
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
     lowered = lower_to_llvm(module.clone())
-    native = NativeModule(lowered.module)
-    fn = NativeFunction(
-        native, symbol, in_types, out_types, lowered.checks.get(f"{symbol}__shape", [])
-    )
-    return lambda arrays: fn(*arrays)
+    checks = lowered.checks.get(f"{symbol}__shape", [])
+    return native_run(compile_function(lowered.module, symbol, in_types, out_types, checks))
+
+
+def native_run(fn: Any) -> Run:
+    """The `Run` of a `NativeFunction` (with the function as its `native` attribute)."""
+
+    def run(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        return fn(*arrays)
+
+    run.native = fn  # type: ignore[attr-defined]
+    return run
 
 
 def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
@@ -223,9 +257,8 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_to_loops import KERNELS, MULTI_RESULT_KERNELS
+    from arignote.lowering.ag_to_loops import CONTROL_FLOW, KERNELS
 
-    lowered = (*KERNELS, *MULTI_RESULT_KERNELS, ag.YieldOp)  # ag.yield: with its parent op
     missing = []
     for func in module.ops:
         if not isinstance(func, FuncOp):
@@ -233,7 +266,9 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
         for op in func.walk():
             if op is func or isinstance(op, ReturnOp):
                 continue
-            if op.dialect_name() != ag.Ag.name or type(op) not in lowered:
+            if isinstance(op, ag.YieldOp) or type(op) in CONTROL_FLOW:
+                continue
+            if op.dialect_name() != ag.Ag.name or type(op) not in KERNELS:
                 missing.append(op)
     return missing
 

@@ -29,12 +29,14 @@ BIG = 1e10
 
 
 def _nodes(module: ModuleOp) -> dict[Operation, int]:
-    """The nodes of `module`'s function (its ops but constants and the return), numbered."""
+    """The nodes of `module`'s function (its ops but constants and the return, with the
+    ops inside the branches of an `ifelse` but not their `ag.yield`), numbered."""
     from arignote.dialects import ag
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
-    ops = [op for op in func.body.ops if not isinstance(op, ag.ConstantOp | ReturnOp)]
+    skipped = ag.ConstantOp | ReturnOp | ag.YieldOp
+    ops = [op for op in func.walk() if op is not func and not isinstance(op, skipped)]
     return {op: i for i, op in enumerate(ops)}
 
 

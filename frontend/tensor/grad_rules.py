@@ -419,3 +419,21 @@ RULES.update(
         ag.ArangeOp: _arange,
     }
 )
+
+
+# --- control flow -------------------------------------------------------------------------
+
+
+def _if(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    """Theano's `IfElse.grad`: the condition gets none; a then value gets
+    `ifelse(c, g, 0)` and an else value `ifelse(c, 0, g)`."""
+    from arignote.ifelse import ifelse, zeros_of  # arignote.ifelse imports this package
+
+    c, n = inputs[0], len(outputs)
+    thens, elses = inputs[1 : 1 + n], inputs[1 + n :]
+    then_grads = ifelse(c, list(gz), [zeros_of(t) for t in thens])
+    else_grads = ifelse(c, [zeros_of(e) for e in elses], list(gz))
+    return [None, *then_grads, *else_grads]
+
+
+RULES[ag.IfOp] = _if

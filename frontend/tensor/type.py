@@ -42,6 +42,10 @@ def check_dtype(dtype: Any, what: str = "dtype") -> str:
     return name
 
 
+_FROM_IR: dict[builtin.Attribute, TensorType] = {}
+"""`TensorType.from_ir`'s answers (the checks of `TensorType()` run once per IR type)."""
+
+
 class TensorType:
     """The type of a symbolic tensor: a dtype and one bool per dimension, `True` where
     the dimension has length 1 and broadcasts.
@@ -85,9 +89,14 @@ class TensorType:
     @staticmethod
     def from_ir(t: builtin.Attribute) -> TensorType:
         """The Theano type of a builtin tensor type (a static 1 is broadcastable)."""
-        assert isinstance(t, builtin.TensorType)
-        dtype = numpy_dtype(t.element_type).name
-        return TensorType(dtype, tuple(d == 1 for d in t.get_shape()))
+        known = _FROM_IR.get(t)
+        if known is None:
+            assert isinstance(t, builtin.TensorType)
+            dtype = numpy_dtype(t.element_type).name
+            known = _FROM_IR[t] = TensorType(dtype, tuple(d == 1 for d in t.get_shape()))
+        new = TensorType.__new__(TensorType)  # a fresh object: a type's name may be set
+        new.__dict__.update(known.__dict__)
+        return new
 
     def __call__(self, name: str | None = None) -> Variable:
         from arignote.graph import make_input

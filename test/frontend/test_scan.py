@@ -240,3 +240,18 @@ def test_step_dependent_shapes_fall_back_to_the_interpreter() -> None:
         f(np.array([3], dtype="int32"), mv)
     with pytest.raises(NotImplementedError, match="linker 'c'"):
         _f([idx, m], rows, "c")
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_scan_and_ifelse_nest(linker: str) -> None:
+    """A scan in a lazy branch, and an ifelse in a step (natively: the interpreter runs
+    that function)."""
+    from arignote.ifelse import ifelse
+
+    x, c = T.vector("x"), T.iscalar("c")
+    zero = T.constant(0.0, dtype="float64")
+    s, _ = arignote.scan(lambda v, h: h + v, sequences=x, outputs_info=zero)
+    f = _f([x, c], ifelse(c, s[-1], x.sum() * 10), linker)
+    assert f(np.arange(4.0), 1) == 6.0 and f(np.arange(4.0), 0) == 60.0
+    t, _ = arignote.scan(lambda v, h: ifelse(v > 1, h + v, h - v), sequences=x, outputs_info=zero)
+    np.testing.assert_allclose(_f([x], t, linker)(np.arange(4.0)), [0.0, -1.0, 1.0, 4.0])

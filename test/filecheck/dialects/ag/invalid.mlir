@@ -880,3 +880,109 @@ func.func @gemm_result_type(%s: tensor<f64>, %a: tensor<?x?xf64>) {
 }
 
 // CHECK: 'ag.gemm' op result type tensor<?xf64> does not match the inferred type tensor<?x?xf64>
+
+// -----
+
+// --- ag.if --------------------------------------------------------------------------
+
+func.func @if_condition_rank(%c: tensor<1xi1>, %s: tensor<f64>) {
+  %0 = ag.if %c : tensor<1xi1> -> (tensor<f64>) {
+    ag.yield %s : tensor<f64>
+  } else {
+    ag.yield %s : tensor<f64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op condition must be a rank-0 tensor, got tensor<1xi1>
+
+// -----
+
+func.func @if_then_type(%c: tensor<i1>, %s: tensor<f64>, %x: tensor<?xf64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
+    ag.yield %x : tensor<?xf64>
+  } else {
+    ag.yield %s : tensor<f64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op the then region yields (tensor<?xf64>), which does not fit the result types (tensor<f64>)
+
+// -----
+
+func.func @if_else_count(%c: tensor<i1>, %s: tensor<f64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
+    ag.yield %s : tensor<f64>
+  } else {
+    ag.yield %s, %s : tensor<f64>, tensor<f64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op the else region yields (tensor<f64>, tensor<f64>), which does not fit the result types (tensor<f64>)
+
+// -----
+
+func.func @if_dynamic_into_static(%c: tensor<i1>, %x: tensor<?xf64>, %y: tensor<3xf64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<3xf64>) {
+    ag.yield %y : tensor<3xf64>
+  } else {
+    ag.yield %x : tensor<?xf64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op the else region yields (tensor<?xf64>), which does not fit the result types (tensor<3xf64>)
+
+// -----
+
+func.func @if_element_type(%c: tensor<i1>, %x: tensor<f32>, %y: tensor<f64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
+    ag.yield %x : tensor<f32>
+  } else {
+    ag.yield %y : tensor<f64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op the then region yields (tensor<f32>), which does not fit the result types (tensor<f64>)
+
+// -----
+
+func.func @if_no_results(%c: tensor<i1>) {
+  "ag.if"(%c) ({
+    "ag.yield"() : () -> ()
+  }, {
+    "ag.yield"() : () -> ()
+  }) : (tensor<i1>) -> ()
+  func.return
+}
+
+// CHECK: 'ag.if' op must have at least one result
+
+// -----
+
+func.func @if_no_yield(%c: tensor<i1>, %s: tensor<f64>) {
+  %0 = "ag.if"(%c) ({
+    %1 = ag.neg %s : tensor<f64>
+  }, {
+    "ag.yield"(%s) : (tensor<f64>) -> ()
+  }) : (tensor<i1>) -> tensor<f64>
+  func.return
+}
+
+// CHECK: Operation ag.neg terminates block in single-block region but is not a terminator
+
+// -----
+
+func.func @if_condition_f16(%c: tensor<f16>, %s: tensor<f64>) {
+  %0 = ag.if %c : tensor<f16> -> (tensor<f64>) {
+    ag.yield %s : tensor<f64>
+  } else {
+    ag.yield %s : tensor<f64>
+  }
+  func.return
+}
+
+// CHECK: 'ag.if' op condition must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<f16>

@@ -301,3 +301,58 @@ func.func @gemv_gemm(%s: tensor<f32>, %m: tensor<?x?xf32>, %v: tensor<?xf32>, %d
   %4 = ag.gemm %d, %b, %a {transpose_a, transpose_b} : tensor<f64>, tensor<3x?xf64>, tensor<2x3xf64> -> tensor<?x2xf64>
   func.return
 }
+
+// CHECK-LABEL: func.func @if_else(
+// CHECK-NEXT:    %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
+// CHECK-NEXT:      %1 = ag.reduce_sum %x {axes = array<i64: 0, 1>} : tensor<?x?xf64> -> tensor<f64>
+// CHECK-NEXT:      ag.yield %1 : tensor<f64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      ag.yield %s : tensor<f64>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %2, %3 = ag.if %n : tensor<i32> -> (tensor<?x?xf64>, tensor<f64>) {
+// CHECK-NEXT:      %4 = ag.if %c : tensor<i1> -> (tensor<?x?xf64>) {
+// CHECK-NEXT:        ag.yield %x : tensor<?x?xf64>
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        %5 = ag.neg %x : tensor<?x?xf64>
+// CHECK-NEXT:        ag.yield %5 : tensor<?x?xf64>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      ag.yield %4, %s : tensor<?x?xf64>, tensor<f64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      ag.yield %x, %0 : tensor<?x?xf64>, tensor<f64>
+// CHECK-NEXT:    } {ag.node = "IfElse"}
+// CHECK-NEXT:    %6 = ag.if %c : tensor<i1> -> (tensor<?xf64>) {
+// CHECK-NEXT:      ag.yield %v : tensor<3xf64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      ag.yield %w : tensor<?xf64>
+// CHECK-NEXT:    }
+// GENERIC-LABEL: "func.func"() <{sym_name = "if_else"
+// GENERIC:       %0 = "ag.if"(%c) ({
+// GENERIC:         "ag.yield"(%1) : (tensor<f64>) -> ()
+// GENERIC-NEXT:  }, {
+// GENERIC-NEXT:    "ag.yield"(%s) : (tensor<f64>) -> ()
+// GENERIC-NEXT:  }) : (tensor<i1>) -> tensor<f64>
+func.func @if_else(%c: tensor<i1>, %n: tensor<i32>, %x: tensor<?x?xf64>, %s: tensor<f64>, %v: tensor<3xf64>, %w: tensor<?xf64>) {
+  %0 = ag.if %c : tensor<i1> -> (tensor<f64>) {
+    %1 = ag.reduce_sum %x {axes = array<i64: 0, 1>} : tensor<?x?xf64> -> tensor<f64>
+    ag.yield %1 : tensor<f64>
+  } else {
+    ag.yield %s : tensor<f64>
+  }
+  %2, %3 = ag.if %n : tensor<i32> -> (tensor<?x?xf64>, tensor<f64>) {
+    %4 = ag.if %c : tensor<i1> -> (tensor<?x?xf64>) {
+      ag.yield %x : tensor<?x?xf64>
+    } else {
+      %5 = ag.neg %x : tensor<?x?xf64>
+      ag.yield %5 : tensor<?x?xf64>
+    }
+    ag.yield %4, %s : tensor<?x?xf64>, tensor<f64>
+  } else {
+    ag.yield %x, %0 : tensor<?x?xf64>, tensor<f64>
+  } {ag.node = "IfElse"}
+  %6 = ag.if %c : tensor<i1> -> (tensor<?xf64>) {
+    ag.yield %v : tensor<3xf64>
+  } else {
+    ag.yield %w : tensor<?xf64>
+  }
+  func.return
+}

@@ -1,0 +1,220 @@
+"""The compile cache as `arignote.function` uses it (`config.compile_cache`, on by default).
+
+A function compiled natively by a plain `Mode` (not DebugMode, NanGuardMode or
+MonitorMode, which also run the interpreter) is stored in `<config.compiledir>/native/`
+under a key that is the BLAKE2 digest of:
+
+* the emitted `ag` IR (before the graph rewrites; `ir_text`, exact where the printer
+  rounds), which includes the symbol name, the inputs (explicit ones, then the shared
+  variables read), the results and the source locations that error messages quote;
+* arignote's version and a fingerprint of its installed sources (the path, size and
+  modification time of each module: an edited compiler never reuses stale code);
+* the flags that change code: the linker, the graph pipeline the mode runs (after
+  `optimizer`, `Mode.including/excluding`, `config.optimizer_including/excluding`),
+  the loop and LLVM lowering pipelines, `floatX` and the profiling flags;
+* `arignote.runtime.cache.native_fingerprint()`: the LLVM/llvmlite versions, host CPU
+  name and features, Python and numpy versions.
+
+A hit (`Mode.compile`) skips the graph rewrites, the lowering and LLVM: the object code is
+loaded into the JIT; the optimized graph (`f.maker.fgraph`, `dump_ir`) is then computed
+only when asked for. `stats()` counts the events of this process; with
+`config.compile_cache_verbose` each hit, miss and store is printed to stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from xdsl.ir import Attribute, Data, ParametrizedAttribute
+
+from arignote.configuration import config
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation, SSAValue
+
+    from arignote.compile.mode import Mode, Run
+
+SUBDIRECTORY = "native"
+
+
+def cache_directory() -> str:
+    """Where entries are stored now: `<config.compiledir>/native`."""
+    return os.path.join(config.compiledir, SUBDIRECTORY)
+
+
+@cache
+def source_fingerprint() -> str:
+    """arignote's version and the (path, size, mtime) of each of its modules."""
+    import arignote
+    import arignote.dialects
+    import arignote.lowering
+    import arignote.runtime
+
+    parts = [f"arignote {arignote.__version__}"]
+    for package in (arignote, arignote.dialects, arignote.lowering, arignote.runtime):
+        top = os.path.dirname(os.path.abspath(package.__file__ or ""))
+        for root, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(root, name))
+                    parts.append(f"{os.path.join(root, name)} {stat.st_size} {stat.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def flags_text(mode: Mode, pipeline: str) -> str:
+    """The part of the key that the mode (whose graph pipeline is `pipeline` now) and
+    the configuration flags give."""
+    from arignote.lowering.pipelines import LLVM_LOWERING, LOOPS_LOWERING
+
+    return "\n".join(
+        [
+            f"linker {mode.linker}",
+            f"graph {pipeline}",
+            f"loops {LOOPS_LOWERING}",
+            f"llvm {LLVM_LOWERING}",
+            f"floatX {config.floatX}",
+            f"profile {config.profile} {config.profile_memory} {config.profile_optimizer}",
+        ]
+    )
+
+
+def ir_text(module: ModuleOp) -> str:
+    """An exact text of `module` for the key, faster than the printer: each op's name,
+    operands (as value numbers), result types, properties and attributes (sorted), and
+    regions; attributes are spelled structurally with floats in hex and bytes (dense
+    constants) in full, which the printer may round."""
+    spelling = _Spelling()
+    spelling.feed(module)
+    return "\n".join(spelling.out)
+
+
+class _Spelling:
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.numbers: dict[SSAValue, int] = {}
+        self.texts: dict[Attribute, str] = {}
+
+    def spell(self, attr: Attribute) -> str:
+        try:
+            text = self.texts.get(attr)
+        except TypeError:  # an unhashable attribute
+            return _spell(attr, self.spell)
+        if text is None:
+            text = self.texts[attr] = _spell(attr, self.spell)
+        return text
+
+    def define(self, value: SSAValue) -> None:
+        self.numbers[value] = len(self.numbers)
+        self.out.append(self.spell(value.type))
+
+    def feed(self, op: Operation) -> None:
+        out, numbers = self.out, self.numbers
+        out.append(op.name + "(" + ",".join([str(numbers[v]) for v in op.operands]) + ")")
+        for result in op.results:
+            self.define(result)
+        for kind, attrs in (("p ", op.properties), ("a ", op.attributes)):
+            for name in sorted(attrs):
+                out.append(kind + name + "=" + self.spell(attrs[name]))
+        blocks = {block: i for region in op.regions for i, block in enumerate(region.blocks)}
+        out.append("succ " + ",".join(str(blocks.get(b, -1)) for b in op.successors))
+        for region in op.regions:
+            out.append("{")
+            for block in region.blocks:
+                out.append("^")
+                for arg in block.args:
+                    self.define(arg)
+                for inner in block.ops:
+                    self.feed(inner)
+            out.append("}")
+
+
+# Class tests by MRO membership: `isinstance` against xDSL's abstract base classes walks
+# every registered subclass the first time (milliseconds, on the compile cache's hit path).
+
+
+def _spell(attr: Any, spell: Callable[[Attribute], str]) -> str:
+    mro = type(attr).__mro__
+    if ParametrizedAttribute in mro:
+        return attr.name + "<" + ",".join(spell(p) for p in attr.parameters) + ">"
+    if Data in mro:
+        return attr.name + "(" + _spell_data(attr.data, spell) + ")"
+    return f"{type(attr).__qualname__}:{attr!r}"
+
+
+def _spell_data(data: Any, spell: Callable[[Attribute], str]) -> str:
+    if Attribute in type(data).__mro__:
+        return spell(data)
+    if isinstance(data, float):
+        return data.hex()
+    if isinstance(data, bytes):
+        return data.hex()
+    if isinstance(data, tuple | list):
+        return "[" + ",".join(_spell_data(d, spell) for d in data) + "]"
+    if isinstance(data, dict):
+        return "{" + ",".join(f"{k!r}:{_spell_data(data[k], spell)}" for k in sorted(data)) + "}"
+    return f"{type(data).__qualname__}:{data!r}"
+
+
+def cacheable(mode: Mode) -> bool:
+    """Whether `mode` compiles through the cache: plain modes with a native linker."""
+    from arignote.compile.mode import Mode
+
+    return config.compile_cache and type(mode) is Mode and not mode.uses_interpreter
+
+
+def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
+    """The key of `module` (as emitted) compiled by `mode` with the graph pass-spec
+    `pipeline`; None when not cacheable."""
+    if not cacheable(mode):
+        return None
+    from arignote.runtime.cache import native_fingerprint
+
+    h = hashlib.blake2b(digest_size=20)
+    parts = (source_fingerprint(), native_fingerprint(), flags_text(mode, pipeline))
+    for part in (*parts, ir_text(module)):
+        h.update(part.encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def load(key: str) -> Run | None:
+    """The run of the entry `key`, or None (miss)."""
+    from arignote.compile.mode import native_run
+    from arignote.runtime import cache as store
+
+    fn = store.load(cache_directory(), key, config.compile_cache_verbose)
+    return None if fn is None else native_run(fn)
+
+
+def save(key: str, run: Run) -> bool:
+    """Store the native function of `run` under `key` (False when `run` is not native
+    code, e.g. the interpreter fallback of 'c|py', or the entry cannot be written)."""
+    from arignote.runtime import cache as store
+
+    fn = getattr(run, "native", None)
+    if fn is None:
+        return False
+    limit = config.compile_cache_max_mb * 2**20
+    return store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
+
+
+def stats() -> Counter[str]:
+    """This process's compile cache events: hit, miss, store, corrupt, write_error,
+    pruned (a copy)."""
+    from arignote.runtime.cache import STATS
+
+    return Counter(STATS)
+
+
+def clear() -> int:
+    """Delete every entry of the cache directory; how many were deleted."""
+    from arignote.runtime.cache import prune
+
+    return prune(cache_directory(), 0)

@@ -1,0 +1,510 @@
+"""The fast call path: a CPython entry point, generated in LLVM IR, for a native function.
+
+For a function `@f` with the native ABI of `arignote.runtime.native` (`f__shape` checks the
+input shapes and gives the result shapes, `f` computes into caller-allocated buffers),
+`entry_ir(...)` builds `@f__entry`, a `METH_FASTCALL` C function
+
+    PyObject *f__entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+
+that does in machine code what `NativeFunction.__call__` does in Python:
+
+1. checks each argument: exactly a `numpy.ndarray` (the type object's address), of the
+   expected rank, element type (`descr->type_num`, in the host's byte order), with length 1
+   on the input's broadcastable axes, strides that are whole elements and an aligned data
+   pointer; reads the data pointer, dimensions and strides from the `PyArrayObject`;
+2. fills the memref descriptors (on its own stack: calls are thread-safe), calls
+   `f__shape`;
+3. allocates the outputs with numpy's `PyArray_New` (from the `_ARRAY_API` capsule),
+   calls `f` (releasing the GIL when the arrays are large), and
+4. returns the single result, or a new list of the results.
+
+When anything is unusual (a wrong argument count, a non-array, another dtype or rank, a
+failed shape check), it returns `None` (a new reference) and touches nothing: the caller
+then takes the Python path, which converts the arguments or raises the detailed error.
+A failed allocation returns NULL with numpy's `MemoryError` set.
+
+The entry point reaches CPython and numpy only through external symbols named
+`arignote_*` (`register_symbols()` binds them to this process's addresses with
+`llvmlite.binding.add_symbol`), so its object code holds no process-specific address
+and can be cached on disk. The struct offsets it reads are those of numpy's public
+headers; `LAYOUT` checks them against live arrays at import and is None where they do
+not hold (another Python implementation or numpy layout): there is no fast path then.
+
+`FastEntry(address, owner)` wraps the entry as a Python callable (a `PyMethodDef` and
+`PyCFunction_NewEx`); `owner` (the JIT module) stays alive as the function's `self`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import llvmlite.ir as ir
+import numpy as np
+
+ENTRY_SUFFIX = "__entry"
+"""`@f__entry` is the CPython entry point of `@f`."""
+
+COUNTER_SUFFIX = "__fast_calls"
+"""`@f__fast_calls` (an i64 global) counts the calls `@f__entry` completed."""
+
+GIL_RELEASE_ELEMENTS = 1 << 16
+"""The entry point releases the GIL around the computation when its inputs and outputs
+hold at least this many elements together (below, the release costs more than it frees)."""
+
+METH_FASTCALL = 0x0080
+
+_PTR = ir.PointerType()
+_I8 = ir.IntType(8)
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+
+
+# --- the layout of numpy's structs, checked against live arrays ----------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Byte offsets in `PyObject`, `PyArrayObject` and `PyArray_Descr`."""
+
+    ob_type: int = 8
+    data: int = 16
+    nd: int = 24
+    dimensions: int = 32
+    strides: int = 40
+    descr: int = 56
+    descr_byteorder: int = 26
+    descr_type_num: int = 28
+
+
+def _read(address: int, ctype: type) -> int:
+    return ctype.from_address(address).value or 0
+
+
+def _layout_holds(layout: Layout, array: np.ndarray) -> bool:
+    base = id(array)
+    ptr, i32, i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
+    descr = _read(base + layout.descr, ptr)
+    dims = _read(base + layout.dimensions, ptr)
+    strides = _read(base + layout.strides, ptr)
+    return (
+        _read(base + layout.ob_type, ptr) == id(type(array))
+        and _read(base + layout.data, ptr) == array.ctypes.data
+        and _read(base + layout.nd, i32) == array.ndim
+        and descr == id(array.dtype)
+        and _read(descr + layout.descr_type_num, i32) == array.dtype.num
+        and bytes([_read(descr + layout.descr_byteorder, ctypes.c_uint8)]).decode()
+        == array.dtype.byteorder
+        and all(_read(dims + 8 * k, i64) == n for k, n in enumerate(array.shape))
+        and all(_read(strides + 8 * k, i64) == s for k, s in enumerate(array.strides))
+    )
+
+
+def _layout() -> Layout | None:
+    if sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    layout = Layout()
+    probes = [
+        np.arange(6.0).reshape(2, 3),
+        np.zeros((3, 4, 2), np.int8)[::-1, 1:, :1],
+        np.arange(5, dtype=">i4")[::2],
+        np.zeros((), bool),
+    ]
+    return layout if all(_layout_holds(layout, p) for p in probes) else None
+
+
+LAYOUT: Layout | None = _layout()
+"""The verified layout, or None: no fast path in this process."""
+
+
+# --- the process's CPython and numpy symbols ----------------------------------------------
+
+
+def _pyapi(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value or 0
+
+
+def _numpy_api() -> ctypes.Array:
+    from numpy._core import _multiarray_umath
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return (ctypes.c_void_p * 200).from_address(get(_multiarray_umath._ARRAY_API, None))
+
+
+_PYARRAY_TYPE_INDEX = 2
+_PYARRAY_NEW_INDEX = 93
+
+_PyArrayNew = ctypes.PYFUNCTYPE(  # holds the GIL
+    ctypes.py_object,
+    ctypes.c_void_p,
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_int,
+    ctypes.c_int,
+    ctypes.c_void_p,
+)
+
+
+def _check_pyarray_new(table: ctypes.Array) -> None:
+    """`PyArray_New` at its index of the table makes a C-contiguous array (or raise)."""
+    if table[_PYARRAY_TYPE_INDEX] != id(np.ndarray):
+        raise RuntimeError("numpy's _ARRAY_API table does not start as expected")
+    dims = (ctypes.c_int64 * 2)(2, 3)
+    new = _PyArrayNew(table[_PYARRAY_NEW_INDEX])
+    float32 = np.dtype(np.float32).num
+    made = new(id(np.ndarray), 2, ctypes.addressof(dims), float32, None, None, 0, 0, None)
+    if not (
+        type(made) is np.ndarray
+        and made.shape == (2, 3)
+        and made.dtype == np.float32
+        and made.flags.c_contiguous
+    ):
+        raise RuntimeError("numpy's PyArray_New is not at the expected index")
+
+
+@cache
+def process_symbols() -> dict[str, int]:
+    """The addresses of the `arignote_*` symbols that entry points use."""
+    table = _numpy_api()
+    _check_pyarray_new(table)
+    return {
+        "arignote_Py_None": id(None),
+        "arignote_PyArray_Type": id(np.ndarray),
+        "arignote_PyArray_New": table[_PYARRAY_NEW_INDEX],
+        "arignote_Py_IncRef": _pyapi("Py_IncRef"),
+        "arignote_Py_DecRef": _pyapi("Py_DecRef"),
+        "arignote_PyList_New": _pyapi("PyList_New"),
+        "arignote_PyList_SetItem": _pyapi("PyList_SetItem"),
+        "arignote_PyEval_SaveThread": _pyapi("PyEval_SaveThread"),
+        "arignote_PyEval_RestoreThread": _pyapi("PyEval_RestoreThread"),
+    }
+
+
+@cache
+def register_symbols() -> bool:
+    """Bind the `arignote_*` symbols for the JIT once; False when there is no fast path."""
+    if LAYOUT is None:
+        return False
+    import llvmlite.binding as llvm
+
+    try:
+        symbols = process_symbols()
+    except (RuntimeError, AttributeError, ImportError):
+        return False
+    for name, address in symbols.items():
+        llvm.add_symbol(name, address)
+    return True
+
+
+# --- the entry point in LLVM IR ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """What the entry point checks of one input or allocates for one output."""
+
+    type_nums: tuple[int, ...]
+    """Accepted `descr->type_num` values (the first is the one outputs get)."""
+    itemsize: int
+    alignment: int
+    rank: int
+    static: tuple[tuple[int, int], ...] = ()
+    """`(axis, length)` of the axes whose length is fixed (inputs only), e.g. the
+    broadcastable axes (length 1)."""
+
+
+def arg_spec(dtype: np.dtype, shape: Sequence[int]) -> ArgSpec:
+    """The `ArgSpec` of arrays of `dtype` and `shape` (-1 for an axis of any length):
+    every numpy type number whose dtype equals `dtype` (e.g. both of int64's) is accepted."""
+    dtype = np.dtype(dtype)
+    nums = [dtype.num] + sorted(
+        {np.dtype(c).num for c in np.typecodes["All"] if np.dtype(c) == dtype} - {dtype.num}
+    )
+    static = tuple((k, n) for k, n in enumerate(shape) if n >= 0)
+    return ArgSpec(tuple(nums), dtype.itemsize, dtype.alignment, len(shape), static)
+
+
+class _EntryBuilder:
+    """Builds `@name__entry` into an `ir.Module` (see the module docstring)."""
+
+    def __init__(self, name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec]):
+        self.name, self.inputs, self.outputs = name, list(inputs), list(outputs)
+        self.layout = LAYOUT or Layout()
+        self.module = ir.Module(name=name + ENTRY_SUFFIX)
+        self.module.triple = ""
+        m = self.module
+        fn = ir.FunctionType
+
+        def declare(sym: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+            return ir.Function(m, fn(ret, args), sym)
+
+        self.incref = declare("arignote_Py_IncRef", ir.VoidType(), [_PTR])
+        self.decref = declare("arignote_Py_DecRef", ir.VoidType(), [_PTR])
+        self.list_new = declare("arignote_PyList_New", _PTR, [_I64])
+        self.list_set = declare("arignote_PyList_SetItem", _I32, [_PTR, _I64, _PTR])
+        self.save_thread = declare("arignote_PyEval_SaveThread", _PTR, [])
+        self.restore_thread = declare("arignote_PyEval_RestoreThread", ir.VoidType(), [_PTR])
+        self.array_new = declare(
+            "arignote_PyArray_New", _PTR, [_PTR, _I32, _PTR, _I32, _PTR, _PTR, _I32, _I32, _PTR]
+        )
+        self.none = ir.GlobalVariable(m, _I8, "arignote_Py_None")
+        self.array_type = ir.GlobalVariable(m, _I8, "arignote_PyArray_Type")
+        n_in, n_out = len(self.inputs), len(self.outputs)
+        self.shape_fn = declare(name + "__shape", _I32, [_PTR] * (n_in + 2))
+        self.compute_fn = declare(name, ir.VoidType(), [_PTR] * (n_in + n_out))
+        self.counter = ir.GlobalVariable(m, _I64, name + COUNTER_SUFFIX)
+        self.counter.initializer = ir.Constant(_I64, 0)
+        self.entry = ir.Function(m, fn(_PTR, [_PTR, _PTR, _I64]), name + ENTRY_SUFFIX)
+        self.entry.args[0].name, self.entry.args[1].name = "self", "args"
+        self.entry.args[2].name = "nargs"
+        self.b = ir.IRBuilder(self.entry.append_basic_block("entry"))
+        self.fallback = self.entry.append_basic_block("fallback")
+
+    # small helpers: every address is an opaque `ptr` plus a byte offset
+
+    def at(self, base: ir.Value, offset: int | ir.Value) -> ir.Value:
+        if isinstance(offset, int):
+            if offset == 0:
+                return base
+            offset = ir.Constant(_I64, offset)
+        return self.b.gep(base, [offset], source_etype=_I8)
+
+    def field(self, base: ir.Value, offset: int, ty: ir.Type, name: str = "") -> ir.Value:
+        return self.b.load(self.at(base, offset), name=name, typ=ty)
+
+    def put(self, value: ir.Value, base: ir.Value, offset: int) -> None:
+        self.b.store(value, self.at(base, offset))
+
+    def words(self, n: int, name: str) -> ir.Value:
+        """A stack buffer of `n` 8-byte words (allocated as pointers: llvmlite gives an
+        opaque `ptr`, which stores of any type accept)."""
+        return self.b.alloca(_PTR, size=ir.Constant(_I64, n), name=name)
+
+    def check(self, ok: ir.Value, label: str) -> None:
+        """Continue in a new block when `ok`, else go to the fallback."""
+        then = self.entry.append_basic_block(label)
+        self.b.cbranch(ok, then, self.fallback)
+        self.b.position_at_end(then)
+
+    def any_equal(self, value: ir.Value, constants: Sequence[int], ty: ir.Type) -> ir.Value:
+        result = None
+        for c in constants:
+            eq = self.b.icmp_signed("==", value, ir.Constant(ty, c))
+            result = eq if result is None else self.b.or_(result, eq)
+        assert result is not None
+        return result
+
+    # the parts of the entry point
+
+    def build(self) -> ir.Module:
+        b = self.b
+        n = ir.Constant(_I64, len(self.inputs))
+        self.check(b.icmp_signed("==", self.entry.args[2], n), "nargs_ok")
+        descriptors, elements = [], ir.Constant(_I64, 0)
+        for i, spec in enumerate(self.inputs):
+            desc, count = self.read_input(i, spec)
+            descriptors.append(desc)
+            elements = b.add(elements, count)
+        dims = self.call_shape(descriptors)
+        outputs, out_descriptors, count = self.allocate_outputs(dims)
+        self.compute(descriptors + out_descriptors, b.add(elements, count))
+        counted = b.add(b.load(self.counter, typ=_I64), ir.Constant(_I64, 1))
+        b.store(counted, self.counter)
+        self.return_results(outputs)
+        b.position_at_end(self.fallback)
+        b.call(self.incref, [self.none])
+        b.ret(self.none)
+        return self.module
+
+    def read_input(self, i: int, spec: ArgSpec) -> tuple[ir.Value, ir.Value]:
+        """Check argument `i` against `spec`; its memref descriptor and element count."""
+        b, lay = self.b, self.layout
+        obj = self.field(self.entry.args[1], 8 * i, _PTR, name=f"arg{i}")
+        is_array = b.icmp_unsigned("==", self.field(obj, lay.ob_type, _PTR), self.array_type)
+        self.check(is_array, f"arg{i}_is_array")
+        nd = self.field(obj, lay.nd, _I32)
+        descr = self.field(obj, lay.descr, _PTR)
+        type_num = self.field(descr, lay.descr_type_num, _I32)
+        byteorder = self.field(descr, lay.descr_byteorder, _I8)
+        foreign = ord(">" if sys.byteorder == "little" else "<")
+        ok = b.and_(
+            b.icmp_signed("==", nd, ir.Constant(_I32, spec.rank)),
+            self.any_equal(type_num, spec.type_nums, _I32),
+        )
+        ok = b.and_(ok, b.icmp_signed("!=", byteorder, ir.Constant(_I8, foreign)))
+        self.check(ok, f"arg{i}_type_ok")
+        data = self.field(obj, lay.data, _PTR)
+        misaligned = b.and_(b.ptrtoint(data, _I64), ir.Constant(_I64, spec.alignment - 1))
+        ok = b.icmp_signed("==", misaligned, ir.Constant(_I64, 0))
+        dims_ptr = self.field(obj, lay.dimensions, _PTR)
+        strides_ptr = self.field(obj, lay.strides, _PTR)
+        desc = self.descriptor(spec.rank, data, f"in{i}")
+        count: ir.Value = ir.Constant(_I64, 1)
+        for k in range(spec.rank):
+            dim = self.field(dims_ptr, 8 * k, _I64)
+            stride = self.field(strides_ptr, 8 * k, _I64)
+            for axis, length in spec.static:
+                if axis == k:
+                    ok = b.and_(ok, b.icmp_signed("==", dim, ir.Constant(_I64, length)))
+            if spec.itemsize > 1:
+                rest = b.and_(stride, ir.Constant(_I64, spec.itemsize - 1))
+                ok = b.and_(ok, b.icmp_signed("==", rest, ir.Constant(_I64, 0)))
+                stride = b.ashr(stride, ir.Constant(_I64, spec.itemsize.bit_length() - 1))
+            self.put_size_stride(desc, spec.rank, k, dim, stride)
+            count = b.mul(count, dim)
+        self.check(ok, f"arg{i}_layout_ok")
+        return desc, count
+
+    def descriptor(self, rank: int, data: ir.Value, name: str) -> ir.Value:
+        """A memref descriptor on the stack: `{data, data, 0, sizes[rank], strides[rank]}`
+        (the sizes and strides are stored by `put_size_stride`)."""
+        desc = self.words(3 + 2 * rank, name)
+        self.put(data, desc, 0)
+        self.put(data, desc, 8)
+        self.put(ir.Constant(_I64, 0), desc, 16)
+        return desc
+
+    def put_size_stride(
+        self, desc: ir.Value, rank: int, k: int, size: ir.Value, stride: ir.Value
+    ) -> None:
+        self.put(size, desc, 24 + 8 * k)
+        self.put(stride, desc, 24 + 8 * (rank + k))
+
+    def vector_descriptor(self, buffer: ir.Value, length: int, name: str) -> ir.Value:
+        """The descriptor of a rank-1 contiguous i64 vector at `buffer`."""
+        desc = self.descriptor(1, buffer, name)
+        self.put_size_stride(desc, 1, 0, ir.Constant(_I64, length), ir.Constant(_I64, 1))
+        return desc
+
+    def call_shape(self, descriptors: list[ir.Value]) -> ir.Value:
+        """Call `@name__shape`; the `dims` buffer (fallback when a check fails)."""
+        b = self.b
+        n_dims = max(1, sum(s.rank for s in self.outputs))
+        dims = self.words(n_dims, "dims")
+        err = self.words(3, "err")
+        dims_desc = self.vector_descriptor(dims, n_dims, "dims_desc")
+        err_desc = self.vector_descriptor(err, 3, "err_desc")
+        code = b.call(self.shape_fn, [*descriptors, dims_desc, err_desc], name="code")
+        self.check(b.icmp_signed("==", code, ir.Constant(_I32, 0)), "shape_ok")
+        return dims
+
+    def allocate_outputs(self, dims: ir.Value) -> tuple[list[ir.Value], list[ir.Value], ir.Value]:
+        """Allocate each output with PyArray_New (on failure: free those made, return
+        NULL); their objects, memref descriptors and total element count."""
+        b, lay = self.b, self.layout
+        objects: list[ir.Value] = []
+        descriptors: list[ir.Value] = []
+        count, offset = ir.Constant(_I64, 0), 0
+        for j, spec in enumerate(self.outputs):
+            shape = self.at(dims, 8 * offset)
+            args = [
+                self.array_type,
+                ir.Constant(_I32, spec.rank),
+                shape,
+                ir.Constant(_I32, spec.type_nums[0]),
+                *[ir.Constant(_PTR, None)] * 2,
+                ir.Constant(_I32, 0),
+                ir.Constant(_I32, 0),
+                ir.Constant(_PTR, None),
+            ]
+            obj = b.call(self.array_new, args, name=f"out{j}")
+            self.unless_null(obj, objects)
+            objects.append(obj)
+            desc = self.descriptor(spec.rank, self.field(obj, lay.data, _PTR), f"out{j}_desc")
+            sizes = [self.field(dims, 8 * (offset + k), _I64) for k in range(spec.rank)]
+            stride: ir.Value = ir.Constant(_I64, 1)
+            for k in reversed(range(spec.rank)):
+                self.put_size_stride(desc, spec.rank, k, sizes[k], stride)
+                stride = b.mul(stride, sizes[k])
+            count = b.add(count, stride)
+            descriptors.append(desc)
+            offset += spec.rank
+        return objects, descriptors, count
+
+    def unless_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
+        """Continue when `obj` is not NULL; else release `made` and return NULL."""
+        b = self.b
+        failed = self.entry.append_basic_block("alloc_failed")
+        then = self.entry.append_basic_block("alloc_ok")
+        b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(_PTR, None)), failed, then)
+        b.position_at_end(failed)
+        for other in made:
+            b.call(self.decref, [other])
+        b.ret(ir.Constant(_PTR, None))
+        b.position_at_end(then)
+
+    def compute(self, descriptors: list[ir.Value], elements: ir.Value) -> None:
+        """Call `@name`, without the GIL when `elements` is large."""
+        b = self.b
+        big = b.icmp_signed(">=", elements, ir.Constant(_I64, GIL_RELEASE_ELEMENTS))
+        with b.if_else(big) as (released, held):
+            with released:
+                state = b.call(self.save_thread, [])
+                b.call(self.compute_fn, descriptors)
+                b.call(self.restore_thread, [state])
+            with held:
+                b.call(self.compute_fn, descriptors)
+
+    def return_results(self, outputs: list[ir.Value]) -> None:
+        b = self.b
+        if len(outputs) == 1:
+            b.ret(outputs[0])
+            return
+        result = b.call(self.list_new, [ir.Constant(_I64, len(outputs))], name="list")
+        self.unless_null(result, outputs)
+        for j, obj in enumerate(outputs):
+            b.call(self.list_set, [result, ir.Constant(_I64, j), obj])  # steals obj
+        b.ret(result)
+
+
+def entry_ir(name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec]) -> str:
+    """The LLVM IR text of `@name__entry` (declaring `@name__shape` and `@name`, to be
+    linked with them): returns the result itself when there is exactly one, else a list."""
+    return str(_EntryBuilder(name, inputs, outputs).build())
+
+
+# --- the entry point as a Python callable --------------------------------------------------
+
+
+class _PyMethodDef(ctypes.Structure):
+    _fields_ = [
+        ("ml_name", ctypes.c_char_p),
+        ("ml_meth", ctypes.c_void_p),
+        ("ml_flags", ctypes.c_int),
+        ("ml_doc", ctypes.c_char_p),
+    ]
+
+
+_new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
+_new_cfunction.restype = ctypes.py_object
+_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+
+
+class FastEntry:
+    """The entry point at `address` as a Python callable `call(*arrays)`, which returns
+    the result(s) or None (then take the Python path).
+
+    `owner` (what keeps the machine code alive) becomes the C function's `self`, so the
+    callable keeps it alive; this object keeps the method definition alive and must
+    outlive `call`.
+    """
+
+    def __init__(self, name: str, address: int, counter_address: int, owner: object):
+        self._name = name.encode() + ENTRY_SUFFIX.encode()
+        self._def = _PyMethodDef(self._name, address, METH_FASTCALL, None)
+        self._counter = ctypes.c_int64.from_address(counter_address)
+        self.owner = owner
+        self.call = _new_cfunction(ctypes.addressof(self._def), owner, None)
+
+    @property
+    def calls(self) -> int:
+        """How many calls the entry point completed (fallbacks are not counted)."""
+        return self._counter.value

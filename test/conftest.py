@@ -1,0 +1,6 @@
+"""Test-suite settings: the on-disk compile cache is off, so that every test compiles
+what it tests (the cache's own tests turn it on, with a temporary compiledir)."""
+
+from arignote.configuration import config
+
+config.compile_cache = False

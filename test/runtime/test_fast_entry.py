@@ -1,0 +1,190 @@
+"""The fast call path (`arignote.runtime.entry`): a compiled function's CPython entry point
+checks ndarrays, allocates the outputs and runs the native code without Python; anything
+unusual takes the Python path, whose results and errors are unchanged."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote.runtime import entry
+
+
+def fast_calls(f: arignote.Function) -> int:
+    """How many calls of `f` completed in its native entry point."""
+    return f._compiled.run.native.fast_entry.calls
+
+
+@pytest.fixture(scope="module")
+def add() -> arignote.Function:
+    x, y = T.fvector("x"), T.fvector("y")
+    return arignote.function([x, y], x + y)
+
+
+def test_layout_verified_and_symbols_bound() -> None:
+    assert entry.LAYOUT is not None  # CPython with numpy's documented structs
+    assert entry.register_symbols()
+    symbols = entry.process_symbols()
+    assert symbols["arignote_PyArray_Type"] == id(np.ndarray)
+    assert all(symbols.values())
+
+
+def test_fast_path_used(add: arignote.Function) -> None:
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    before = fast_calls(add)
+    for _ in range(5):
+        np.testing.assert_array_equal(add(a, b), a + 1)
+    assert fast_calls(add) == before + 5
+    # int64 has two numpy type numbers ('l' and 'q'): both take the fast path
+    i = T.lvector("i")
+    g = arignote.function([i], i * 2)
+    q = np.arange(3, dtype="q")
+    np.testing.assert_array_equal(g(q), [0, 2, 4])
+    np.testing.assert_array_equal(g(np.arange(3)), [0, 2, 4])
+    assert fast_calls(g) == 2
+
+
+def test_unusual_arguments_take_the_python_path(add: arignote.Function) -> None:
+    a = np.arange(4, dtype=np.float32)
+    before = fast_calls(add)
+    np.testing.assert_array_equal(add([0, 1, 2, 3], a), 2 * a)  # a list: converted
+    np.testing.assert_array_equal(add(x=a, y=a), 2 * a)  # keywords
+    swapped = a.astype(">f4")  # another byte order
+    np.testing.assert_array_equal(add(swapped, a), 2 * a)
+    misaligned = np.frombuffer(b"\0" + a.tobytes(), np.float32, 4, offset=1)
+    assert not misaligned.flags.aligned
+    np.testing.assert_array_equal(add(misaligned, a), 2 * a)
+
+    class Sub(np.ndarray):
+        pass
+
+    np.testing.assert_array_equal(add(a.view(Sub), a), 2 * a)
+    assert fast_calls(add) == before
+
+
+def test_errors_are_those_of_the_python_path(add: arignote.Function) -> None:
+    a = np.zeros(3, np.float32)
+    before = fast_calls(add)
+    with pytest.raises(ValueError, match=r"ag.add .*dimension 0 of the operands differ.*3 vs 4"):
+        add(a, np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match='Bad input argument with name "x" .* index 0.*float64'):
+        add(np.zeros(3), a)
+    with pytest.raises(TypeError, match="wrong number of dimensions: expected 1, got 2"):
+        add(np.zeros((3, 1), np.float32), a)
+    with pytest.raises(TypeError, match="function takes 2 arguments, got 3"):
+        add(a, a, a)
+    with pytest.raises(TypeError, match="missing values for inputs: y"):
+        add(a)
+    assert fast_calls(add) == before
+
+
+def test_broadcastable_axes_are_checked() -> None:
+    row, m = T.frow("row"), T.fmatrix("m")
+    f = arignote.function([row, m], row + m)
+    r, big = np.ones((1, 3), np.float32), np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(f(r, big), r + big)
+    assert fast_calls(f) == 1
+    with pytest.raises(TypeError, match="broadcastable"):
+        f(big, big)
+    assert fast_calls(f) == 1
+
+
+def test_strided_and_reversed_inputs(add: arignote.Function) -> None:
+    base = np.arange(24, dtype=np.float32)
+    before = fast_calls(add)
+    for x, y in [
+        (base[::-2], base[::2]),
+        (base[3:9], base[::-1][:6]),
+        (base.reshape(4, 6)[:, 2], base.reshape(4, 6)[::-1, 0]),
+        (base[:0], base[5:5]),
+    ]:
+        np.testing.assert_array_equal(add(x, y), x + y)
+    assert fast_calls(add) == before + 4
+    m = T.fmatrix("m")
+    g = arignote.function([m], m * 2)
+    grid = base.reshape(4, 6)
+    for view in (grid.T, grid[::-1, ::-3], grid[:, :0]):
+        np.testing.assert_array_equal(g(view), view * 2)
+    assert fast_calls(g) == 3
+
+
+def test_refcounts_do_not_leak(add: arignote.Function) -> None:
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    counts = sys.getrefcount(a), sys.getrefcount(b)
+    for _ in range(1000):
+        out = add(a, b)
+    assert (sys.getrefcount(a), sys.getrefcount(b)) == counts
+    assert sys.getrefcount(out) == 2  # `out` and getrefcount's argument
+    x = T.fvector("x")
+    pair = arignote.function([x], [x + 1, x * 2])
+    for _ in range(1000):
+        outs = pair(a)
+    assert sys.getrefcount(a) == counts[0]
+    assert type(outs) is list and [sys.getrefcount(o) for o in outs] == [3, 3]  # + the list
+    call = add._entry
+    nones = sys.getrefcount(None)
+    for _ in range(1000):
+        assert call(a, "not an array") is None  # the fallback sentinel: a new reference
+    assert abs(sys.getrefcount(None) - nones) < 100
+
+
+def test_outputs_updates_and_shared_variables() -> None:
+    x = T.fvector("x")
+    acc = arignote.shared(np.zeros(3, np.float32), name="acc")
+    f = arignote.function([x], [acc * 1, x + acc], updates=[(acc, acc + x)])
+    a = np.ones(3, np.float32)
+    old = acc.get_value(borrow=True)
+    first, second = f(a)  # outputs computed from the old value
+    np.testing.assert_array_equal(first, [0, 0, 0])
+    np.testing.assert_array_equal(second, [1, 1, 1])
+    new = acc.get_value(borrow=True)
+    assert new is not old  # the update swaps the reference
+    np.testing.assert_array_equal(new, [1, 1, 1])
+    np.testing.assert_array_equal(f(a)[0], [1, 1, 1])
+    assert fast_calls(f) == 2
+    single = arignote.function([x], [x * 3])  # a list of one output stays a list
+    got = single(a)
+    assert type(got) is list and len(got) == 1
+    np.testing.assert_array_equal(got[0], 3 * a)
+    none = arignote.function([x], None, updates=[(acc, acc - x)])
+    assert none(a) == []
+    np.testing.assert_array_equal(acc.get_value(), [1, 1, 1])
+
+
+def test_scalar_and_bool_inputs() -> None:
+    s, v = T.dscalar("s"), T.bvector("v")
+    f = arignote.function([s, v], [s * 2, T.eq(v, 0)])
+    two, zeros = f(np.float64(1.5), np.array([0, 1], np.int8))  # a numpy scalar: converted
+    assert two.shape == () and two == 3.0
+    np.testing.assert_array_equal(zeros, [True, False])
+    two, zeros = f(np.array(2.0), np.array([1, 0], np.int8))
+    assert two == 4.0 and fast_calls(f) == 1
+
+
+def test_large_arrays_release_the_gil() -> None:
+    x = T.dvector("x")
+    f = arignote.function([x], T.exp(x).sum())
+    n = entry.GIL_RELEASE_ELEMENTS
+    a = np.linspace(0, 1, n)
+    results: list[np.ndarray] = []
+    threads = [threading.Thread(target=lambda: results.append(f(a))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    for r in results:
+        np.testing.assert_allclose(r, np.exp(a).sum(), rtol=1e-12)
+    assert fast_calls(f) == 4
+
+
+def test_interpreter_has_no_fast_path() -> None:
+    x = T.fvector("x")
+    f = arignote.function([x], x + 1, mode=arignote.Mode(linker="py"))
+    assert f._entry is None
+    np.testing.assert_array_equal(f(np.zeros(2, np.float32)), [1, 1])
