@@ -1,7 +1,9 @@
 """`ag.scan` in `ag-to-loops`: its shape rule and its kernel, one `scf.for` over the steps.
 
-Importing this module registers both (`ag_shapes.MULTI_RESULT_RULES`,
-`ag_kernels.MULTI_RESULT_KERNELS`).
+Importing this module registers `ScanLowering` in `ag_control.CONTROL_FLOW` (how
+`ag-to-loops` lowers region-carrying ops), and the rule and kernel in
+`ag_shapes.MULTI_RESULT_RULES` / `ag_kernels.MULTI_RESULT_KERNELS` (how a scan's body
+lowers a scan nested in it).
 
 **Shapes.** The rule computes the number of steps `n` (the `n_steps` operand, or the
 shortest sequence's length minus its tap span) and checks that `n >= 0`, that every
@@ -11,9 +13,10 @@ their shape over the steps (as in Theano), so the body's shapes do not depend on
 step. Every fed-back output is checked to have its initial state's shape. A body
 shape that depends on a *value* computed from a sequence slice or a state (a slice bound
 read from a sequence, say) cannot be known before the loop runs: compiling such a scan
-raises `NoNativeScanError` (and the native linkers fall back to the interpreter).
-In `@f__shape` all of this happens before any memory is touched; in `@f` the same rule gives the
-result sizes and the body's sizes, computed once, outside the loop.
+raises `NoNativeScanError` (and the native linkers fall back to the interpreter), as
+does an `ag.if` in the body. In `@f__shape` all of this happens before any memory is
+touched; in `@f` the same rule gives the result sizes and the body's sizes, computed
+once, outside the loop.
 
 **Loop.** Each result is `n x <state>`, written in place:
 
@@ -44,6 +47,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    IndexType,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
@@ -234,19 +238,13 @@ class _BodyShapeContext:
         return load(self.builder, self.buffer(operand), [])
 
     def value(self, operand: int) -> SSAValue:
-        return self.builder.insert(arith.IndexCastOp(self.scalar(operand), _index())).result
+        return self.builder.insert(arith.IndexCastOp(self.scalar(operand), IndexType())).result
 
     def release(self) -> None:
         for temporary in self.temporaries:
             self.builder.insert(memref.DeallocOp.get(temporary))
         self.temporaries.clear()
         self.buffers.clear()
-
-
-def _index() -> Attribute:
-    from xdsl.dialects.builtin import IndexType
-
-    return IndexType()
 
 
 def _buffer_type(t: Attribute) -> MemRefType:
@@ -460,7 +458,7 @@ class _KernelContext:
         return load(self.builder, self.ins[operand], [])
 
     def value(self, operand: int) -> SSAValue:
-        return self.builder.insert(arith.IndexCastOp(self.scalar(operand), _index())).result
+        return self.builder.insert(arith.IndexCastOp(self.scalar(operand), IndexType())).result
 
 
 def _histories(b: Builder, op: ag.ScanOp, ins: Sequence[Buffer], steps: Dim) -> list[Buffer]:
