@@ -1,7 +1,7 @@
 """`scan-last-step`: keep only the last step of `ag.scan` outputs that only it is read of.
 
-An output whose every use is an `ag.subtensor` reading its last row — first entry the
-index `-1` or the slice `-1:` — is marked in the op's `last_only` property. Its result
+An output whose every use (if any) is an `ag.subtensor` reading its last row — first
+entry the index `-1` or the slice `-1:` — is marked in the op's `last_only` property. Its result
 then holds `min(n_steps, 1)` rows instead of `n_steps`, so the uses compute the same
 values unchanged, and `ag-to-loops` keeps a ring of `L + 1` rows for it instead of a
 buffer over all the steps (an RNN's `h[-1]`, the gradient accumulators of a reverse
@@ -46,8 +46,9 @@ def _reads_last_row(user: Operation, value: SSAValue) -> bool:
 
 
 def _last_only(result: SSAValue) -> bool:
-    uses = list(result.uses)
-    return bool(uses) and all(_reads_last_row(u.operation, result) for u in uses)
+    """Every use reads the last row only (true for an unused result: a fed-back output
+    whose steps nobody reads still needs a ring for its taps, not one row per step)."""
+    return all(_reads_last_row(u.operation, result) for u in result.uses)
 
 
 class KeepLastStep(RewritePattern):

@@ -2,7 +2,9 @@
 
 - A result with no use whose output is not fed back is dropped, with its `ag.yield`
   operand (a reverse scan built by `grad` computes the gradient of every sequence;
-  usually only some are wanted).
+  usually only some are wanted). So is a fed-back output with no use when no other
+  remaining output depends on its earlier values (with its initial value and the body
+  arguments of its taps): the accumulator of a gradient nobody asked for.
 - Body ops whose results nothing uses any more are erased (the body's ops are pure).
 - A non-sequence the body no longer reads is dropped, with its block argument (and the
   outer expression computing it becomes dead code).
@@ -28,11 +30,12 @@ The op is rebuilt with the remaining results; the uses of those are redirected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
-from xdsl.ir import Block
+from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -56,9 +59,46 @@ def _erase_dead_body_ops(block: Block, rewriter: PatternRewriter) -> bool:
     return changed
 
 
+def _tap_args(op: ag.ScanOp) -> dict[int, list[SSAValue]]:
+    """Fed-back output → the body arguments of its taps."""
+    args = list(op.body.block.args)
+    position = sum(len(t) for t in op.sequence_tap_lists)
+    result = {}
+    for i in op.recurrent_outputs:
+        count = len(op.output_tap_lists[i])
+        result[i] = args[position : position + count]
+        position += count
+    return result
+
+
+def _depending_on(block: Block, sources: Sequence[SSAValue]) -> set[SSAValue]:
+    """The values of `block` computed from `sources` (those included)."""
+    found = set(sources)
+    for body_op in block.ops:
+        if any(o in found for o in body_op.operands):
+            found.update(body_op.results)
+    return found
+
+
 def _dead_outputs(op: ag.ScanOp) -> list[int]:
+    """Unused outputs that are not fed back, and unused fed-back outputs whose earlier
+    values no other remaining output depends on."""
     taps = op.output_tap_lists
-    return [i for i, r in enumerate(op.outputs) if not r.uses and not taps[i]]
+    dead = {i for i, r in enumerate(op.outputs) if not r.uses and not taps[i]}
+    tap_args = _tap_args(op)
+    yielded = op.yield_op.values
+    changed = True
+    while changed:
+        changed = False
+        for i, args in tap_args.items():
+            if i in dead or op.outputs[i].uses:
+                continue
+            reached = _depending_on(op.body.block, args)
+            others = [v for j, v in enumerate(yielded) if j != i and j not in dead]
+            if not any(v in reached for v in others):
+                dead.add(i)
+                changed = True
+    return sorted(dead)
 
 
 def _dead_non_sequences(op: ag.ScanOp) -> list[int]:
@@ -94,14 +134,16 @@ def _rebuilt(op: ag.ScanOp, dead: list[int], unread: list[int]) -> ag.ScanOp:
     over its body."""
     block = op.body.block
     first = len(block.args) - len(op.non_sequences)
-    for k in sorted(unread, reverse=True):
-        block.erase_arg(block.args[first + k])
+    dropped_taps = [a for i, args in _tap_args(op).items() if i in dead for a in args]
+    for arg in [*(block.args[first + k] for k in unread), *dropped_taps]:
+        block.erase_arg(arg)
     body = op.body.detach_block(block)
     kept = [i for i in range(len(op.outputs)) if i not in dead]
+    recurrent = op.recurrent_outputs
     new = ag.ScanOp(
         op.n_steps,
         list(op.sequences),
-        list(op.initials),
+        [v for j, v in enumerate(op.initials) if recurrent[j] not in dead],
         [v for k, v in enumerate(op.non_sequences) if k not in unread],
         op.sequence_tap_lists,
         [op.output_tap_lists[i] for i in kept],
