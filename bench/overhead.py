@@ -1,11 +1,12 @@
 """Per-call overhead of a compiled arignote function against NumPy (workload 6).
 
 `python -m bench overhead` (or `python bench/overhead.py`) times `f(x) = x + 1` on a
-float32[10] vector, compiled by arignote (native mode, full input checks and with
-`trust_input`), against NumPy's `x + 1` and `np.add(x, float32(1))` and the peers that
-are installed, and prints the median time per call over several repeats in the
-BENCHMARKS.md format. A call of an arignote function checks its arguments, allocates the
-output and runs the native code in one generated C entry point (`arignote.runtime.entry`).
+float32[10] vector, compiled by arignote (native mode: full input checks, with
+`trust_input`, and profiled with `profile=True`, timers around each node), against
+NumPy's `x + 1` and `np.add(x, float32(1))` and the peers that are installed, and prints
+the median time per call over several repeats in the BENCHMARKS.md format. A call of an
+arignote function checks its arguments, allocates the output and runs the native code
+in one generated C entry point (`arignote.runtime.entry`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def run(argv=None) -> bool:
     f = arignote.function([x], x + 1)
     f_trust = arignote.function([x], x + 1)
     f_trust.trust_input = True
+    from arignote.compile.profiling import ProfileStats
+
+    f_prof = arignote.function([x], x + 1, profile=ProfileStats(atexit_print=False))
     a = np.arange(10, dtype=np.float32)
     one = np.float32(1)
     rows = [
@@ -67,6 +71,8 @@ def run(argv=None) -> bool:
             "full input checks"),
         Row("arignote trust_input", median_seconds(lambda: f_trust(a), args.repeats, number),
             (f_trust(a),), "trust_input=True"),
+        Row("arignote profile=True", median_seconds(lambda: f_prof(a), args.repeats, number),
+            (f_prof(a),), "per-node timers, full input checks"),
     ]
     skipped: list[str] = []
     if not args.no_peers:

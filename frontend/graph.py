@@ -573,6 +573,18 @@ class Gemm(Op):
 _OP_VIEWS.update({ag.GemvOp: Gemv, ag.GemmOp: Gemm})
 
 
+class Print(Op):
+    """`Print{message}` (`ag.print`): shows its input each time it is computed."""
+
+    @property
+    def props(self) -> str:
+        assert isinstance(self.ir_op, ag.PrintOp)
+        return self.ir_op.message.data
+
+
+_OP_VIEWS[ag.PrintOp] = Print
+
+
 def op_view(ir_op: Operation) -> Op:
     """The Theano-style op object of an IR operation."""
     view = _OP_VIEWS.get(type(ir_op))

@@ -9,6 +9,9 @@
 * `dump_ir(fn, stage)`: the IR of a compiled function at one stage of the lowering
   (also `Function.dump_ir`).
 
+* `Print(message)(x)`: `x`, shown (`message __str__ = ...`) each time the compiled code
+  computes it.
+
 All of them walk graphs iteratively: graphs deeper than Python's recursion limit are
 common.
 """
@@ -31,6 +34,7 @@ from arignote.graph import Apply, Variable, ancestors, graph_operands, op_view, 
 __all__ = [
     "IR_STAGES",
     "GraphvizUnavailableError",
+    "Print",
     "debugprint",
     "dot_source",
     "dump_ir",
@@ -666,3 +670,69 @@ def dump_ir(fn: Any, stage: str = "optimized") -> str:
     from arignote.runtime.cpu import llvm_ir_text
 
     return llvm_ir_text(lowered)
+
+
+# --- Print -----------------------------------------------------------------------------
+
+
+class Print:
+    """Theano's `Print` op: `Print(message, attrs)(x)` is `x`, and each time the compiled
+    function computes it, it prints `message attr = value` for each attribute of `attrs`
+    (attributes or no-argument methods of the NumPy array: `__str__`, `shape`, `sum`...).
+
+    The value is printed by the reference interpreter as it runs the node, and by native
+    code through a callback into Python, only when the node runs. Two prints are never
+    merged into one, and a print whose result no output uses is not part of the
+    function. The gradient passes through unchanged (and is not printed).
+
+    ```python
+    x = T.dvector("x")
+    f = arignote.function([x], Print("x")(x) * 2)
+    f([1, 2])  # prints: x __str__ = [1. 2.]
+    ```
+    """
+
+    def __init__(self, message: str = "", attrs: tuple[str, ...] | list[str] = ("__str__",)):
+        import numpy as np
+
+        if not isinstance(message, str):
+            raise TypeError(f"Print: message must be a string, got {type(message).__name__}")
+        if isinstance(attrs, str) or not all(isinstance(a, str) for a in attrs):
+            raise TypeError(f"Print: attrs must be a sequence of strings, got {attrs!r}")
+        for attr in attrs:
+            if not attr.isidentifier() or not hasattr(np.ndarray, attr):
+                raise ValueError(
+                    f"Print: attrs: {attr!r} is not an attribute of numpy.ndarray "
+                    "(e.g. '__str__', 'shape', 'sum')"
+                )
+        self.message = message
+        self.attrs = tuple(attrs)
+
+    def __call__(self, x: Any) -> Variable:
+        from arignote.graph import apply_op
+        from arignote.tensor.basic import as_tensor_variable
+
+        var = as_tensor_variable(x)
+        return apply_op(ag.PrintOp(var.value, self.message, self.attrs))
+
+    def __repr__(self) -> str:
+        return f"Print{{message={self.message!r}, attrs={self.attrs!r}}}"
+
+
+def register_prints(module: Any) -> Any:
+    """Give every `ag.print` of `module` a callback id of the native print callback
+    (`arignote.runtime.printing`), in place; returns `module`."""
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    from arignote.runtime.dtypes import numpy_dtype
+    from arignote.runtime.printing import register_print
+
+    for op in module.walk():
+        if not isinstance(op, ag.PrintOp):
+            continue
+        t = ag.tensor_type(op.input)
+        ident = register_print(
+            op.message.data, op.attrs_list, numpy_dtype(t.element_type), t.get_num_dims()
+        )
+        op.callback = IntegerAttr(ident, i64)
+    return module

@@ -75,6 +75,7 @@ from arignote.lowering.loop_utils import (
     index_constant,
     load,
 )
+from arignote.lowering.statements import STATEMENTS
 
 
 class NoNativeScanError(NotImplementedError):
@@ -297,7 +298,9 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
     for body_op in block.ops:
         if isinstance(body_op, ag.YieldOp):
             break
-        if type(body_op) in CONTROL_FLOW and not isinstance(body_op, ag.ScanOp):
+        if (type(body_op) in CONTROL_FLOW and not isinstance(body_op, ag.ScanOp)) or type(
+            body_op
+        ) in STATEMENTS:
             raise NoNativeScanError(
                 f"ag-to-loops: {body_op.name} inside ag.scan has no native lowering yet"
             )

@@ -38,7 +38,7 @@ and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_bl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -74,6 +74,7 @@ from arignote.lowering import (
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy
+from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, result_dims
 from arignote.lowering.loop_utils import (
@@ -85,6 +86,8 @@ from arignote.lowering.loop_utils import (
     load,
     memref_dims,
 )
+from arignote.lowering.profile_timers import declare_profile_counters  # registers timers
+from arignote.lowering.statements import STATEMENTS, StatementState
 
 SHAPE_SUFFIX = "__shape"
 """`@f`'s shape function is `@f__shape`."""
@@ -121,7 +124,7 @@ def _body(f: func.FuncOp) -> tuple[list[Operation], func.ReturnOp]:
     *ops, ret = f.body.first_block.ops
     assert isinstance(ret, func.ReturnOp)
     for op in (nested for top in ops for nested in top.walk()):
-        if type(op) in CONTROL_FLOW or isinstance(op, ag.YieldOp):
+        if type(op) in CONTROL_FLOW or type(op) in STATEMENTS or isinstance(op, ag.YieldOp):
             continue
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             raise NotImplementedError(f"ag-to-loops: cannot lower {op.name} in @{f.sym_name.data}")
@@ -294,6 +297,8 @@ class ShapeWalker:
             if lowering is not None:
                 lowering.shape(self, op)
                 continue
+            if type(op) in STATEMENTS:
+                continue
             self.context.op = op
             operand_dims = [self.env[o] for o in op.operands]
             self.env[op.results[0]], op_checks = result_dims(op, operand_dims, self.context)
@@ -380,6 +385,9 @@ class _ComputeState:
     """Values allocated here but owned (and freed) by an enclosing state: the results
     of a region."""
 
+    statements: StatementState | None = None
+    """What the statements (`STATEMENTS`) of the function share (set for `@f`)."""
+
     def destination(self, value: SSAValue, dims: Sequence[Dim]) -> Buffer:
         """The buffer an op computes `value` into: its output, or a fresh allocation."""
         if value in self.first_output:
@@ -399,7 +407,9 @@ class _ComputeState:
         without owning them."""
         outputs = list(destinations.values())
         first = {v: i for i, v in enumerate(destinations)}
-        return _ComputeState(builder, dict(self.env), outputs, first, set(), set(escaping))
+        region = _ComputeState(builder, dict(self.env), outputs, first, set(), set(escaping))
+        region.statements = self.statements
+        return region
 
     def compute(self, ops: Sequence[Operation]) -> None:
         """The kernels of `ops` (see `compute_ops`)."""
@@ -419,6 +429,10 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
         lowering = CONTROL_FLOW.get(type(op))
         if lowering is not None:
             lowering.compute(state, op)
+        elif type(op) in STATEMENTS:
+            assert state.statements is not None
+            shared = replace(state.statements, env=state.env)
+            STATEMENTS[type(op)](state.builder, op, shared)
         else:
             b = state.builder
             operands = [state.env[o] for o in op.operands]
@@ -452,6 +466,7 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     arguments = zip(f.args, entry.args[: len(inputs)], strict=True)
     env = {old: Buffer(new, memref_dims(b, new)) for old, new in arguments}
     state = _ComputeState(b, env, entry.args[len(inputs) :], _first_outputs(ret, env), set())
+    state.statements = StatementState(f.sym_name.data, env)
     compute_ops(state, ops)
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:
@@ -495,6 +510,8 @@ class ConvertAgToLoopsPass(ModulePass):
     name = "ag-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        declare_profile_counters(op)
         PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False).rewrite_module(op)
         declare_libm_functions(op)
         declare_blas_functions(op)
+        declare_print_functions(op)

@@ -90,11 +90,18 @@ def _scan_last_step() -> type[ModulePass]:
     return ScanLastStepPass
 
 
+def _profile_timers() -> type[ModulePass]:
+    from arignote.lowering.profile_timers import ProfileTimersPass
+
+    return ProfileTimersPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
+    "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,

@@ -35,6 +35,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from arignote.runtime.blas import load_blas, needs_blas
+from arignote.runtime.printing import SYMBOL_PREFIX as PRINT_PREFIX
+from arignote.runtime.printing import register_print_symbols
 
 MAX_RANK = 8
 """Highest array rank `memref_descriptor` supports."""
@@ -120,6 +122,8 @@ class NativeModule:
         self.needs_blas = needs_blas(self.llvm_ir)
         if self.needs_blas:
             load_blas()  # BlasUnavailableError names the missing library
+        if PRINT_PREFIX in self.llvm_ir:
+            register_print_symbols(self.llvm_ir)
         machine = host_target_machine()
         module = llvm.parse_assembly(self.llvm_ir)
         module.data_layout = str(machine.target_data)

@@ -48,6 +48,7 @@ from xdsl.traits import SymbolTable
 
 from arignote.dialects import ag
 from arignote.runtime.dtypes import IndexOutOfBoundsError, constant_array, numpy_dtype
+from arignote.runtime.printing import PrintSpec, show
 
 Array = np.ndarray[Any, np.dtype[Any]]
 BinaryFn = Callable[[Array, Array], Any]
@@ -703,6 +704,29 @@ class AgFunctions(InterpreterFunctions):
                 else max(0, -((int(start) - int(stop)) // int(step)))
             )
             return _result(op, (start + np.arange(count, dtype=t) * step).astype(t))
+
+    # --- debugging ops: ag.print shows its operand; the timers do nothing here ----------
+
+    @impl(ag.PrintOp)
+    def run_print(
+        self, interpreter: Interpreter, op: ag.PrintOp, args: PythonValues
+    ) -> PythonValues:
+        (x,) = _operands(op, args)
+        spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim)
+        show(spec, x)
+        return _result(op, x.copy())
+
+    @impl(ag.ProfileBeginOp)
+    def run_profile_begin(
+        self, interpreter: Interpreter, op: ag.ProfileBeginOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+    @impl(ag.ProfileEndOp)
+    def run_profile_end(
+        self, interpreter: Interpreter, op: ag.ProfileEndOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
 
 
 # --- running functions -----------------------------------------------------------------

@@ -119,6 +119,11 @@ class NativeFunction:
         except KeyError:
             pass
 
+    @property
+    def native_module(self) -> NativeModule:
+        """The JIT-compiled module holding the code (and any globals it defines)."""
+        return self._module
+
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         if len(arrays) != len(self.inputs):
             raise TypeError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")

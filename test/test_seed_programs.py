@@ -64,3 +64,59 @@ def test_switch_vs_ifelse(linker: str, tmp_path: Path) -> None:
         times[words[3]] = float(words[-2])  # "time spent evaluating <both|one> ..."
     assert set(times) == {"both", "one"}, result.stdout
     assert times["one"] < times["both"], result.stdout
+
+
+def _apply_rows(report: str) -> list[str]:
+    """The node rows of a profile's Apply section."""
+    section = report.split("\nApply\n", 1)[1].split("\n\n", 1)[0]
+    return [line for line in section.splitlines()[2:] if "%" in line and "..." not in line]
+
+
+@pytest.mark.parametrize("linker", ["cvm", "py"])
+def test_seed_10_profiling_without_fusion(linker: str) -> None:
+    """SPEC §6: with fusion excluded, the profile printed at exit shows two add nodes
+    and one mul node, each run 100 times."""
+    flags = f"linker={linker},optimizer_excluding=fusion:inplace,profile=True"
+    env = dict(os.environ, ARIGNOTE_FLAGS=flags)
+    result = subprocess.run(
+        [sys.executable, str(SEEDS / "10_profiling.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = result.stderr
+    assert "Function profiling" in report
+    assert "Time in 100 calls to Function.__call__" in report
+    for section in ("\nClass\n---\n", "\nOps\n---\n", "\nApply\n------\n"):
+        assert section in report
+    rows = _apply_rows(report)
+    assert len(rows) == 3, report
+    assert sum("Elemwise{add}(" in row for row in rows) == 2
+    assert sum("Elemwise{mul}(" in row for row in rows) == 1
+    kind = "C" if linker == "cvm" else "Py"
+    assert any(
+        row.split()[-4:-1] == [kind, "200", "2"]
+        for row in report.splitlines()
+        if row.endswith("Elemwise{add}")
+    ), report
+    assert all(row.split()[4] == "100" for row in rows)
+
+
+def test_seed_10_profiling_default_optimizer() -> None:
+    """Without the exclusion the report has the same structure, for whatever nodes the
+    optimizer leaves (one fused node once fusion runs in fast_run)."""
+    env = dict(os.environ, ARIGNOTE_FLAGS="profile=True")
+    result = subprocess.run(
+        [sys.executable, str(SEEDS / "10_profiling.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = _apply_rows(result.stderr)
+    assert 1 <= len(rows) <= 3, result.stderr
+    assert all(row.split()[4] == "100" for row in rows)
+    assert "... (remaining 0 Apply instances account for 0.00%" in result.stderr

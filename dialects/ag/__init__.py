@@ -35,6 +35,7 @@ from arignote.dialects.ag.base import (
     tensor_type,
 )
 from arignote.dialects.ag.control import IfOp, YieldOp
+from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
     AddOp,
@@ -174,12 +175,17 @@ Ag = Dialect(
         DimOp,
         YieldOp,
         ScanOp,
+        *DEBUG_OPS,
         IfOp,
     ],
     [],
 )
 
 __all__ = [
+    "DEBUG_OPS",
+    "PrintOp",
+    "ProfileBeginOp",
+    "ProfileEndOp",
     "IfOp",
     "YieldOp",
     "ScanOp",

@@ -169,10 +169,17 @@ def cacheable(mode: Mode) -> bool:
     return config.compile_cache and type(mode) is Mode and not mode.uses_interpreter
 
 
+def _has_print(module: ModuleOp) -> bool:
+    from arignote.dialects import ag
+
+    return any(isinstance(op, ag.PrintOp) for op in module.walk())
+
+
 def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
     """The key of `module` (as emitted) compiled by `mode` with the graph pass-spec
-    `pipeline`; None when not cacheable."""
-    if not cacheable(mode):
+    `pipeline`; None when not cacheable: also when it has an `ag.print`, whose native
+    code calls back with ids registered in this process."""
+    if not cacheable(mode) or _has_print(module):
         return None
     from arignote.runtime.cache import native_fingerprint
 

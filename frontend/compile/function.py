@@ -36,6 +36,7 @@ from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
 from arignote.compile.regions import emit_ops
 from arignote.compile.sharedvalue import SharedVariable, _Storage, filter_value, shared_of
+from arignote.configuration import config
 from arignote.dialects import ag
 from arignote.graph import (
     Apply,
@@ -227,6 +228,8 @@ class _Plan:
     mode: Mode
     name: str | None
     defaults: list[Any] = field(default_factory=list)
+    profile: Any = None
+    """The `ProfileStats` of a profiled function (`arignote.compile.profiling`)."""
 
     def results(self) -> list[SSAValue]:
         return self.out_values + [v for _, v in self.updates] + [v for _, v in self.input_updates]
@@ -245,7 +248,14 @@ class _Compiled:
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
         start = time.perf_counter()
         self.module = _emit(args, names, results, symbol)
-        self.run, self._optimized = plan.mode.compile(self.module, symbol)
+        if plan.profile is not None:
+            from arignote.compile.profiling import compile_profiled
+
+            self._optimized, self.run = compile_profiled(
+                plan.mode, self.module, symbol, plan.profile
+            )
+        else:
+            self.run, self._optimized = plan.mode.compile(self.module, symbol)
         self.compile_time = time.perf_counter() - start
 
     @property
@@ -327,6 +337,10 @@ class Function:
     input name; inputs with a default value may be left out); it returns one array, or a
     list when `outputs` was a list. Each call then stores the new values of the updated
     shared variables."""
+
+    profile: Any = None
+    """The `ProfileStats` of a profiled function (`function(..., profile=True)`), else
+    None."""
 
     def __init__(
         self,
@@ -572,7 +586,7 @@ class Function:
                 new_swap[sv] = bound
         if name is None and self.name:
             name = self.name + " copy"
-        plan = replace(self._plan, name=name, defaults=list(self._defaults))
+        plan = replace(self._plan, name=name, defaults=list(self._defaults), profile=None)
         compiled: _Compiled | None = self._compiled
         if delete_updates and (plan.updates or plan.input_updates):
             plan.updates, plan.input_updates = [], []
@@ -630,8 +644,10 @@ def function(
     pairs or a dict substituted in the graph before compiling. `no_default_updates`:
     True, or a list of shared variables whose `default_update` is not applied.
     The graph is compiled now, not at the first call. `mode` is a `Mode`, a mode name
-    ("FAST_RUN", "FAST_COMPILE") or None for `config.mode`. `profile`, `accept_inplace`
-    and `rebuild_strict` are accepted and have no effect.
+    ("FAST_RUN", "FAST_COMPILE") or None for `config.mode`. `profile`: True, a name
+    or a `ProfileStats` profiles the function (`f.profile`, see
+    `arignote.compile.profiling`); None follows `config.profile`. `accept_inplace` and
+    `rebuild_strict` are accepted and have no effect.
     """
     if on_unused_input is None:
         on_unused_input = "raise"
@@ -681,7 +697,16 @@ def function(
         name,
         [_default_value(inp) for inp in ins],
     )
-    return Function(plan, allow_input_downcast)
+    if profile is None and not config.profile:
+        return Function(plan, allow_input_downcast)
+    from arignote.compile.profiling import ProfiledFunction, profile_for
+
+    plan.profile = profile_for(profile, name)
+    if plan.profile is None:
+        return Function(plan, allow_input_downcast)
+    fn = ProfiledFunction(plan, allow_input_downcast)
+    fn.profile = plan.profile
+    return fn
 
 
 def _collect_givens(givens: Any, ins: Sequence[In]) -> dict[SSAValue, SSAValue]:

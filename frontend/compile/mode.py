@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.ir import Operation
 
+    from arignote.runtime.native import NativeFunction
+
     Run = Callable[[list[np.ndarray]], list[np.ndarray]]
 
 PY_LINKERS = ("py",)
@@ -227,18 +229,25 @@ def interpret(module: ModuleOp, symbol: str, listeners: Iterable[Any] = ()) -> R
 def compile_native(module: ModuleOp, symbol: str) -> Run:
     """`module`'s `@symbol` lowered to LLVM and compiled to native code. The callable's
     `native` attribute is the `NativeFunction` (whose `fast_entry` `Function` calls)."""
+    return native_run(native_function(module, symbol))
+
+
+def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> NativeFunction:
+    """`module`'s `@symbol` after `graph_pipeline`, lowered to LLVM and compiled (on a
+    copy of `module`, whose prints first get their callback ids)."""
     from xdsl.dialects.func import FuncOp
 
     from arignote.lowering.driver import lower_to_llvm
+    from arignote.printing import register_prints
     from arignote.runtime.native import compile_function
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
-    lowered = lower_to_llvm(module.clone())
+    lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline)
     checks = lowered.checks.get(f"{symbol}__shape", [])
-    return native_run(compile_function(lowered.module, symbol, in_types, out_types, checks))
+    return compile_function(lowered.module, symbol, in_types, out_types, checks)
 
 
 def native_run(fn: Any) -> Run:

@@ -437,3 +437,14 @@ def _if(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list
 
 
 RULES[ag.IfOp] = _if
+
+
+# --- debugging ops --------------------------------------------------------------------
+
+
+def _print(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Print.grad: the gradient passes through (and is not printed).
+    return [gz[0]]
+
+
+RULES[ag.PrintOp] = _print

@@ -255,3 +255,14 @@ def test_scan_and_ifelse_nest(linker: str) -> None:
     assert f(np.arange(4.0), 1) == 6.0 and f(np.arange(4.0), 0) == 60.0
     t, _ = arignote.scan(lambda v, h: ifelse(v > 1, h + v, h - v), sequences=x, outputs_info=zero)
     np.testing.assert_allclose(_f([x], t, linker)(np.arange(4.0)), [0.0, -1.0, 1.0, 4.0])
+
+
+def test_print_in_a_step_prints_every_step(capfd) -> None:
+    from arignote.printing import Print
+
+    x = T.vector("x")
+    zero = T.constant(0.0, dtype="float64")
+    s, _ = arignote.scan(lambda v, h: Print("h")(h) + v, sequences=x, outputs_info=zero)
+    f = _f([x], s, "cvm")
+    np.testing.assert_allclose(f(np.arange(3.0)), [0.0, 1.0, 3.0])
+    assert capfd.readouterr().out.count("h __str__") == 3

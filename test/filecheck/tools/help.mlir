@@ -9,6 +9,7 @@
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-math-to-llvm {{ +}}{{[^ ].*}}

@@ -986,3 +986,32 @@ func.func @if_condition_f16(%c: tensor<f16>, %s: tensor<f64>) {
 }
 
 // CHECK: 'ag.if' op condition must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<f16>
+
+// -----
+
+// --- ag.print, ag.profile_begin/end -------------------------------------------------
+
+func.func @print_bad_attr(%x: tensor<?xf64>) {
+  %0 = ag.print %x {message = "x", attrs = ["not an attribute"]} : tensor<?xf64>
+  func.return
+}
+
+// CHECK: 'ag.print' op attrs: 'not an attribute' is not an attribute name
+
+// -----
+
+func.func @print_result_type(%x: tensor<?xf64>) {
+  %0 = "ag.print"(%x) <{message = "x", attrs = ["__str__"]}> : (tensor<?xf64>) -> tensor<?xf32>
+  func.return
+}
+
+// CHECK: attribute tensor<?xf64> expected from variable 'T', but got tensor<?xf32>
+
+// -----
+
+func.func @profile_negative_node() {
+  ag.profile_begin {node = -1 : i64}
+  func.return
+}
+
+// CHECK: 'ag.profile_begin' op node must be >= 0, got -1

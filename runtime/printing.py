@@ -1,0 +1,95 @@
+"""The callback behind `ag.print` in native code (see `arignote.lowering.ag_print`).
+
+`register_print(message, attrs, dtype, rank)` gives a print its callback id (the
+frontend stores it in the op's `callback` property before lowering). Native code calls
+the symbol `arignote_print_<element>_<rank>(id, descriptor*)`; every such symbol is the
+one ctypes callback here, registered in the JIT with `llvm.add_symbol` by
+`register_print_symbols` (run by `NativeModule` on the LLVM IR it compiles). The
+callback reads the memref descriptor, copies the value into a NumPy array and prints
+`<message> <attr> = <value>` for each attribute, as Theano's `Print` does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+SYMBOL_PREFIX = "arignote_print_"
+_SYMBOL = re.compile(r"\b" + SYMBOL_PREFIX + r"\w+")
+
+
+@dataclass(frozen=True)
+class PrintSpec:
+    """What one print shows: its message and attributes, for values of dtype and rank."""
+
+    message: str
+    attrs: tuple[str, ...]
+    dtype: np.dtype
+    rank: int
+
+
+_PRINTS: list[PrintSpec] = []
+_LOCK = threading.Lock()
+
+
+def register_print(message: str, attrs: Sequence[str], dtype: Any, rank: int) -> int:
+    """A new callback id for a print of `message` showing `attrs` of values of that
+    dtype and rank."""
+    with _LOCK:
+        _PRINTS.append(PrintSpec(message, tuple(attrs), np.dtype(dtype), rank))
+        return len(_PRINTS) - 1
+
+
+def show(spec: PrintSpec, value: np.ndarray) -> None:
+    """Print `value` as `spec` says: `<message> <attr> = <value>` per attribute."""
+    for attr in spec.attrs:
+        shown = getattr(value, attr)
+        if callable(shown):
+            shown = shown()
+        print(spec.message, attr, "=", shown)
+    sys.stdout.flush()
+
+
+def _array(spec: PrintSpec, address: int) -> np.ndarray:
+    """A copy of the array whose memref descriptor is at `address`."""
+    words = (ctypes.c_int64 * (3 + 2 * spec.rank)).from_address(address)
+    aligned, offset = words[1], words[2]
+    shape = tuple(words[3 : 3 + spec.rank])
+    strides = tuple(s * spec.dtype.itemsize for s in words[3 + spec.rank :])
+    if 0 in shape:
+        return np.empty(shape, spec.dtype)
+    span = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True))
+    base = aligned + offset * spec.dtype.itemsize
+    raw = (ctypes.c_char * (span + spec.dtype.itemsize)).from_address(base)
+    flat = np.frombuffer(raw, spec.dtype)
+    return np.lib.stride_tricks.as_strided(flat, shape, strides).copy()
+
+
+def _callback(ident: int, descriptor: int) -> None:
+    if not 0 <= ident < len(_PRINTS):
+        print(f"ag.print: unregistered callback id {ident}")
+        return
+    spec = _PRINTS[ident]
+    show(spec, _array(spec, descriptor))
+
+
+_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)(_callback)
+_REGISTERED: set[str] = set()
+
+
+def register_print_symbols(llvm_ir: str) -> None:
+    """Makes every `arignote_print_*` symbol that `llvm_ir` mentions resolve to the
+    callback, for MCJIT."""
+    import llvmlite.binding as llvm
+
+    address = ctypes.cast(_CALLBACK, ctypes.c_void_p).value
+    for name in set(_SYMBOL.findall(llvm_ir)) - _REGISTERED:
+        llvm.add_symbol(name, address)
+        _REGISTERED.add(name)
