@@ -68,3 +68,30 @@ def test_truncate_gradient() -> None:
     gx, gh, tx, th = f(rng.standard_normal((5, 3)), rng.standard_normal(3), rng.random((3, 3)))
     np.testing.assert_allclose(tx[-2:], gx[-2:], rtol=1e-12)
     assert not tx[:-2].any() and not th.any() and gh.any()
+
+
+def _tanh_step(xt, h, w):
+    return T.tanh(xt * w + h)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(go_backwards=True), dict(n_steps=3)], ids=["go_backwards", "n_steps"]
+)
+def test_backwards_and_fewer_steps_than_rows(kwargs) -> None:
+    def f(x, h0, w):
+        hs, _ = arignote.scan(_tanh_step, sequences=x, outputs_info=h0, non_sequences=w, **kwargs)
+        return hs
+
+    rng = np.random.default_rng(4)
+    point = [rng.standard_normal((5, 3)), rng.standard_normal(3), rng.standard_normal(3)]
+    verify_grad(f, point, mode=arignote.Mode(linker="py"), n_tests=1)
+
+
+def test_map_gradient() -> None:
+    def f(x, w):
+        ys, _ = arignote.map(lambda v, w: T.exp(v * w), sequences=x, non_sequences=w)
+        return ys
+
+    rng = np.random.default_rng(5)
+    point = [rng.standard_normal((4, 2)), rng.standard_normal(2)]
+    verify_grad(f, point, mode=arignote.Mode(linker="py"), n_tests=1)
