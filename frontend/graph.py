@@ -373,9 +373,19 @@ class Op:
     def props(self) -> str:
         return ""
 
+    @property
+    def destroy_map(self) -> dict[int, list[int]]:
+        """Theano's `destroy_map`: output index → the input indices it overwrites (set by
+        the `inplace` pass; such an op is shown as `Elemwise{add}[(0, 1)]`)."""
+        return {r: [k] for r, k in ag.destroy_map(self.ir_op).items()}
+
     def __str__(self) -> str:
         props = self.props
-        return f"{type(self).__name__}{{{props}}}" if props else type(self).__name__
+        name = f"{type(self).__name__}{{{props}}}" if props else type(self).__name__
+        pairs = ag.destroy_map(self.ir_op)
+        if pairs:
+            name += "[" + ", ".join(f"({r}, {k})" for r, k in pairs.items()) + "]"
+        return name
 
     __repr__ = __str__
 
@@ -406,15 +416,25 @@ class DimShuffle(Op):
 
 
 class CAReduce(Op):
-    """A reduction over some axes (`Sum`, `Prod`, `Max`, `Min`)."""
+    """A reduction over some axes (`Sum`, `Prod`, `Max`, `Min`); after fusion, its
+    operand may be computed in the same loop (`scalar_op` names what)."""
+
+    @property
+    def reduction(self) -> ag.ReduceOp:
+        ir_op = self.ir_op
+        reduction = ir_op.reduction if isinstance(ir_op, ag.FusedOp) else ir_op
+        assert isinstance(reduction, ag.ReduceOp)
+        return reduction
 
     @property
     def axis(self) -> tuple[int, ...]:
-        assert isinstance(self.ir_op, ag.ReduceOp)
-        return self.ir_op.axes_list
+        return self.reduction.axes_list
 
     @property
     def props(self) -> str:
+        if isinstance(self.ir_op, ag.FusedOp):
+            names = ",".join(self.ir_op.scalar_op_names())
+            return f"axis={self.axis},Composite{{{names}}}"
         return f"axis={self.axis}"
 
 
@@ -573,6 +593,54 @@ class Gemm(Op):
 _OP_VIEWS.update({ag.GemvOp: Gemv, ag.GemmOp: Gemm})
 
 
+# fusion: a fused cluster is Theano's `Elemwise{Composite{...}}`; a reduction with a
+# fused body keeps its reduction's view (`Sum{axis=(1,),Composite{exp,mul}}`).
+
+
+class Composite:
+    """The scalar op of a fused node: the distinct ops it computes, in order."""
+
+    def __init__(self, names: Sequence[str]):
+        self.names = tuple(names)
+
+    def __str__(self) -> str:
+        return f"Composite{{{','.join(self.names)}}}"
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Composite) and other.names == self.names
+
+    def __hash__(self) -> int:
+        return hash(self.names)
+
+
+class FusedElemwise(Elemwise):
+    """An `ag.fused` cluster of elementwise ops; its class is named `Elemwise`."""
+
+    @property
+    def scalar_op(self) -> Composite:  # pyright: ignore[reportIncompatibleMethodOverride]
+        assert isinstance(self.ir_op, ag.FusedOp)
+        return Composite(self.ir_op.scalar_op_names())
+
+    @property
+    def props(self) -> str:
+        return str(self.scalar_op)
+
+
+FusedElemwise.__name__ = "Elemwise"
+FusedElemwise.__qualname__ = "Elemwise"
+
+
+def _fused_view(ir_op: ag.FusedOp) -> Op:
+    reduction = ir_op.reduction
+    if reduction is None:
+        return FusedElemwise(ir_op)
+    base = _OP_VIEWS[type(reduction)]
+    assert issubclass(base, CAReduce)
+    return base(ir_op)
+
+
 class Print(Op):
     """`Print{message}` (`ag.print`): shows its input each time it is computed."""
 
@@ -587,6 +655,8 @@ _OP_VIEWS[ag.PrintOp] = Print
 
 def op_view(ir_op: Operation) -> Op:
     """The Theano-style op object of an IR operation."""
+    if isinstance(ir_op, ag.FusedOp):
+        return _fused_view(ir_op)
     view = _OP_VIEWS.get(type(ir_op))
     if view is None:
         view = Elemwise if _is_elementwise(ir_op) else Op

@@ -246,17 +246,23 @@ KERNELS.update(
 )
 
 
-MultiResultKernel = Callable[[Builder, Operation, Sequence[Buffer], Sequence[Buffer]], None]
+MultiKernel = Callable[[Builder, Operation, Sequence[Buffer], Sequence[Buffer]], None]
 
-MULTI_RESULT_KERNELS: dict[type[Operation], MultiResultKernel] = {}
-"""`ag` op class → the kernel of an op with several results (or a region), computing
-them into one destination buffer each (filled by `arignote.lowering.ag_scan`)."""
+MULTI_KERNELS: dict[type[Operation], MultiKernel] = {}
+"""`ag` op class → the kernel computing its results into one destination buffer each
+(ops that may have several results, such as `ag.fused`; filled by
+`lowering/ag_fused.py`)."""
 
 
 def emit_op(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Buffer]) -> None:
-    """Compute `op`'s results into `dests` (one buffer per result)."""
-    kernel = MULTI_RESULT_KERNELS.get(type(op))
-    if kernel is not None:
-        kernel(b, op, dests, ins)
-        return
-    KERNELS[type(op)](b, op, dests[0], ins)
+    """Computes `op` into `dests` (one per result) by its kernel."""
+    multi = MULTI_KERNELS.get(type(op))
+    if multi is not None:
+        multi(b, op, dests, ins)
+    else:
+        KERNELS[type(op)](b, op, dests[0], ins)
+
+
+def has_kernel(op: Operation) -> bool:
+    """Whether `ag-to-loops` can lower `op`."""
+    return type(op) in KERNELS or type(op) in MULTI_KERNELS

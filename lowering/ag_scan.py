@@ -1,9 +1,9 @@
 """`ag.scan` in `ag-to-loops`: its shape rule and its kernel, one `scf.for` over the steps.
 
 Importing this module registers `ScanLowering` in `ag_control.CONTROL_FLOW` (how
-`ag-to-loops` lowers region-carrying ops), and the rule and kernel in
-`ag_shapes.MULTI_RESULT_RULES` / `ag_kernels.MULTI_RESULT_KERNELS` (how a scan's body
-lowers a scan nested in it).
+`ag-to-loops` lowers region-carrying ops); a scan nested in a scan's body is lowered by
+the same rule and kernel, the body's other ops by `results_dims` and `emit_op` (`ag.fused`
+included).
 
 **Shapes.** The rule computes the number of steps `n` (the `n_steps` operand, or the
 shortest sequence's length minus its tap span) and checks that `n >= 0`, that every
@@ -58,9 +58,8 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from arignote.dialects import ag
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_indexing import add, cmp, rem, smin, sub
-from arignote.lowering.ag_kernels import KERNELS, MULTI_RESULT_KERNELS, copy, emit_op
+from arignote.lowering.ag_kernels import KERNELS, copy, emit_op
 from arignote.lowering.ag_shapes import (
-    MULTI_RESULT_RULES,
     Check,
     ShapeContext,
     op_label,
@@ -305,7 +304,7 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
                 f"ag-to-loops: {body_op.name} inside ag.scan has no native lowering yet"
             )
         inner.op = body_op
-        op_dims, op_checks = results_dims(body_op, [body[o] for o in body_op.operands], inner)
+        op_dims, op_checks = _body_op_dims(body_op, [body[o] for o in body_op.operands], inner)
         body.update((r, tuple(d)) for r, d in zip(body_op.results, op_dims, strict=True))
         checks += op_checks
     inner.release()
@@ -402,6 +401,25 @@ def _history_row(b: Builder, row: Dim, depth: int, ring: bool) -> Dim:
     return rem(b, row, depth + 1) if ring else row
 
 
+def _body_op_dims(
+    op: Operation, dims: Sequence[Sequence[Dim]], context: ShapeContext
+) -> tuple[list[list[Dim]], list[Check]]:
+    """The result dimensions and checks of a body op (a nested scan included)."""
+    if isinstance(op, ag.ScanOp):
+        return scan_rule(op, dims, context)
+    return results_dims(op, dims, context)
+
+
+def _emit_body_op(
+    b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Buffer]
+) -> None:
+    """The kernel of a body op (a nested scan: its own loop)."""
+    if isinstance(op, ag.ScanOp):
+        emit_scan(b, op, dests, ins)
+    else:
+        emit_op(b, op, dests, ins)
+
+
 def _first_yields(yield_op: Operation) -> dict[SSAValue, int]:
     """Yielded op results → the first output yielding them (computed in place there)."""
     first: dict[SSAValue, int] = {}
@@ -439,7 +457,7 @@ def _compute_body(b: Builder, op: ag.ScanOp, step: _Step, scratch: dict[SSAValue
         dests = [
             step.dests[first_yield[r]] if r in first_yield else scratch[r] for r in body_op.results
         ]
-        emit_op(b, body_op, dests, [env[o] for o in body_op.operands])
+        _emit_body_op(b, body_op, dests, [env[o] for o in body_op.operands])
         env.update(zip(body_op.results, dests, strict=True))
     for i, value in enumerate(yield_op.operands):
         if env[value].memref is not step.dests[i].memref:
@@ -527,6 +545,4 @@ class ScanLowering:
         state.env.update(zip(op.results, dests, strict=True))
 
 
-MULTI_RESULT_RULES[ag.ScanOp] = scan_rule  # a scan inside a scan's body
-MULTI_RESULT_KERNELS[ag.ScanOp] = emit_scan
 CONTROL_FLOW[ag.ScanOp] = ScanLowering()

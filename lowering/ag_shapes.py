@@ -255,21 +255,25 @@ def result_dims(
     return merged, checks
 
 
-MultiResultRule = Callable[
-    [Operation, Sequence[Sequence[Dim]], ShapeContext], tuple[list[list[Dim]], list[Check]]
-]
+MultiShapeRule = Callable[[Operation, Sequence[Sequence[Dim]]], tuple[list[list[Dim]], list[Check]]]
 
-MULTI_RESULT_RULES: dict[type[Operation], MultiResultRule] = {}
-"""`ag` op class → the shape rule of an op with several results (or a region), giving
-the dimensions of each result (filled by `arignote.lowering.ag_scan`)."""
+MULTI_RESULT_SHAPE_RULES: dict[type[Operation], MultiShapeRule] = {}
+"""`ag` op class → its shape rule giving the dimensions of each of its results (ops
+that may have several results, such as `ag.fused`; filled by `lowering/ag_fused.py`)."""
 
 
 def results_dims(
-    op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext
+    op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext | None = None
 ) -> tuple[list[list[Dim]], list[Check]]:
-    """The dimension lengths of each of the op's results, and the op's checks."""
-    rule = MULTI_RESULT_RULES.get(type(op))
-    if rule is not None:
-        return rule(op, operand_dims, context)
-    dims, checks = result_dims(op, operand_dims, context)
-    return [dims], checks
+    """`result_dims` for every result of `op`: the dimension lengths of each result
+    (static where its type is) and the op's checks."""
+    rule = MULTI_RESULT_SHAPE_RULES.get(type(op))
+    if rule is None:
+        dims, checks = result_dims(op, operand_dims, context)
+        return [dims], checks
+    all_dims, checks = rule(op, operand_dims)
+    merged = [
+        [d if s == ag.DYNAMIC else s for s, d in zip(_type(r.type).get_shape(), dims, strict=True)]
+        for r, dims in zip(op.results, all_dims, strict=True)
+    ]
+    return merged, checks

@@ -24,8 +24,11 @@ static 1 being broadcastable) then one caller-allocated contiguous (identity-lay
 buffer per result, and computes the results into them with `scf.for` nests of
 `memref.load`/`memref.store`, `arith` and `math` ops (see `ag_kernels`). An op whose
 result is returned is computed into the first buffer returning it; a value returned
-again, or a returned argument, is copied. Other intermediates get a `memref.alloc`,
-freed by `memref.dealloc` after their last use. `@f` assumes `@f__shape` succeeded.
+again, or a returned argument, is copied. An op with an `ag.destroy_map` (the `inplace`
+pass) computes a result into the named dead operand's buffer when `@f` allocated it.
+Other intermediates take a dead intermediate's buffer of the same type and dimensions,
+or a `memref.alloc`; after its last use a buffer is kept for a later intermediate of its
+type, else freed by `memref.dealloc`. `@f` assumes `@f__shape` succeeded.
 
 Region-carrying ops (`ag.if`) lower themselves through `CONTROL_FLOW` (see
 `ag_control`): `scf.if` in `@f`, `cf` branches in `@f__shape` when the checks or shapes
@@ -67,16 +70,17 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
-from arignote.lowering import (
-    ag_indexing,  # noqa: F401 - registers its rules and kernels
+from arignote.lowering import (  # noqa: F401 - register rules and kernels
+    ag_fused,
+    ag_indexing,
     ag_scan,  # noqa: F401 - registers ag.scan in CONTROL_FLOW
 )
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW
-from arignote.lowering.ag_kernels import KERNELS, copy
+from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
-from arignote.lowering.ag_shapes import Check, op_label, result_dims
+from arignote.lowering.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -126,7 +130,7 @@ def _body(f: func.FuncOp) -> tuple[list[Operation], func.ReturnOp]:
     for op in (nested for top in ops for nested in top.walk()):
         if type(op) in CONTROL_FLOW or type(op) in STATEMENTS or isinstance(op, ag.YieldOp):
             continue
-        if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
+        if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
             raise NotImplementedError(f"ag-to-loops: cannot lower {op.name} in @{f.sym_name.data}")
     return ops, ret
 
@@ -219,21 +223,25 @@ class _ShapeFunctionContext:
             return self.buffers[value]
         op = value.owner
         assert isinstance(op, Operation)
-        if type(op) not in KERNELS:
+        if not has_kernel(op):
             user = op_label(self.op) if self.op is not None else "a shape"
             raise NotImplementedError(
                 f"ag-to-loops: {user} needs the value of {op_label(op)}, which the shape "
                 "function cannot compute (the result of a control-flow op)"
             )
         ins = [self._buffer_of(o) for o in op.operands]
-        t = buffer_type(value.type)
         b = self.builder
-        sizes = dynamic_sizes(b, t.get_shape(), self.env[value])
-        dest = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, tuple(self.env[value]))
-        KERNELS[type(op)](b, op, dest, ins)
-        self.temporaries.append(dest.memref)
-        self.buffers[value] = dest
-        return dest
+        dests = []
+        for result in op.results:
+            t = buffer_type(result.type)
+            sizes = dynamic_sizes(b, t.get_shape(), self.env[result])
+            alloc = b.insert(memref.AllocOp(sizes, [], t)).memref
+            dests.append(Buffer(alloc, tuple(self.env[result])))
+        emit_op(b, op, dests, ins)
+        for result, dest in zip(op.results, dests, strict=True):
+            self.temporaries.append(dest.memref)
+            self.buffers[result] = dest
+        return self.buffers[value]
 
     def buffer(self, operand: int) -> Buffer:
         assert self.op is not None
@@ -301,7 +309,8 @@ class ShapeWalker:
                 continue
             self.context.op = op
             operand_dims = [self.env[o] for o in op.operands]
-            self.env[op.results[0]], op_checks = result_dims(op, operand_dims, self.context)
+            all_dims, op_checks = results_dims(op, operand_dims, self.context)
+            self.env.update(zip(op.results, all_dims, strict=True))
             self.context.release()
             self.emit_checks(op_checks)
 
@@ -384,15 +393,26 @@ class _ComputeState:
     escaping: set[SSAValue] = field(default_factory=set[SSAValue])
     """Values allocated here but owned (and freed) by an enclosing state: the results
     of a region."""
+    types_after: Sequence[set[MemRefType]] = ()
+    """For each op index, the buffer types of the intermediates computed after it (the
+    top-level state only: a region's state frees its dead buffers at once)."""
+    pool: list[Buffer] = field(default_factory=list[Buffer])
+    """Dead intermediates kept for a later intermediate of their type and dimensions."""
 
     statements: StatementState | None = None
     """What the statements (`STATEMENTS`) of the function share (set for `@f`)."""
 
     def destination(self, value: SSAValue, dims: Sequence[Dim]) -> Buffer:
-        """The buffer an op computes `value` into: its output, or a fresh allocation."""
+        """The buffer an op computes `value` into: its output, a dead intermediate of
+        the same type and dimensions, or a fresh allocation."""
         if value in self.first_output:
             return Buffer(self.outputs[self.first_output[value]], tuple(dims))
         t = buffer_type(value.type)
+        for reused in self.pool:
+            if value not in self.escaping and reused.type == t and _same_dims(reused.dims, dims):
+                self.pool.remove(reused)
+                self.owned.add(value)
+                return Buffer(reused.memref, tuple(dims))
         sizes = dynamic_sizes(self.builder, t.get_shape(), dims)
         alloc = self.builder.insert(memref.AllocOp(sizes, [], t)).memref
         if value not in self.escaping:
@@ -415,10 +435,58 @@ class _ComputeState:
         """The kernels of `ops` (see `compute_ops`)."""
         compute_ops(self, ops)
 
+    def destinations(self, op: Operation, all_dims: Sequence[Sequence[Dim]]) -> list[Buffer]:
+        """The buffers `op` computes its results into: for a result in the op's
+        `ag.destroy_map` (see the `inplace` pass), the dead operand's own buffer when
+        this state allocated it; otherwise `destination`."""
+        ag.verify_destroy_map(op)
+        overwritten = ag.destroy_map(op)
+        dests = []
+        for r, (result, dims) in enumerate(zip(op.results, all_dims, strict=True)):
+            source = op.operands[overwritten[r]] if r in overwritten else None
+            reusable = source in self.owned and result not in self.escaping
+            if reusable and result not in self.first_output:
+                self.owned.discard(source)  # the buffer now holds the result
+                self.owned.add(result)
+                dests.append(Buffer(self.env[source].memref, tuple(dims)))
+            else:
+                dests.append(self.destination(result, dims))
+        return dests
+
     def free_dead(self, op: Operation, index: int, last_use: dict[SSAValue, int]) -> None:
+        """Frees the intermediates whose last use is op `index`, or keeps them in the
+        pool when a later intermediate has their type."""
         for value in dict.fromkeys(_touched(op)):
             if value in self.owned and last_use[value] == index:
-                self.builder.insert(memref.DeallocOp.get(self.env[value].memref))
+                buffer = self.env[value]
+                if index < len(self.types_after) and buffer.type in self.types_after[index]:
+                    self.pool.append(buffer)
+                else:
+                    self.builder.insert(memref.DeallocOp.get(buffer.memref))
+
+    def release_pool(self) -> None:
+        for buffer in self.pool:
+            self.builder.insert(memref.DeallocOp.get(buffer.memref))
+        self.pool.clear()
+
+
+def _same_dims(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
+    """Whether two dimension lists are known to be equal (same ints, same SSA values)."""
+    return len(a) == len(b) and all(
+        x == y if isinstance(x, int) and isinstance(y, int) else x is y
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _types_after(ops: Sequence[Operation], returned: dict[SSAValue, int]) -> list[set[MemRefType]]:
+    """For each op index, the buffer types of the results computed after it that are
+    not returned (those that may take a pooled buffer)."""
+    after: list[set[MemRefType]] = []
+    seen: set[MemRefType] = set()
+    for op in reversed(ops):
+        after.append(set(seen))
+        seen |= {buffer_type(r.type) for r in op.results if r not in returned}
+    return after[::-1]
 
 
 def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
@@ -437,10 +505,10 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             b = state.builder
             operands = [state.env[o] for o in op.operands]
             context = _ComputeContext(b, op, operands)
-            dims, _ = result_dims(op, [x.dims for x in operands], context)
-            dest = state.destination(op.results[0], dims)
-            KERNELS[type(op)](b, op, dest, operands)
-            state.env[op.results[0]] = dest
+            all_dims, _ = results_dims(op, [x.dims for x in operands], context)
+            dests = state.destinations(op, all_dims)
+            emit_op(b, op, dests, operands)
+            state.env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
 
 
@@ -465,12 +533,15 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     b = Builder(InsertPoint.at_end(entry))
     arguments = zip(f.args, entry.args[: len(inputs)], strict=True)
     env = {old: Buffer(new, memref_dims(b, new)) for old, new in arguments}
-    state = _ComputeState(b, env, entry.args[len(inputs) :], _first_outputs(ret, env), set())
+    first = _first_outputs(ret, env)
+    state = _ComputeState(b, env, entry.args[len(inputs) :], first, set())
+    state.types_after = _types_after(ops, first)
     state.statements = StatementState(f.sym_name.data, env)
     compute_ops(state, ops)
     for out, value in zip(state.outputs, ret.arguments, strict=True):
         if env[value].memref is not out:
             copy(b, env[value], Buffer(out, env[value].dims))
+    state.release_pool()
     b.insert(func.ReturnOp())
     return func.FuncOp(f.sym_name.data, ([*inputs, *outputs], []), Region(entry))
 

@@ -19,23 +19,28 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
-    "fast_run": "stabilize,specialize,cse,scan-prune,dce,scan-last-step",
-    "fast_compile": "",
+    "fast_run": (
+        "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-last-step,fusion,inplace"
+    ),
+    "fast_compile": "canonicalize",
 }
 """The graph-level (ag on tensors) part of each optimizer, run before LOOPS_LOWERING."""
 
 PASS_TAGS: dict[str, tuple[str, ...]] = {
+    "canonicalize": ("canonicalize", "fast_run", "fast_compile"),
     "stabilize": ("stabilize", "fast_run"),
     "cse": ("merge", "fast_run"),
     "specialize": ("specialize", "fast_run"),
     "scan-prune": ("scan", "fast_run"),
     "dce": ("scan", "fast_run"),
     "scan-last-step": ("scan", "fast_run"),
+    "fusion": ("fusion", "fast_run"),
+    "inplace": ("inplace", "fast_run"),
 }
 """Graph pass name → its tags (Theano's optimizer tags), for `Mode.including/excluding`
 and `config.optimizer_including/excluding`. A pass is also named by its own name. A
 graph pass not in a mode's pipeline runs when one of its tags is included; a tag no
-pass carries (`fusion`, `inplace`, ...) is accepted and ignored, as Theano does."""
+pass carries (`gpu`, ...) is accepted and ignored, as Theano does."""
 
 
 def _with_lowering(graph: str) -> str:
@@ -47,13 +52,11 @@ PIPELINES: dict[str, tuple[str, str]] = {
     "to-llvm": (TO_LLVM, "ag on tensors to the llvm dialect (to-loops, then the LLVM lowering)"),
     "fast_compile": (
         _with_lowering(GRAPH_PIPELINES["fast_compile"]),
-        "Theano's FAST_COMPILE mode: lowering only, no graph rewrites",
+        "Theano's FAST_COMPILE mode: canonicalize (cheap), then to-llvm",
     ),
     "fast_run": (
         _with_lowering(GRAPH_PIPELINES["fast_run"]),
-        "Theano's FAST_RUN mode: graph rewrites (stabilize, specialize, cse, scan-prune, dce, "
-        "scan-last-step), "
-        "then to-llvm",
+        "Theano's FAST_RUN mode: graph rewrites (stabilize ... inplace), then to-llvm",
     ),
 }
 """Named pipelines: name → (pass-spec string, one-line description).

@@ -90,6 +90,24 @@ def _scan_last_step() -> type[ModulePass]:
     return ScanLastStepPass
 
 
+def _canonicalize() -> type[ModulePass]:
+    from arignote.lowering.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+def _fusion() -> type[ModulePass]:
+    from arignote.lowering.fusion import FusionPass
+
+    return FusionPass
+
+
+def _inplace() -> type[ModulePass]:
+    from arignote.lowering.inplace import InplacePass
+
+    return InplacePass
+
+
 def _profile_timers() -> type[ModulePass]:
     from arignote.lowering.profile_timers import ProfileTimersPass
 
@@ -97,10 +115,13 @@ def _profile_timers() -> type[ModulePass]:
 
 
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "canonicalize": _canonicalize,
     "stabilize": _stabilize,
     "specialize": _specialize,
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
+    "fusion": _fusion,
+    "inplace": _inplace,
     "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,
     "convert-arith-to-llvm": _arith_to_llvm,
@@ -112,7 +133,6 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.
 _XDSL_PASSES_USED = (
-    "canonicalize",
     "cse",
     "dce",
     "convert-scf-to-cf",

@@ -167,9 +167,9 @@ def portable(imports: Sequence[str]) -> bool:
     each is an entry-point symbol (`arignote_Py*`, bound again in every process) or is
     exported by a shared library loaded here (libc, libm, the BLAS). A symbol bound
     only in this process's JIT (e.g. a callback) makes the code unfit for the cache."""
-    from arignote.runtime.entry import process_symbols
+    from arignote.runtime.entry import process_symbols, register_symbols
 
-    bound = process_symbols() if imports else {}
+    bound = process_symbols() if imports and register_symbols() else {}
     return all(name in bound or _exported(name) for name in imports)
 
 

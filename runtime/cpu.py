@@ -1,8 +1,11 @@
 """CPU JIT: an `llvm`-dialect module → host machine code via llvmlite's MCJIT.
 
 `NativeModule(module_op)` translates a `builtin.module` holding only `llvm.func` /
-`llvm.mlir.global` ops with xDSL's `convert_module`, optimises it at O3 for the host CPU
-(loop and SLP vectorisation on) and JIT-compiles it; `address(name)` gives a function's
+`llvm.mlir.global` ops with xDSL's `convert_module`, links in any extra LLVM IR (the
+CPython entry points of `arignote.runtime.entry`), optimises it at O3 for the host CPU
+(loop and SLP vectorisation on), compiles it to an object file (`object_code`) and loads
+that into MCJIT; `NativeModule.from_object` loads an object file kept by the compile
+cache (`arignote.runtime.cache`) without compiling. `address(name)` gives a function's
 entry point for `ctypes.CFUNCTYPE`.
 
 Calling convention (set by `convert-func-to-llvm`): each memref argument is ONE pointer to

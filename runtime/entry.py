@@ -492,14 +492,15 @@ class FastEntry:
     """The entry point at `address` as a Python callable `call(*arrays)`, which returns
     the result(s) or None (then take the Python path).
 
-    `owner` (what keeps the machine code alive) becomes the C function's `self`, so the
-    callable keeps it alive; this object keeps the method definition alive and must
-    outlive `call`.
+    `owner` (what keeps the machine code alive; an object with a `__dict__`) becomes the
+    C function's `self`, so the callable keeps it alive, and `owner` keeps the method
+    definition the callable points to.
     """
 
     def __init__(self, name: str, address: int, counter_address: int, owner: object):
         self._name = name.encode() + ENTRY_SUFFIX.encode()
         self._def = _PyMethodDef(self._name, address, METH_FASTCALL, None)
+        owner.__dict__.setdefault("_method_defs", []).append((self._name, self._def))
         self._counter = ctypes.c_int64.from_address(counter_address)
         self.owner = owner
         self.call = _new_cfunction(ctypes.addressof(self._def), owner, None)

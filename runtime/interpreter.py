@@ -738,6 +738,7 @@ def make_interpreter(
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
+    from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
     interpreter = Interpreter(module, listeners=tuple(listeners))
@@ -745,6 +746,7 @@ def make_interpreter(
         AgScanFunctions(),
         AgFunctions(),
         AgControlFunctions(),
+        FusedFunctions(),
         FuncFunctions(),
         ArithFunctions(),
         ScfFunctions(),

@@ -65,6 +65,15 @@ from arignote.dialects.ag.elementwise import (
     TanhOp,
     UnaryElementwiseOp,
 )
+from arignote.dialects.ag.fused import (
+    DESTROY_MAP_ATTRIBUTE,
+    POINTWISE_OPS,
+    FusedOp,
+    destroy_map,
+    is_splat,
+    set_destroy_map,
+    verify_destroy_map,
+)
 from arignote.dialects.ag.indexing import (
     DYNAMIC_VALUE,
     INDEX,
@@ -177,6 +186,7 @@ Ag = Dialect(
         ScanOp,
         *DEBUG_OPS,
         IfOp,
+        FusedOp,
     ],
     [],
 )
@@ -189,6 +199,13 @@ __all__ = [
     "IfOp",
     "YieldOp",
     "ScanOp",
+    "FusedOp",
+    "POINTWISE_OPS",
+    "is_splat",
+    "DESTROY_MAP_ATTRIBUTE",
+    "destroy_map",
+    "set_destroy_map",
+    "verify_destroy_map",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",

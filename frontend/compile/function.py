@@ -272,8 +272,9 @@ _MISSING = object()
 
 def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
     for op in ops:
-        for region in op.regions:
-            yield from _nodes(region.ops)
+        if not isinstance(op, ag.FusedOp):  # a fused cluster is one node (Theano's Composite)
+            for region in op.regions:
+                yield from _nodes(region.ops)
         if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):
             yield op
 

@@ -266,18 +266,17 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_to_loops import CONTROL_FLOW, KERNELS
+    from arignote.lowering.ag_kernels import has_kernel
+    from arignote.lowering.ag_to_loops import CONTROL_FLOW
 
     missing = []
     for func in module.ops:
         if not isinstance(func, FuncOp):
             continue
         for op in func.walk():
-            if op is func or isinstance(op, ReturnOp):
-                continue
-            if isinstance(op, ag.YieldOp) or type(op) in CONTROL_FLOW:
-                continue
-            if op.dialect_name() != ag.Ag.name or type(op) not in KERNELS:
+            if op is func or isinstance(op, ReturnOp | ag.YieldOp) or type(op) in CONTROL_FLOW:
+                continue  # (the ops of a fused region must have kernels: it uses theirs)
+            if op.dialect_name() != ag.Ag.name or not has_kernel(op):
                 missing.append(op)
     return missing
 

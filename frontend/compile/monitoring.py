@@ -30,13 +30,20 @@ BIG = 1e10
 
 def _nodes(module: ModuleOp) -> dict[Operation, int]:
     """The nodes of `module`'s function (its ops but constants and the return, with the
-    ops inside the branches of an `ifelse` but not their `ag.yield`), numbered."""
+    ops inside the branches of an `ifelse` but not their `ag.yield`; an `ag.fused` is one
+    node, as in `f.maker.fgraph`), numbered."""
     from arignote.dialects import ag
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
     skipped = ag.ConstantOp | ReturnOp | ag.YieldOp
-    ops = [op for op in func.walk() if op is not func and not isinstance(op, skipped)]
+    ops = [
+        op
+        for op in func.walk()
+        if op is not func
+        and not isinstance(op, skipped)
+        and not isinstance(op.parent_op(), ag.FusedOp)
+    ]
     return {op: i for i, op in enumerate(ops)}
 
 

@@ -210,10 +210,14 @@ def test_emitted_module_round_trips() -> None:
 def test_maker_fgraph_toposort(linker: str) -> None:
     x, y = T.dmatrix("x"), T.dvector("y")
     out = T.exp(T.dot(x, y)) + T.exp(T.dot(x, y))  # cse leaves one gemv and one exp
-    f = arignote.function([x, y], out, mode=arignote.Mode(linker=linker))
+    mode = arignote.Mode(linker=linker)
+    f = arignote.function([x, y], out, mode=mode.excluding("fusion", "inplace"))
     nodes = f.maker.fgraph.toposort()
     names = [str(n.op) for n in nodes]
     assert names == ["Gemv", "Elemwise{exp}", "Elemwise{add}"]  # specialize: dot → gemv
+    fused = arignote.function([x, y], out, mode=mode).maker.fgraph.toposort()
+    assert [str(n.op) for n in fused] == ["Gemv", "Elemwise{Composite{exp,add}}"]
+    assert type(fused[1].op).__name__ == "Elemwise" and fused[1].inputs[0] is fused[0].outputs[0]
     assert nodes[0].inputs[1].name == "x" and nodes[0].outputs[0] is nodes[1].inputs[0]
     assert f.maker.fgraph.outputs[0] is nodes[-1].outputs[0]
     unoptimized = arignote.function([x, y], out, mode=arignote.Mode(linker=linker, optimizer=None))

@@ -67,7 +67,16 @@ def test_debugprint_function_prints_the_optimized_graph_in_order() -> None:
     x, y = T.dmatrix("x"), T.dmatrix("y")
     # Two separate `x + y` nodes: FAST_RUN's cse merges them in the compiled graph.
     z = (x + y).sum() * (x + y).sum()
-    f = arignote.function([x, y], z, mode="FAST_RUN")
+    fast_run = arignote.Mode(optimizer="fast_run")
+    fused = arignote.function([x, y], z, mode=fast_run)
+    assert debugprint(fused, file="str") == (
+        "Elemwise{mul} [id A] ''   1\n"
+        " |Sum{axis=(0, 1),Composite{add}} [id B] ''   0\n"
+        " | |x [id C]\n"
+        " | |y [id D]\n"
+        " |Sum{axis=(0, 1),Composite{add}} [id B] ''   0\n"
+    )
+    f = arignote.function([x, y], z, mode=fast_run.excluding("fusion"))
     expected = (
         "Elemwise{mul} [id A] ''   2\n"
         " |Sum{axis=(0, 1)} [id B] ''   1\n"

@@ -188,3 +188,28 @@ def test_interpreter_has_no_fast_path() -> None:
     f = arignote.function([x], x + 1, mode=arignote.Mode(linker="py"))
     assert f._entry is None
     np.testing.assert_array_equal(f(np.zeros(2, np.float32)), [1, 1])
+
+
+def test_entry_ir_is_portable() -> None:
+    """The entry point reaches CPython and numpy through named symbols only: its IR holds
+    no address of this process (so its object code can be cached on disk)."""
+    spec = entry.arg_spec(np.dtype(np.float64), [-1, 1])
+    text = entry.entry_ir("f", [spec, spec], [entry.arg_spec(np.dtype(np.int64), [-1])])
+    assert 'define ptr @"f__entry"(ptr %"self", ptr %"args", i64 %"nargs")' in text
+    for symbol in ("f__shape", "f", "arignote_PyArray_New", "arignote_PyArray_Type"):
+        assert f'@"{symbol}"' in text
+    assert "inttoptr" not in text
+    for address in entry.process_symbols().values():
+        assert str(address) not in text
+    assert spec.type_nums == (np.dtype(np.float64).num,) and spec.static == ((1, 1),)
+    int64s = {np.dtype(c).num for c in "lq" if np.dtype(c) == np.int64}  # 'l', 'q' on Linux
+    assert set(entry.arg_spec(np.dtype(np.int64), []).type_nums) == int64s
+
+
+def test_entry_outlives_its_function() -> None:
+    import gc
+
+    x = T.fvector("x")
+    call = arignote.function([x], x * 3)._entry  # the Function itself is dropped
+    gc.collect()
+    np.testing.assert_array_equal(call(np.ones(2, np.float32)), [3, 3])

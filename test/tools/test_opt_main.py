@@ -172,15 +172,18 @@ def test_pipeline_table():
     to_llvm = LOOPS_LOWERING + "," + LLVM_LOWERING
     assert PIPELINES["to-loops"][0] == LOOPS_LOWERING
     assert PIPELINES["to-llvm"][0] == to_llvm
-    assert PIPELINES["fast_compile"][0] == to_llvm
+    assert PIPELINES["fast_compile"][0] == "canonicalize," + to_llvm
     assert PIPELINES["fast_run"][0] == GRAPH_PIPELINES["fast_run"] + "," + to_llvm
     assert GRAPH_PIPELINES["fast_run"].split(",") == [
         "stabilize",
         "specialize",
+        "canonicalize",
         "cse",
         "scan-prune",
         "dce",
         "scan-last-step",
+        "fusion",
+        "inplace",
     ]
 
 

@@ -5,10 +5,13 @@
 // CHECK:      --emit {mlir,llvm}
 // CHECK:      --print-ir-after-all
 // CHECK:      arignote passes
+// CHECK-NEXT:   canonicalize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
@@ -24,5 +27,5 @@
 // CHECK-NEXT:   fast_run {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: xDSL passes:
-// CHECK:      {{ canonicalize,}}
+// CHECK:      {{ cse,}}
 // CHECK-NOT:  Traceback

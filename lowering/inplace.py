@@ -1,0 +1,128 @@
+"""`inplace`: let elementwise ops write their result over a dead operand's buffer.
+
+Accepts and leaves `ag` on tensors; it only adds a `destroy_map` to ops (Theano's name):
+the `ag.destroy_map` attribute, an `i64` array of pairs `[r, k, ...]` meaning "result
+`r` is computed into the buffer of operand `k`, which the op destroys". `ag-to-loops`
+honours it (no allocation for the result); the reference interpreter ignores it (the
+operand is dead, so nobody can tell). An op gets the pair `(r, k)` when
+
+- it is elementwise (`ag.fused` in the elementwise form, or an unfused binary, unary,
+  `select` or `cast`), and reads operand `k` at the index it writes (the operand has the
+  result's type; in a fused region, no `dimshuffle` reads it);
+- operand `k` is computed by an op of the same function body (never a function
+  argument: the caller's arrays are never written) and this op is its last user (no
+  later op, nested region or `func.return` reads it);
+- result `r` is not returned (a returned result is computed straight into the caller's
+  output buffer anyway).
+
+```mlir
+// before
+%e = ag.exp %x : tensor<?xf32>
+%t = ag.tanh %e : tensor<?xf32>
+%s = ag.reduce_sum %t {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+// after: tanh overwrites exp's buffer
+%t = ag.tanh %e {ag.destroy_map = array<i64: 0, 0>} : tensor<?xf32>
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+
+from arignote.dialects import ag
+
+ELEMENTWISE: tuple[type[Operation], ...] = (
+    ag.BinaryElementwiseOp,
+    ag.UnaryElementwiseOp,
+    ag.SelectOp,
+    ag.CastOp,
+)
+
+
+def _top_level(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is `op` or holds it in a region."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def last_users(block: Block) -> dict[SSAValue, Operation]:
+    """For each value used in `block`, the last op of `block` that uses it (directly or
+    in a nested region)."""
+    position = {op: i for i, op in enumerate(block.ops)}
+    last: dict[SSAValue, Operation] = {}
+    for op in block.ops:
+        for value in op.results:
+            for use in value.uses:
+                user = _top_level(use.operation, block)
+                if user is None:
+                    continue
+                if value not in last or position[user] > position[last[value]]:
+                    last[value] = user
+    return last
+
+
+def _reads_pointwise(op: Operation, k: int) -> bool:
+    """Whether `op` reads operand `k` only at the index it writes (given the types match)."""
+    if isinstance(op, ELEMENTWISE):
+        return True
+    assert isinstance(op, ag.FusedOp)
+    arg = op.block.args[k]
+    return all(not isinstance(use.operation, ag.DimShuffleOp) for use in arg.uses)
+
+
+def _destroyable(op: Operation, value: SSAValue, last: dict[SSAValue, Operation]) -> bool:
+    if isinstance(value, BlockArgument) or not isinstance(value, OpResult):
+        return False
+    return last.get(value) is op
+
+
+def destroy_pairs(op: Operation, last: dict[SSAValue, Operation]) -> list[int]:
+    """The `[r, k, ...]` pairs `op` may take (see the module doc)."""
+    if isinstance(op, ag.FusedOp):
+        if op.reduction is not None:
+            return []
+    elif not isinstance(op, ELEMENTWISE):
+        return []
+    pairs: list[int] = []
+    taken: set[SSAValue] = set()
+    for r, result in enumerate(op.results):
+        if any(isinstance(use.operation, func.ReturnOp) for use in result.uses):
+            continue
+        for k, operand in enumerate(op.operands):
+            if operand in taken or operand.type != result.type:
+                continue
+            if _destroyable(op, operand, last) and _reads_pointwise(op, k):
+                pairs += [r, k]
+                taken.add(operand)
+                break
+    return pairs
+
+
+def mark_block(block: Block) -> None:
+    """Adds `ag.destroy_map` to the ops of `block` that can write in place."""
+    last = last_users(block)
+    for op in block.ops:
+        pairs = destroy_pairs(op, last)
+        if pairs:
+            ag.set_destroy_map(op, pairs)
+
+
+@dataclass(frozen=True)
+class InplacePass(ModulePass):
+    """Marks elementwise ops that may overwrite a dead operand (`ag.destroy_map`)."""
+
+    name = "inplace"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.ops:
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                for block in f.body.blocks:
+                    mark_block(block)
