@@ -74,6 +74,7 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
     ag_fused,
     ag_indexing,
     ag_rowwise,
+    ag_scan,
 )
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW

@@ -84,6 +84,18 @@ def _row_fusion() -> type[ModulePass]:
     return RowFusionPass
 
 
+def _scan_prune() -> type[ModulePass]:
+    from arignote.lowering.scan_prune import ScanPrunePass
+
+    return ScanPrunePass
+
+
+def _scan_last_step() -> type[ModulePass]:
+    from arignote.lowering.scan_last_step import ScanLastStepPass
+
+    return ScanLastStepPass
+
+
 def _canonicalize() -> type[ModulePass]:
     from arignote.lowering.canonicalize import CanonicalizePass
 
@@ -113,6 +125,8 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
     "row-fusion": _row_fusion,
+    "scan-prune": _scan_prune,
+    "scan-last-step": _scan_last_step,
     "fusion": _fusion,
     "inplace": _inplace,
     "profile-timers": _profile_timers,

@@ -22,6 +22,7 @@ EXPECTED = {
     # finite cross-entropy itself. "Used the cpu": the fused forward and backward
     # products (`ag.gemv_pair`, made by row-fusion) show as a node of class Gemv.
     "06_logreg_train.py": ["Used the cpu", "target values for D", "prediction on D"],
+    "08_scan_polynomial.py": ["terms: [    2    30   400  6000 50000]", "sum: 56432"],
     # DebugMode: every graph pass checked, native code compared with the interpreter.
     "09_debugmode.py": ["[50.] [0.] [70.]"],
     # The full rc-file/flag precedence run of 11 is in test/frontend/test_config.py.

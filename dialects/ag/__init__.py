@@ -138,6 +138,7 @@ from arignote.dialects.ag.reductions import (
     reduce_shape,
 )
 from arignote.dialects.ag.rowwise import ROW_OPS, GemvPairOp
+from arignote.dialects.ag.scan import ScanOp
 
 BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     AddOp,
@@ -184,6 +185,7 @@ Ag = Dialect(
         DimOp,
         YieldOp,
         GemvPairOp,
+        ScanOp,
         *DEBUG_OPS,
         IfOp,
         FusedOp,
@@ -200,6 +202,7 @@ __all__ = [
     "ProfileEndOp",
     "IfOp",
     "YieldOp",
+    "ScanOp",
     "FusedOp",
     "POINTWISE_OPS",
     "is_splat",

@@ -9,6 +9,8 @@
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   row-fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
