@@ -1,7 +1,7 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
-Workloads: logreg, elemwise, mlp, mlp-2010, compile, overhead, memory, vecmath (`all` runs each
-in turn).
+Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath (`all` runs
+each in turn).
 `python -m bench <workload> --help` lists a workload's options.
 """
 
@@ -10,7 +10,17 @@ from __future__ import annotations
 import os
 import sys
 
-WORKLOADS = ("logreg", "elemwise", "mlp", "mlp-2010", "compile", "overhead", "memory", "vecmath")
+WORKLOADS = (
+    "logreg",
+    "elemwise",
+    "mlp",
+    "mlp-2010",
+    "rnn",
+    "compile",
+    "overhead",
+    "memory",
+    "vecmath",
+)
 
 
 def _dispatch(name: str, argv: list[str]) -> None:

@@ -7,7 +7,7 @@ by hand; JAX (jit), PyTensor and PyTorch (eager autograd) run the stable (softpl
 when they are installed. Every system starts one step from the same weights and the new
 weights are compared with NumPy's.
 
-    python -m bench logreg [--repeats 7] [--n 400] [--feats 784]
+    python -m bench logreg [--repeats 7] [--n 400] [--feats 784] [--excluding row_fusion]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def numpy_step(x, y, w, b):
     return w - lr * gw, b - lr * gb, p_1 > 0.5, xent
 
 
-def arignote_row(x, y, w0, b0, args) -> Row:
+def arignote_row(x, y, w0, b0, args, excluding: str = "") -> Row:
     import arignote
     import arignote.tensor as T
 
@@ -56,12 +56,17 @@ def arignote_row(x, y, w0, b0, args) -> Row:
     xent = -ys * T.log(p_1) - (1 - ys) * T.log(1 - p_1)  # stabilized by the optimizer
     cost = xent.mean() + L2 * (w**2).sum()
     gw, gb = arignote.grad(cost, [w, b])
+    mode = arignote.Mode().excluding(excluding) if excluding else None
     train = arignote.function(
         [xs, ys], [p_1 > 0.5, xent],
-        updates=[(w, w - LEARNING_RATE * gw), (b, b - LEARNING_RATE * gb)], name="train")
+        updates=[(w, w - LEARNING_RATE * gw), (b, b - LEARNING_RATE * gb)], name="train",
+        mode=mode)
     train(x, y)
     result = (w.get_value(), np.asarray(b.get_value()))
     t = median_seconds(lambda: train(x, y), args.repeats, args.number)
+    if excluding:
+        notes = f"the same, Mode().excluding({excluding!r})"
+        return Row(f"arignote -{excluding}", t, result, notes)
     return Row("arignote", t, result, "train(x, y) with updates (naive log(1-p) loss)")
 
 
@@ -149,6 +154,8 @@ def run(argv=None) -> bool:
     p = parser(__doc__)
     p.add_argument("--n", type=int, default=400)
     p.add_argument("--feats", type=int, default=784)
+    p.add_argument("--excluding", action="append", default=[], metavar="TAG",
+                   help="also time arignote with Mode().excluding(TAG) (e.g. row_fusion)")
     args = p.parse_args(argv)
     x, y, w0, b0 = init(args.n, args.feats)
 
@@ -161,6 +168,7 @@ def run(argv=None) -> bool:
     rows = [Row("numpy", median_seconds(np_call, args.repeats, args.number),
                 (w1, np.asarray(b1)), "hand-written gradient")]
     rows.append(arignote_row(x, y, w0, b0, args))
+    rows.extend(arignote_row(x, y, w0, b0, args, tag) for tag in args.excluding)
     skipped = []
     if not args.no_peers:
         for name, fn in [("jax", jax_row), ("pytensor", pytensor_row), ("torch", torch_row)]:

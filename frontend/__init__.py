@@ -41,6 +41,13 @@ _LAZY = {
     "grad": ("arignote.gradient", "grad"),
     "gradient": ("arignote.gradient", None),
     "printing": ("arignote.printing", None),
+    "scan": ("arignote.scan_module", "scan"),
+    "map": ("arignote.scan_module", "map"),
+    "reduce": ("arignote.scan_module", "reduce"),
+    "foldl": ("arignote.scan_module", "foldl"),
+    "foldr": ("arignote.scan_module", "foldr"),
+    "scan_checkpoints": ("arignote.scan_module", "scan_checkpoints"),
+    "scan_module": ("arignote.scan_module", None),
     "ifelse": ("arignote.ifelse", None),
 }
 

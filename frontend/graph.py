@@ -572,10 +572,14 @@ _OP_VIEWS.update({ag.ArgMaxOp: Argmax, ag.ArgMinOp: Argmin, ag.DimOp: Shape_i})
 
 
 class Gemv(Op):
-    """`alpha * A·x [+ beta * y0]` (`ag.gemv`); `props` names a transposed `A`."""
+    """`alpha * A·x [+ beta * y0]` (`ag.gemv`); `props` names a transposed `A`. Also the
+    fused pair of `ag.gemv_pair` (`A·x`, then `alpha * Aᵀ·g [+ beta * r0]` with `g`
+    computed row by row from `A·x`, in one pass over `A`), whose `props` are `A,A.T`."""
 
     @property
     def props(self) -> str:
+        if isinstance(self.ir_op, ag.GemvPairOp):
+            return "A,A.T"
         assert isinstance(self.ir_op, ag.GemvOp)
         return "A.T" if self.ir_op.transpose_a is not None else ""
 
@@ -590,7 +594,7 @@ class Gemm(Op):
         return ",".join(name for name, flag in flags if flag is not None)
 
 
-_OP_VIEWS.update({ag.GemvOp: Gemv, ag.GemmOp: Gemm})
+_OP_VIEWS.update({ag.GemvOp: Gemv, ag.GemmOp: Gemm, ag.GemvPairOp: Gemv})
 
 
 # fusion: a fused cluster is Theano's `Elemwise{Composite{...}}`; a reduction with a

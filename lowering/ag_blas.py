@@ -20,7 +20,8 @@ The kernels call `scipy_cblas_{s,d}gemv` / `scipy_cblas_{s,d}gemm` of the
   copy is needed (then the copy loop runs no iteration), so no branch holds a memref.
   Contiguous intermediates (identity layout) need none of this;
 - **vectors**: `incx` = the stride; a vector of stride <= 0 (and length > 1) is copied;
-- the result buffer is contiguous (`incy = 1`, `ldc = N`); with an accumulation the
+- the result buffer is dense (`incy = 1`, `ldc = N`): a contiguous buffer or a row of
+  one (with the view's offset); with an accumulation the
   initial value is copied into it first and BLAS scales it by `beta`, without one
   `beta = 0` (BLAS then never reads the result buffer);
 - an empty contracted dimension is handled here, not by BLAS (OpenBLAS's gemv returns
@@ -201,6 +202,14 @@ def _pointer(b: Builder, address: SSAValue) -> SSAValue:
     return b.insert(llvm.IntToPtrOp(as_i64)).results[0]
 
 
+def _result_address(b: Builder, out: Buffer) -> SSAValue:
+    """The result's address: a contiguous buffer, or a dense view into one (a row of
+    `ag.scan`'s stacked output), whose descriptor offset is then added."""
+    if _is_contiguous(out):
+        return _address(b, out.memref, None)
+    return _address(b, out.memref, _metadata(b, out)[0])
+
+
 def _is_contiguous(buffer: Buffer) -> bool:
     return isinstance(buffer.type.layout, NoneAttr)
 
@@ -344,7 +353,7 @@ def emit_gemv(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> 
     alpha = load(b, ins[0], [])
     a, x = _matrix(b, a_buf), _vector(b, x_buf)
     rows, cols = (_unless(b, empty, d) for d in _stored_dims(b, a_buf, a.flipped))
-    y = _address(b, out.memref, None)
+    y = _result_address(b, out)
     args = [
         _i32_constant(b, ROW_MAJOR),
         _flag(b, transpose, a.flipped),
@@ -374,7 +383,7 @@ def emit_gemm(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> 
     a, c = _matrix(b, a_buf), _matrix(b, b_buf)
     m, n = (as_index(b, d) for d in out.dims)
     m = _unless(b, empty, m)
-    z = _address(b, out.memref, None)
+    z = _result_address(b, out)
     args = [
         _i32_constant(b, ROW_MAJOR),
         _flag(b, trans_a, a.flipped),

@@ -73,7 +73,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
-from arignote.lowering import ag_fused, ag_indexing  # noqa: F401 - register rules and kernels
+from arignote.lowering import (  # noqa: F401 - register rules and kernels
+    ag_fused,
+    ag_indexing,
+    ag_rowwise,
+    ag_scan,
+)
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401

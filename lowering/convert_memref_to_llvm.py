@@ -1,10 +1,10 @@
 """`convert-memref-to-llvm`: ranked memrefs to MLIR's descriptor struct in the `llvm` dialect.
 
 Accepts `memref.alloc`, `memref.alloca`, `memref.dealloc`, `memref.load`, `memref.store`,
-`memref.dim`, ranked-to-ranked `memref.cast`, `memref.extract_aligned_pointer_as_index`
-and `memref.extract_strided_metadata` on memrefs of any rank (0 included) with
-an identity or `strided<[...], offset: ...>` layout (any mix of static and dynamic
-entries). Leaves `llvm` ops; memref values are reached through
+`memref.dim`, ranked-to-ranked `memref.cast`, `memref.subview`,
+`memref.extract_aligned_pointer_as_index` and `memref.extract_strided_metadata` on
+memrefs of any rank (0 included) with an identity or `strided<[...], offset: ...>`
+layout (any mix of static and dynamic entries). Leaves `llvm` ops; memref values are reached through
 `builtin.unrealized_conversion_cast` to and from the descriptor struct (see
 `arignote.lowering.llvm_utils`), which `reconcile-unrealized-casts` removes once the
 functions are converted too.
@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -347,6 +348,51 @@ class ExtractStridedMetadataLowering(RewritePattern):
         rewriter.replace(op, ops, results)
 
 
+def _mixed(static: Sequence[int], dynamic: Sequence[SSAValue], ops: list[Operation]) -> list[Index]:
+    """A subview's offsets, sizes or strides: static entries as ints, dynamic ones as
+    i64 values."""
+    values = iter(to_llvm_all(dynamic, ops))
+    return [next(values) if v == DYNAMIC_INDEX else v for v in static]
+
+
+class SubviewLowering(RewritePattern):
+    """`memref.subview` → a descriptor of the same buffer: offset `offset + sum_k
+    offset_k * stride_k`, the given sizes, strides `stride_k * step_k`. A rank-reducing
+    subview drops the leading dimensions (each must have size 1)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.SubviewOp, rewriter: PatternRewriter, /):
+        source, result = _memref_type(op.source), _memref_type(op.result)
+        strides = source.get_strides()
+        if strides is None:
+            raise NotImplementedError(f"layout of {source} is not strided")
+        ops: list[Operation] = []
+        descriptor = to_llvm(op.source, ops)
+        offset: Index | None = source.get_offset()
+        if offset is None:
+            offset = extract(descriptor, [2], i64, ops)
+        old_strides: list[Index] = [
+            s if s is not None else extract(descriptor, [4, k], i64, ops)
+            for k, s in enumerate(strides)
+        ]
+        offsets = _mixed(op.static_offsets.get_values(), op.offsets, ops)
+        sizes = _mixed(op.static_sizes.get_values(), op.sizes, ops)
+        steps = _mixed(op.static_strides.get_values(), op.strides, ops)
+        for first, stride in zip(offsets, old_strides, strict=True):
+            offset = _add(offset, _mul(first, stride, ops), ops)
+        dropped = source.get_num_dims() - result.get_num_dims()
+        new = append(ops, llvm.UndefOp(descriptor_type(result)))
+        new = insert(new, extract(descriptor, [0], PTR, ops), [0], ops)
+        new = insert(new, extract(descriptor, [1], PTR, ops), [1], ops)
+        new = insert(new, _materialize(offset, ops), [2], ops)
+        for dim in range(result.get_num_dims()):
+            k = dim + dropped
+            stride = _mul(old_strides[k], steps[k], ops)
+            new = insert(new, _materialize(sizes[k], ops), [3, dim], ops)
+            new = insert(new, _materialize(stride, ops), [4, dim], ops)
+        replace_op(rewriter, op, ops, new)
+
+
 class ConvertMemRefToLLVMPass(ModulePass):
     """Rewrite memref allocation, access and queries into `llvm` ops on descriptors."""
 
@@ -365,6 +411,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
                     CastLowering(),
                     ExtractAlignedPointerLowering(),
                     ExtractStridedMetadataLowering(),
+                    SubviewLowering(),
                 ]
             )
         ).rewrite_module(op)

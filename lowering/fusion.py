@@ -229,4 +229,6 @@ class FusionPass(ModulePass):
         for f in op.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 for block in f.body.blocks:
+                    for scan in [o for o in block.walk() if isinstance(o, ag.ScanOp)]:
+                        fuse_block(scan.body.block)  # a scan's step, like any code
                     fuse_block(block)

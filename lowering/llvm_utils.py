@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     i64,
 )
+from xdsl.dialects.utils import FastMathAttrBase
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -260,5 +261,9 @@ class DirectLowering(RewritePattern):
             return
         ops: list[Operation] = []
         operands = to_llvm_all(op.operands, ops)
-        result = append(ops, llvm_op(*operands))
+        new_op = llvm_op(*operands)
+        flags = op.properties.get("fastmath")
+        if isinstance(new_op, llvm.AbstractFloatArithOp) and isinstance(flags, FastMathAttrBase):
+            new_op.properties["fastmathFlags"] = llvm.FastMathAttr(flags.data)
+        result = append(ops, new_op)
         replace_op(rewriter, op, ops, result)

@@ -19,7 +19,10 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
-    "fast_run": "stabilize,specialize,canonicalize,cse,fusion,inplace",
+    "fast_run": (
+        "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-last-step,row-fusion,"
+        "fusion,inplace"
+    ),
     "fast_compile": "canonicalize",
 }
 """The graph-level (ag on tensors) part of each optimizer, run before LOOPS_LOWERING."""
@@ -29,6 +32,10 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "stabilize": ("stabilize", "fast_run"),
     "cse": ("merge", "fast_run"),
     "specialize": ("specialize", "fast_run"),
+    "scan-prune": ("scan", "fast_run"),
+    "dce": ("scan", "fast_run"),
+    "scan-last-step": ("scan", "fast_run"),
+    "row-fusion": ("row_fusion", "fast_run"),
     "fusion": ("fusion", "fast_run"),
     "inplace": ("inplace", "fast_run"),
 }

@@ -78,6 +78,24 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _row_fusion() -> type[ModulePass]:
+    from arignote.lowering.row_fusion import RowFusionPass
+
+    return RowFusionPass
+
+
+def _scan_prune() -> type[ModulePass]:
+    from arignote.lowering.scan_prune import ScanPrunePass
+
+    return ScanPrunePass
+
+
+def _scan_last_step() -> type[ModulePass]:
+    from arignote.lowering.scan_last_step import ScanLastStepPass
+
+    return ScanLastStepPass
+
+
 def _canonicalize() -> type[ModulePass]:
     from arignote.lowering.canonicalize import CanonicalizePass
 
@@ -106,6 +124,9 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "stabilize": _stabilize,
     "specialize": _specialize,
+    "row-fusion": _row_fusion,
+    "scan-prune": _scan_prune,
+    "scan-last-step": _scan_last_step,
     "fusion": _fusion,
     "inplace": _inplace,
     "profile-timers": _profile_timers,

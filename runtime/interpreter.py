@@ -739,10 +739,14 @@ def make_interpreter(
     `builtin` implementations registered."""
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
+    from arignote.runtime.interpreter_rowwise import RowwiseFunctions
+    from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
     interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in (
+        AgScanFunctions(),
         AgFunctions(),
+        RowwiseFunctions(),
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

@@ -10,13 +10,14 @@ import re
 
 import pytest
 
-from bench import elemwise, logreg, mlp, overhead, vecmath
+from bench import elemwise, logreg, mlp, overhead, rnn, vecmath
 
 CASES = {
     "logreg": (logreg.run, ["--n", "16", "--feats", "8"]),
     "elemwise": (elemwise.run, ["--size", "1000"]),
     "mlp": (mlp.run, ["--batch", "4"]),
     "overhead": (overhead.run, []),
+    "rnn": (rnn.run, ["--steps", "3", "--batch", "2", "--n-in", "3", "--hidden", "4"]),
     "vecmath": (vecmath.run, ["--size", "1000"]),
 }
 

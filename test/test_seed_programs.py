@@ -19,8 +19,10 @@ EXPECTED = {
     "04_grad_sigmoid.py": ["0.0451766"],
     "05_shared_updates.py": ["1\n4\n0\n1\n"],
     # 10,000 training steps; the program asserts accuracy >= 0.99, float32 weights and a
-    # finite cross-entropy itself. "Used the cpu" needs the Gemv specialization (not yet).
-    "06_logreg_train.py": ["target values for D", "prediction on D"],
+    # finite cross-entropy itself. "Used the cpu": the fused forward and backward
+    # products (`ag.gemv_pair`, made by row-fusion) show as a node of class Gemv.
+    "06_logreg_train.py": ["Used the cpu", "target values for D", "prediction on D"],
+    "08_scan_polynomial.py": ["terms: [    2    30   400  6000 50000]", "sum: 56432"],
     # DebugMode: every graph pass checked, native code compared with the interpreter.
     "09_debugmode.py": ["[50.] [0.] [70.]"],
     # The full rc-file/flag precedence run of 11 is in test/frontend/test_config.py.

@@ -137,6 +137,8 @@ from arignote.dialects.ag.reductions import (
     ReduceSumOp,
     reduce_shape,
 )
+from arignote.dialects.ag.rowwise import ROW_OPS, GemvPairOp
+from arignote.dialects.ag.scan import ScanOp
 
 BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     AddOp,
@@ -182,6 +184,8 @@ Ag = Dialect(
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
+        GemvPairOp,
+        ScanOp,
         *DEBUG_OPS,
         IfOp,
         FusedOp,
@@ -190,12 +194,15 @@ Ag = Dialect(
 )
 
 __all__ = [
+    "GemvPairOp",
+    "ROW_OPS",
     "DEBUG_OPS",
     "PrintOp",
     "ProfileBeginOp",
     "ProfileEndOp",
     "IfOp",
     "YieldOp",
+    "ScanOp",
     "FusedOp",
     "POINTWISE_OPS",
     "is_splat",

@@ -272,7 +272,9 @@ _MISSING = object()
 
 def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
     for op in ops:
-        if not isinstance(op, ag.FusedOp):  # a fused cluster is one node (Theano's Composite)
+        # a fused cluster is one node (Theano's Composite); ag.gemv_pair's region is its
+        # per-row scalar code: neither region holds nodes of the graph
+        if not isinstance(op, ag.FusedOp | ag.GemvPairOp):
             for region in op.regions:
                 yield from _nodes(region.ops)
         if not op.has_trait(IsTerminator) and not isinstance(op, ag.ConstantOp):

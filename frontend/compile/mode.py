@@ -188,7 +188,14 @@ class Mode:
                     "use linker 'c|py' to run such a graph with the reference interpreter"
                 )
             return interpret(optimized, symbol)
-        return compile_native(optimized, symbol)
+        from arignote.lowering.ag_scan import NoNativeScanError
+
+        try:
+            return compile_native(optimized, symbol)
+        except NoNativeScanError as e:
+            if self.linker in NATIVE_ONLY_LINKERS:
+                raise MissingNativeLoweringError(f"linker 'c': {e}") from e
+            return interpret(optimized, symbol)
 
     def __repr__(self) -> str:
         tags = ""

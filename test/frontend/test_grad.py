@@ -134,7 +134,9 @@ def test_verify_grad_optional_math_ops(op_name: str, backend: str) -> None:
 def test_every_differentiable_op_has_a_rule() -> None:
     comparisons = {ag.LtOp, ag.LeOp, ag.GtOp, ag.GeOp, ag.EqOp, ag.NeOp}
     ops = [*ag.BINARY_OPS, *ag.UNARY_OPS, ag.SelectOp, ag.CastOp, ag.DimShuffleOp]
-    ops += [*ag.REDUCE_OPS, ag.DotOp, *ag.INDEXING_OPS, ag.IfOp, ag.PrintOp]
+    ops += [*ag.REDUCE_OPS, ag.DotOp, *ag.INDEXING_OPS, ag.IfOp, ag.PrintOp, ag.ScanOp]
+    import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
+
     assert {op for op in ops if op not in comparisons} == set(grad_rules.RULES)
 
 

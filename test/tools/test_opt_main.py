@@ -179,6 +179,10 @@ def test_pipeline_table():
         "specialize",
         "canonicalize",
         "cse",
+        "scan-prune",
+        "dce",
+        "scan-last-step",
+        "row-fusion",
         "fusion",
         "inplace",
     ]

@@ -8,6 +8,9 @@
 // CHECK-NEXT:   canonicalize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   row-fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}

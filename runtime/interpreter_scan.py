@@ -1,0 +1,150 @@
+"""The reference semantics of `ag.scan`: the body block run once per step with NumPy.
+
+The body's ops run through the interpreter (`Interpreter.run_op`, so listeners such as
+DebugMode's see every op of every step); the block's `ag.yield` gives the step's outputs.
+Each output is stacked along a new leading axis; a fed-back output's taps read the
+values of earlier steps, or the rows of its initial value before step 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Block
+
+from arignote.dialects import ag
+from arignote.runtime.dtypes import numpy_dtype
+from arignote.runtime.interpreter import _label, check_value
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+
+def n_steps_of(op: ag.ScanOp, n_steps: Array | None, sequences: Sequence[Array]) -> int:
+    """The number of steps, checked against the sequences' lengths (ValueError)."""
+    spans = [max(t) - min(t) for t in op.sequence_tap_lists]
+    available = [len(s) - span for s, span in zip(sequences, spans, strict=True)]
+    if n_steps is None:
+        steps = min(available)
+        if steps < 0:
+            raise ValueError(
+                f"{_label(op)}: a sequence of length {steps + spans[available.index(steps)]} "
+                f"is shorter than its taps span ({spans[available.index(steps)]})"
+            )
+        return steps
+    steps = int(n_steps)
+    if steps < 0:
+        raise ValueError(f"{_label(op)}: n_steps must not be negative, got {steps}")
+    for i, (have, span) in enumerate(zip(available, spans, strict=True)):
+        if have < steps:
+            raise ValueError(
+                f"{_label(op)}: sequence #{i} has {have + span} rows, too few for "
+                f"{steps} steps (it needs {steps + span})"
+            )
+    return steps
+
+
+def run_block(interpreter: Interpreter, block: Block, args: Sequence[Any]) -> list[Any]:
+    """Run `block` on `args` up to its `ag.yield`; the yielded values. The block's values
+    live in a scope of the interpreter, so that regions of its ops (an `ag.if`) see them."""
+    interpreter.push_scope("ag.scan")
+    try:
+        interpreter.set_values(zip(block.args, args, strict=True))
+        for op in block.ops:
+            if isinstance(op, ag.YieldOp):
+                return list(interpreter.get_values(op.values))
+            results = interpreter.run_op(op, interpreter.get_values(op.operands))
+            interpreter.set_values(zip(op.results, results, strict=True))
+    finally:
+        interpreter.pop_scope()
+    raise AssertionError("ag.scan body without ag.yield")
+
+
+def _history(op: ag.ScanOp, initials: Sequence[Array]) -> list[list[Array]]:
+    """Per fed-back output, its values before step 0 (oldest first)."""
+    histories = []
+    for i, (init, taps) in enumerate(
+        zip(initials, [t for t in op.output_tap_lists if t], strict=True)
+    ):
+        depth = max(-k for k in taps)
+        if len(init) < depth:
+            raise ValueError(
+                f"{_label(op)}: initial value #{i} has {len(init)} rows; its taps "
+                f"{list(taps)} need {depth}"
+            )
+        histories.append([init[i, ...] for i in range(depth)])
+    return histories
+
+
+def _check_state(op: ag.ScanOp, output: int, value: Array, state: Array) -> None:
+    if value.shape != state.shape:
+        raise ValueError(
+            f"{_label(op)}: output #{output} of the step has shape {value.shape}, but its "
+            f"initial state has shape {state.shape}; a fed-back output must keep its shape"
+        )
+
+
+def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> list[Array]:
+    n_given = 1 if op.n_steps is not None else 0
+    n_seq, n_init = len(op.sequences), len(op.initials)
+    operands = [
+        check_value(_label(op), f"operand #{i}", np.asarray(a), o.type)
+        for i, (a, o) in enumerate(zip(args, op.operands, strict=True))
+    ]
+    sequences = operands[n_given : n_given + n_seq]
+    initials = operands[n_given + n_seq : n_given + n_seq + n_init]
+    non_sequences = operands[n_given + n_seq + n_init :]
+    steps = n_steps_of(op, operands[0] if n_given else None, sequences)
+    histories = _history(op, initials)
+    out_taps = op.output_tap_lists
+    stacked: list[list[Array]] = [[] for _ in op.outputs]
+    for t in range(steps):
+        step_args: list[Array] = []
+        for seq, taps in zip(sequences, op.sequence_tap_lists, strict=True):
+            step_args += [seq[t + k - min(taps), ...] for k in taps]
+        for history, taps in zip(histories, [k for k in out_taps if k], strict=True):
+            step_args += [history[len(history) + k] for k in taps]
+        values = run_block(interpreter, op.body.block, [*step_args, *non_sequences])
+        recurrent = iter(histories)
+        for i, (value, taps) in enumerate(zip(values, out_taps, strict=True)):
+            value = np.asarray(value)
+            if taps:
+                history = next(recurrent)
+                _check_state(op, i, value, history[-1])
+                history.append(value)
+            stacked[i].append(value)
+    states = iter(h[-1].shape for h in histories)
+    shapes = [next(states) if taps else None for taps in out_taps]
+    last = op.last_only_outputs
+    stacked = [rows[-1:] if i in last else rows for i, rows in enumerate(stacked)]
+    return [_stack(op, i, rows, shapes[i]) for i, rows in enumerate(stacked)]
+
+
+def _stack(op: ag.ScanOp, index: int, rows: list[Array], state: tuple[int, ...] | None) -> Array:
+    """The rows of output `index` stacked; with no step, an empty array whose row shape
+    is the state's (or the static row shape, 0 for dynamic dimensions)."""
+    result = op.outputs[index]
+    if rows:
+        if len({r.shape for r in rows}) > 1:
+            raise ValueError(
+                f"{_label(op)}: output #{index} changes shape between steps "
+                f"({rows[0].shape} then {next(r.shape for r in rows if r.shape != rows[0].shape)})"
+            )
+        value = np.stack(rows)
+    else:
+        t = ag.tensor_type(result)
+        row = state or tuple(d if d != ag.DYNAMIC else 0 for d in t.get_shape()[1:])
+        shape = [0, *row]
+        value = np.zeros(shape, numpy_dtype(t.element_type))
+    return check_value(_label(op), f"result #{index}", value, result.type)
+
+
+@register_impls
+class AgScanFunctions(InterpreterFunctions):
+    """The interpreter implementation of `ag.scan`."""
+
+    @impl(ag.ScanOp)
+    def run_scan(self, interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> PythonValues:
+        return tuple(run_scan(interpreter, op, args))

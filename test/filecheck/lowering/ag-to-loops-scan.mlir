@@ -1,0 +1,49 @@
+// RUN: arignote-opt %s -p ag-to-loops | filecheck %s
+
+// A recurrence h_t = h_{t-1} * a + x_t: the shape function derives the number of steps
+// from the sequence and checks the initial value's rows; the compute function copies
+// the initial row into a history buffer, runs one scf.for over the steps whose body
+// reads row views (memref.subview), computes into a scratch buffer allocated in front
+// of the loop and writes the step's value into the next row, then copies the rows of the steps into the result.
+
+func.func @recurrence(%x: tensor<?x?xf64>, %h0: tensor<1x?xf64>, %a: tensor<?xf64>) -> tensor<?x?xf64> {
+  %hs = ag.scan sequences(%x : tensor<?x?xf64>) initials(%h0 : tensor<1x?xf64>) non_sequences(%a : tensor<?xf64>) attributes {sequence_taps = [array<i64: 0>], output_taps = [array<i64: -1>]} -> tensor<?x?xf64> {
+  ^bb0(%xt: tensor<?xf64>, %h: tensor<?xf64>, %aa: tensor<?xf64>):
+    %m = ag.mul %h, %aa : tensor<?xf64>, tensor<?xf64> -> tensor<?xf64>
+    %s = ag.add %m, %xt : tensor<?xf64>, tensor<?xf64> -> tensor<?xf64>
+    ag.yield %s : tensor<?xf64>
+  }
+  func.return %hs : tensor<?x?xf64>
+}
+
+// CHECK-LABEL: func.func @recurrence__shape(
+// CHECK-SAME:      ag.checks = [
+// CHECK-SAME:      "ag.scan: a sequence is too short for its taps (%d usable rows, %d needed)"
+// CHECK-SAME:      "ag.mul: dimension 0 of the operands differ
+// CHECK-SAME:      "ag.add: dimension 0 of the operands differ
+// CHECK-SAME:      ]
+// CHECK:         %[[STEPS:.*]] = memref.dim %arg0, %{{.*}} : memref<?x?xf64, strided<[?, ?], offset: ?>>
+// CHECK:         %[[ENOUGH:.*]] = arith.cmpi sge, %[[STEPS]], %{{.*}} : index
+// CHECK:         cf.cond_br %[[ENOUGH]]
+
+// CHECK-LABEL: func.func @recurrence(
+// CHECK-SAME:      %out0: memref<?x?xf64> {llvm.noalias})
+// CHECK:         %[[N:.*]] = memref.dim %arg0, %{{.*}}
+// CHECK:         %[[EXT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK:           memref.load %arg1
+// CHECK:           memref.store %{{.*}}, %[[EXT]]
+// CHECK:         %[[M:.*]] = memref.alloc(%{{.*}}) : memref<?xf64>
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
+// CHECK:           %[[ROW:.*]] = memref.subview %arg0[%[[T]], 0] [1, %{{.*}}] [1, 1] : memref<?x?xf64, strided<[?, ?], offset: ?>> to memref<?xf64, strided<[?], offset: ?>>
+// CHECK:           %[[PREV:.*]] = memref.subview %[[EXT]][%[[T]], 0]
+// CHECK:           %[[NEXT:.*]] = memref.subview %[[EXT]][%{{.*}}, 0]
+// CHECK:           memref.load %[[PREV]]
+// CHECK:           memref.store %{{.*}}, %[[M]]
+// CHECK:           memref.load %[[ROW]]
+// CHECK:           memref.store %{{.*}}, %[[NEXT]]
+// CHECK-NOT:       memref.alloc
+// CHECK:         }
+// CHECK:         memref.subview %[[EXT]][1, 0]
+// CHECK:         memref.store %{{.*}}, %out0
+// CHECK:         memref.dealloc %[[EXT]] : memref<?x?xf64>
+// CHECK:         memref.dealloc %[[M]] : memref<?xf64>
