@@ -407,8 +407,8 @@ class SimplifyDimShuffle(RewritePattern):
 
 
 def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
-    """For axis `axis` of the result of an elementwise op, a reduction or a dimshuffle,
-    an operand and its axis of the same (dynamic, run-time checked) length."""
+    """For axis `axis` of the result of an elementwise op, a reduction, a dimshuffle or
+    a gemv, an operand and its axis of the same (dynamic, run-time checked) length."""
     if not isinstance(value, OpResult):
         return None
     op = value.op
@@ -417,6 +417,8 @@ def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
         return op.input, kept[axis]
     if isinstance(op, ag.DimShuffleOp):
         return op.input, op.pattern_list[axis]  # a dynamic axis is never a new one
+    if isinstance(op, ag.GemvOp):  # y = op(A)·x: y's length is a row count of op(A)
+        return op.a, 1 if op.transpose_a is not None else 0
     if not isinstance(op, ELEMENTWISE):
         return None
     rank = len(_shape(value))
@@ -430,7 +432,7 @@ def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
 
 class FoldDim(RewritePattern):
     """`dim(x, a)` → a constant when `x`'s axis `a` is static; through elementwise ops,
-    reductions and dimshuffles to the operand that has the axis."""
+    reductions, dimshuffles and gemvs to the operand that has the axis."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ag.DimOp, rewriter: PatternRewriter, /):
@@ -444,7 +446,9 @@ class FoldDim(RewritePattern):
             return
         source = _axis_source(op.input, axis)
         if source is not None:
-            rewriter.replace(op, ag.DimOp(*source))
+            new = ag.DimOp(*source)
+            new.attributes.update(op.attributes)  # keeps the node label for shape errors
+            rewriter.replace(op, new)
 
 
 CANONICALIZE_PATTERNS: tuple[RewritePattern, ...] = (

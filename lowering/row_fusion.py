@@ -32,11 +32,11 @@ the fused op (they do not depend on `u`); chain ops with other uses stay where t
 the rest become dead and are erased. A `select` whose condition is a constant is read
 as its chosen operand inside the region.
 
-Two folds run first, because a gradient's graph hides the row-wise independence behind
-them: `select` with a constant condition → the chosen operand (when it has the result's
-type), and `dim` of an elementwise op's result (or of a gemv's) → `dim` of the operand
-that carries that length (Theano's grad of `mean` divides by `Shape_i` of the loss,
-which would otherwise make `g` depend on the whole of `u`).
+Two of canonicalize's folds run first (`SimplifySelect`, `FoldDim`), because a
+gradient's graph hides the row-wise independence behind them: `select` with a constant
+condition → the chosen operand, and `dim` of an elementwise op's result (or of a gemv's)
+→ `dim` of the operand that carries that length (Theano's grad of `mean` divides by
+`Shape_i` of the loss, which would otherwise make `g` depend on the whole of `u`).
 """
 
 from __future__ import annotations
@@ -50,15 +50,14 @@ from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
-    PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
-    op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
 from arignote.dialects import ag
+from arignote.lowering.canonicalize import FoldDim, SimplifySelect
 from arignote.lowering.stabilize import defining, is_one
 
 ELEMENTWISE = (ag.BinaryElementwiseOp, ag.UnaryElementwiseOp, ag.SelectOp, ag.CastOp)
@@ -79,57 +78,6 @@ def splat_value(value: SSAValue) -> int | float | None:
     if not values or any(v != values[0] for v in values):
         return None
     return values[0]
-
-
-class FoldConstantSelect(RewritePattern):
-    """`select(c, a, b)` with `c` a constant → `a` or `b`, when it has the result's type."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ag.SelectOp, rewriter: PatternRewriter, /):
-        cond = splat_value(op.cond)
-        if cond is None:
-            return
-        chosen = op.true_value if cond else op.false_value
-        if chosen.type == op.result.type:
-            rewriter.replace(op, [], [chosen])
-
-
-def _length_source(op: Operation, axis: int, rank: int) -> tuple[SSAValue, int] | None:
-    """An operand of the elementwise `op` (result rank `rank`) whose axis has the
-    result's length along `axis`, with that axis: one that does not broadcast there."""
-    for operand in op.operands:
-        shape = ag.tensor_type(operand).get_shape()
-        own = axis - (rank - len(shape))
-        if own >= 0 and shape[own] != 1:
-            return operand, own
-    return None
-
-
-def _dim_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
-    """Where the length of `value`'s axis comes from, one op up."""
-    if not isinstance(value, OpResult):
-        return None
-    op = value.op
-    if isinstance(op, ELEMENTWISE):
-        return _length_source(op, axis, ag.tensor_type(value).get_num_dims())
-    if isinstance(op, ag.GemvOp):
-        return op.a, 1 if op.transpose_a is not None else 0
-    return None
-
-
-class FoldDimOfElementwise(RewritePattern):
-    """`dim(f(a, ...), k)` → `dim(a, k')` for an elementwise `f` (or a gemv) and an
-    operand `a` whose axis `k'` has the result's length."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ag.DimOp, rewriter: PatternRewriter, /):
-        source = _dim_source(op.input, op.axis_value)
-        if source is None:
-            return
-        new = ag.DimOp(source[0], source[1])
-        for name, attr in op.attributes.items():
-            new.attributes[name] = attr
-        rewriter.replace(op, [new], [new.result])
 
 
 # --- the chain from u to g -------------------------------------------------------------
@@ -376,7 +324,9 @@ def fuse_in(module: ModuleOp) -> None:
                 break
 
 
-FOLD_PATTERNS: tuple[RewritePattern, ...] = (FoldConstantSelect(), FoldDimOfElementwise())
+FOLD_PATTERNS: tuple[RewritePattern, ...] = (SimplifySelect(), FoldDim())
+"""canonicalize's folds that row fusion needs even when canonicalize is excluded: the
+gradient's `select(true, 1, s)` and `dim`s of u would otherwise make g depend on all of u."""
 
 
 @dataclass(frozen=True)
