@@ -65,12 +65,6 @@ def fused_rule(
     return [env[v] for v in op.terminator.values], checks
 
 
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
-
-
 class PointEvaluator:
     """Emits the region's values as scalars at index tuples (see the module doc)."""
 
@@ -88,7 +82,7 @@ class PointEvaluator:
 
     def broadcast(self, operand: SSAValue, index: Index) -> Index:
         """`operand`'s index for its user's `index` (right-aligned, static 1s at 0)."""
-        shape = _shape(operand)
+        shape = ag.value_shape(operand)
         offset = len(index) - len(shape)
         return tuple(self.zero if d == 1 else index[offset + i] for i, d in enumerate(shape))
 
@@ -118,7 +112,7 @@ class PointEvaluator:
 
     def _dimshuffle(self, op: ag.DimShuffleOp, index: Index) -> SSAValue:
         pattern = op.pattern_list
-        rank = len(_shape(op.input))
+        rank = len(ag.value_shape(op.input))
         inner = tuple(index[pattern.index(a)] if a in pattern else self.zero for a in range(rank))
         return self.at(op.input, inner)
 

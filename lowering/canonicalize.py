@@ -88,12 +88,6 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
 )
 
 
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
-
-
 def _element(value: SSAValue) -> Attribute:
     t = value.type
     assert isinstance(t, TensorType)
@@ -137,7 +131,7 @@ def as_type(x: SSAValue, t: Attribute) -> tuple[list[Operation], SSAValue] | Non
     if x.type == t:
         return [], x
     assert isinstance(t, TensorType)
-    shape, target = _shape(x), t.get_shape()
+    shape, target = ag.value_shape(x), t.get_shape()
     extra = len(target) - len(shape)
     if extra <= 0 or _element(x) != t.element_type or target != (1,) * extra + shape:
         return None
@@ -147,7 +141,7 @@ def as_type(x: SSAValue, t: Attribute) -> tuple[list[Operation], SSAValue] | Non
 
 def _stretches(x: SSAValue, by: SSAValue) -> bool:
     """Whether broadcasting with `by` changes `x`'s shape or checks it at run time."""
-    shape, other = _shape(x), _shape(by)
+    shape, other = ag.value_shape(x), ag.value_shape(by)
     rank = max(len(shape), len(other))
     padded = (1,) * (rank - len(other)) + other
     return any(d != 1 for d in padded[: rank - len(shape)]) or any(
@@ -387,7 +381,7 @@ class SimplifyDimShuffle(RewritePattern):
         if _in_fused_region(op):
             return
         pattern = op.pattern_list
-        if pattern == tuple(range(len(_shape(op.input)))):
+        if pattern == tuple(range(len(ag.value_shape(op.input)))):
             rewriter.replace(op, [], [op.input])
             return
         inner = op.input
@@ -413,7 +407,7 @@ def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
         return None
     op = value.op
     if isinstance(op, ag.ReduceOp):
-        kept = [a for a in range(len(_shape(op.input))) if a not in op.axes_list]
+        kept = [a for a in range(len(ag.value_shape(op.input))) if a not in op.axes_list]
         return op.input, kept[axis]
     if isinstance(op, ag.DimShuffleOp):
         return op.input, op.pattern_list[axis]  # a dynamic axis is never a new one
@@ -421,9 +415,9 @@ def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
         return op.a, 1 if op.transpose_a is not None else 0
     if not isinstance(op, ELEMENTWISE):
         return None
-    rank = len(_shape(value))
+    rank = len(ag.value_shape(value))
     for operand in value.op.operands:
-        shape = _shape(operand)
+        shape = ag.value_shape(operand)
         own = axis - (rank - len(shape))
         if own >= 0 and shape[own] != 1:
             return operand, own
@@ -439,7 +433,7 @@ class FoldDim(RewritePattern):
         if _in_fused_region(op):
             return
         axis = op.axis_value
-        length = _shape(op.input)[axis]
+        length = ag.value_shape(op.input)[axis]
         if length != ag.DYNAMIC:
             value = np.asarray(length, dtype=np.int64)
             rewriter.replace(op, ag.ConstantOp(_dense(value, op.result.type)))

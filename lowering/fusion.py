@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -60,12 +60,6 @@ ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
 )
 """The op classes (and bases) that compute one element per element: cluster members
 whose result must have the domain shape."""
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
 
 
 def _is_splat_constant(op: Operation) -> bool:
@@ -138,7 +132,7 @@ class _Clustering:
 
     def _grow(self, root: Operation) -> Cluster:
         reduction = isinstance(root, ag.ReduceOp)
-        domain = _shape(root.operands[0] if reduction else root.results[0])
+        domain = ag.value_shape(root.operands[0] if reduction else root.results[0])
         cluster = Cluster(root, domain, reduction, {root})
         pending = list(root.operands)
         while pending:
@@ -157,7 +151,7 @@ class _Clustering:
             return True
         if op in self.assigned or not isinstance(op, ELEMENTWISE_OPS):
             return False
-        if _shape(op.results[0]) != cluster.domain:
+        if ag.value_shape(op.results[0]) != cluster.domain:
             return False
         return self._outside_uses_ok(op, cluster)
 
@@ -165,7 +159,7 @@ class _Clustering:
         outside = [u.operation for u in op.results[0].uses if not cluster.holds(u.operation)]
         if not outside:
             return True
-        if _shape(op.results[0]) != cluster.domain:
+        if ag.value_shape(op.results[0]) != cluster.domain:
             return False
         root_position = self.position[cluster.root]
         return all(

@@ -33,6 +33,7 @@ from arignote.dialects.ag.base import (
     is_supported_element,
     shape_str,
     tensor_type,
+    value_shape,
 )
 from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
@@ -202,6 +203,7 @@ __all__ = [
     "ProfileEndOp",
     "IfOp",
     "YieldOp",
+    "value_shape",
     "ScanOp",
     "FusedOp",
     "POINTWISE_OPS",

@@ -103,6 +103,11 @@ def tensor_type(value: SSAValue) -> TensorType[Attribute]:
     return t
 
 
+def value_shape(value: SSAValue) -> Shape:
+    """The static shape of the tensor `value` (`DYNAMIC` for a `?` dimension)."""
+    return tuple(tensor_type(value).get_shape())
+
+
 def _check_tensor(op: Operation, what: str, t: Attribute, category: str) -> TensorType:
     if not isinstance(t, TensorType):
         raise VerifyException(f"'{op.name}' op {what} must be a ranked tensor, got {t}")
