@@ -14,9 +14,23 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    pointer; reads the data pointer, dimensions and strides from the `PyArrayObject`;
 2. fills the memref descriptors (on its own stack: calls are thread-safe), calls
    `f__shape`;
-3. allocates the outputs with numpy's `PyArray_New` (from the `_ARRAY_API` capsule),
-   calls `f` (releasing the GIL when the arrays are large), and
+3. allocates the outputs with numpy's `PyArray_New` (from the `_ARRAY_API` capsule) or
+   reuses the array it returned for that output at the previous call when nothing else
+   references it any more (see "Output reuse" below), calls `f` (releasing the GIL when
+   the arrays are large), and
 4. returns the single result, or a new list of the results.
+
+Output reuse: `@f__kept<j>` (a global `PyObject *`, NULL at first) holds a reference to
+the array the entry point returned for output `j` at its last call. The next call takes
+that array instead of allocating one when its reference count is 1 (only the global
+holds it: the caller dropped it and no view, memoryview or weak reference of it exists),
+it owns its data, is C-contiguous, aligned and writeable, and has the output's element
+type, rank and new dimensions. A result the caller still holds (or anything derived from
+it) is never overwritten, so reuse cannot be observed except through the data pointer;
+it saves allocating and page-faulting a fresh buffer at every call (large outputs are
+`mmap`-ed by malloc and unmapped when freed). `release_kept(addresses)` drops the
+references (`NativeFunction.release_kept`, at `Function.free()` and when the module is
+freed).
 
 When anything is unusual (a wrong argument count, a non-array, another dtype or rank, a
 failed shape check), it returns `None` (a new reference) and touches nothing: the caller
@@ -38,6 +52,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -50,6 +65,19 @@ ENTRY_SUFFIX = "__entry"
 
 COUNTER_SUFFIX = "__fast_calls"
 """`@f__fast_calls` (an i64 global) counts the calls `@f__entry` completed."""
+
+KEPT_SUFFIX = "__kept"
+"""`@f__kept<j>` (a `PyObject *` global) is the array `@f__entry` last returned for
+output `j`, reused by the next call when nothing else holds it."""
+
+NPY_ARRAY_C_CONTIGUOUS = 0x0001
+NPY_ARRAY_OWNDATA = 0x0004
+NPY_ARRAY_ALIGNED = 0x0100
+NPY_ARRAY_WRITEABLE = 0x0400
+REUSABLE_FLAGS = (
+    NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_OWNDATA | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE
+)
+"""The array flags a kept output must have to be written again."""
 
 GIL_RELEASE_ELEMENTS = 1 << 16
 """The entry point releases the GIL around the computation when its inputs and outputs
@@ -70,12 +98,16 @@ _I64 = ir.IntType(64)
 class Layout:
     """Byte offsets in `PyObject`, `PyArrayObject` and `PyArray_Descr`."""
 
+    ob_refcnt: int = 0
     ob_type: int = 8
     data: int = 16
     nd: int = 24
     dimensions: int = 32
     strides: int = 40
+    base: int = 48
     descr: int = 56
+    flags: int = 64
+    weakreflist: int = 72
     descr_byteorder: int = 26
     descr_type_num: int = 28
 
@@ -100,7 +132,22 @@ def _layout_holds(layout: Layout, array: np.ndarray) -> bool:
         == array.dtype.byteorder
         and all(_read(dims + 8 * k, i64) == n for k, n in enumerate(array.shape))
         and all(_read(strides + 8 * k, i64) == s for k, s in enumerate(array.strides))
+        and _read(base + layout.base, ptr) == (0 if array.base is None else id(array.base))
+        and _read(base + layout.flags, i32) == array.flags.num
+        # the probes live in a list and are passed here: three references
+        and _read(base + layout.ob_refcnt, i64) == sys.getrefcount(array) - 1
     )
+
+
+def _weakrefs_found(layout: Layout) -> bool:
+    """`weakreflist` is NULL for an array without weak references, set with one."""
+    import weakref
+
+    probe = np.zeros(3)
+    before = _read(id(probe) + layout.weakreflist, ctypes.c_void_p)
+    ref = weakref.ref(probe)
+    after = _read(id(probe) + layout.weakreflist, ctypes.c_void_p)
+    return before == 0 and after != 0 and ref() is probe
 
 
 def _layout() -> Layout | None:
@@ -113,7 +160,9 @@ def _layout() -> Layout | None:
         np.arange(5, dtype=">i4")[::2],
         np.zeros((), bool),
     ]
-    return layout if all(_layout_holds(layout, p) for p in probes) else None
+    probes.append(probes[0][1:])  # a view: base set, OWNDATA clear
+    holds = all(_layout_holds(layout, p) for p in probes) and _weakrefs_found(layout)
+    return layout if holds else None
 
 
 LAYOUT: Layout | None = _layout()
@@ -262,6 +311,11 @@ class _EntryBuilder:
         self.compute_fn = declare(name, ir.VoidType(), [_PTR] * (n_in + n_out))
         self.counter = ir.GlobalVariable(m, _I64, name + COUNTER_SUFFIX)
         self.counter.initializer = ir.Constant(_I64, 0)
+        self.kept = []
+        for j in range(n_out):
+            kept = ir.GlobalVariable(m, _PTR, f"{name}{KEPT_SUFFIX}{j}")
+            kept.initializer = ir.Constant(_PTR, None)
+            self.kept.append(kept)
         self.entry = ir.Function(m, fn(_PTR, [_PTR, _PTR, _I64]), name + ENTRY_SUFFIX)
         self.entry.args[0].name, self.entry.args[1].name = "self", "args"
         self.entry.args[2].name = "nargs"
@@ -318,6 +372,8 @@ class _EntryBuilder:
         self.compute(descriptors + out_descriptors, b.add(elements, count))
         counted = b.add(b.load(self.counter, typ=_I64), ir.Constant(_I64, 1))
         b.store(counted, self.counter)
+        for kept, obj in zip(self.kept, outputs, strict=True):
+            self.keep(kept, obj)
         self.return_results(outputs)
         b.position_at_end(self.fallback)
         b.call(self.incref, [self.none])
@@ -404,22 +460,10 @@ class _EntryBuilder:
         descriptors: list[ir.Value] = []
         count, offset = ir.Constant(_I64, 0), 0
         for j, spec in enumerate(self.outputs):
-            shape = self.at(dims, 8 * offset)
-            args = [
-                self.array_type,
-                ir.Constant(_I32, spec.rank),
-                shape,
-                ir.Constant(_I32, spec.type_nums[0]),
-                *[ir.Constant(_PTR, None)] * 2,
-                ir.Constant(_I32, 0),
-                ir.Constant(_I32, 0),
-                ir.Constant(_PTR, None),
-            ]
-            obj = b.call(self.array_new, args, name=f"out{j}")
-            self.unless_null(obj, objects)
+            sizes = [self.field(dims, 8 * (offset + k), _I64) for k in range(spec.rank)]
+            obj = self.output_array(j, spec, self.at(dims, 8 * offset), sizes, objects)
             objects.append(obj)
             desc = self.descriptor(spec.rank, self.field(obj, lay.data, _PTR), f"out{j}_desc")
-            sizes = [self.field(dims, 8 * (offset + k), _I64) for k in range(spec.rank)]
             stride: ir.Value = ir.Constant(_I64, 1)
             for k in reversed(range(spec.rank)):
                 self.put_size_stride(desc, spec.rank, k, sizes[k], stride)
@@ -428,6 +472,90 @@ class _EntryBuilder:
             descriptors.append(desc)
             offset += spec.rank
         return objects, descriptors, count
+
+    def output_array(
+        self, j: int, spec: ArgSpec, shape: ir.Value, sizes: list[ir.Value], made: list[ir.Value]
+    ) -> ir.Value:
+        """Output `j`: the kept array when it can be written again, else a new one
+        (on failure: release `made`, return NULL)."""
+        b = self.b
+        kept = b.load(self.kept[j], typ=_PTR, name=f"kept{j}")
+        check = self.entry.append_basic_block(f"kept{j}_check")
+        reuse = self.entry.append_basic_block(f"kept{j}_reuse")
+        allocate = self.entry.append_basic_block(f"out{j}_new")
+        join = self.entry.append_basic_block(f"out{j}_ready")
+        b.cbranch(b.icmp_unsigned("==", kept, ir.Constant(_PTR, None)), allocate, check)
+        b.position_at_end(check)
+        self.check_reusable(kept, spec, sizes, allocate)
+        b.branch(reuse)
+        b.position_at_end(reuse)
+        b.store(ir.Constant(_PTR, None), self.kept[j])  # the reference moves to the result
+        b.branch(join)
+        b.position_at_end(allocate)
+        args = [
+            self.array_type,
+            ir.Constant(_I32, spec.rank),
+            shape,
+            ir.Constant(_I32, spec.type_nums[0]),
+            *[ir.Constant(_PTR, None)] * 2,
+            ir.Constant(_I32, 0),
+            ir.Constant(_I32, 0),
+            ir.Constant(_PTR, None),
+        ]
+        new = b.call(self.array_new, args, name=f"out{j}_alloc")
+        self.unless_null(new, made)
+        b.branch(join)
+        allocated = b.block
+        b.position_at_end(join)
+        obj = b.phi(_PTR, name=f"out{j}")
+        obj.add_incoming(kept, reuse)
+        obj.add_incoming(new, allocated)
+        return obj
+
+    def check_reusable(
+        self, obj: ir.Value, spec: ArgSpec, sizes: list[ir.Value], otherwise: ir.Block
+    ) -> None:
+        """Continue when the kept array `obj` can hold the new result, else go to
+        `otherwise`: only the global holds it, it owns contiguous, aligned, writeable data
+        of the output's element type, rank and dimensions, and has no base and no weak
+        references. (Its dimensions are read only once its rank is known to match.)"""
+        b, lay = self.b, self.layout
+        null = ir.Constant(_PTR, None)
+        ok = b.icmp_signed("==", self.field(obj, lay.ob_refcnt, _I64), ir.Constant(_I64, 1))
+        flags = b.and_(self.field(obj, lay.flags, _I32), ir.Constant(_I32, REUSABLE_FLAGS))
+        ok = b.and_(ok, b.icmp_signed("==", flags, ir.Constant(_I32, REUSABLE_FLAGS)))
+        ok = b.and_(ok, b.icmp_unsigned("==", self.field(obj, lay.base, _PTR), null))
+        ok = b.and_(ok, b.icmp_unsigned("==", self.field(obj, lay.weakreflist, _PTR), null))
+        nd = self.field(obj, lay.nd, _I32)
+        ok = b.and_(ok, b.icmp_signed("==", nd, ir.Constant(_I32, spec.rank)))
+        descr = self.field(obj, lay.descr, _PTR)
+        type_num = self.field(descr, lay.descr_type_num, _I32)
+        ok = b.and_(ok, b.icmp_signed("==", type_num, ir.Constant(_I32, spec.type_nums[0])))
+        byteorder = self.field(descr, lay.descr_byteorder, _I8)
+        foreign = ord(">" if sys.byteorder == "little" else "<")
+        ok = b.and_(ok, b.icmp_signed("!=", byteorder, ir.Constant(_I8, foreign)))
+        self.check_or(ok, otherwise, "kept_rank_ok")
+        if sizes:
+            dims_ptr = self.field(obj, lay.dimensions, _PTR)
+            ok = ir.Constant(ir.IntType(1), 1)
+            for k, size in enumerate(sizes):
+                ok = b.and_(ok, b.icmp_signed("==", self.field(dims_ptr, 8 * k, _I64), size))
+            self.check_or(ok, otherwise, "kept_dims_ok")
+
+    def check_or(self, ok: ir.Value, otherwise: ir.Block, label: str) -> None:
+        """Continue in a new block when `ok`, else go to `otherwise`."""
+        then = self.entry.append_basic_block(label)
+        self.b.cbranch(ok, then, otherwise)
+        self.b.position_at_end(then)
+
+    def keep(self, kept: ir.GlobalVariable, obj: ir.Value) -> None:
+        """Make the global `kept` hold a reference to `obj` (releasing the one it held)."""
+        b = self.b
+        b.call(self.incref, [obj])
+        old = b.load(kept, typ=_PTR)
+        b.store(obj, kept)
+        with b.if_then(b.icmp_unsigned("!=", old, ir.Constant(_PTR, None))):
+            b.call(self.decref, [old])
 
     def unless_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
         """Continue when `obj` is not NULL; else release `made` and return NULL."""
@@ -474,6 +602,21 @@ def entry_ir(name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec]) -
 # --- the entry point as a Python callable --------------------------------------------------
 
 
+_decref = ctypes.pythonapi.Py_DecRef
+_decref.restype = None
+_decref.argtypes = [ctypes.c_void_p]
+
+
+def release_kept(addresses: Sequence[int]) -> None:
+    """Drop the references that the `@f__kept<j>` globals at `addresses` hold (the
+    caller holds the GIL; the arrays are freed unless someone else holds them)."""
+    for address in addresses:
+        slot = ctypes.c_void_p.from_address(address)
+        obj, slot.value = slot.value, None
+        if obj:
+            _decref(obj)
+
+
 class _PyMethodDef(ctypes.Structure):
     _fields_ = [
         ("ml_name", ctypes.c_char_p),
@@ -494,16 +637,33 @@ class FastEntry:
 
     `owner` (what keeps the machine code alive; an object with a `__dict__`) becomes the
     C function's `self`, so the callable keeps it alive, and `owner` keeps the method
-    definition the callable points to.
+    definition the callable points to. `kept_addresses` are those of the entry's
+    `@f__kept<j>` globals (one per output).
     """
 
-    def __init__(self, name: str, address: int, counter_address: int, owner: object):
+    def __init__(
+        self,
+        name: str,
+        address: int,
+        counter_address: int,
+        owner: object,
+        kept_addresses: Sequence[int] = (),
+    ):
         self._name = name.encode() + ENTRY_SUFFIX.encode()
         self._def = _PyMethodDef(self._name, address, METH_FASTCALL, None)
         owner.__dict__.setdefault("_method_defs", []).append((self._name, self._def))
         self._counter = ctypes.c_int64.from_address(counter_address)
         self.owner = owner
         self.call = _new_cfunction(ctypes.addressof(self._def), owner, None)
+        self.kept_addresses = tuple(kept_addresses)
+        """The addresses of the `@f__kept<j>` globals (see `release_kept`); their
+        references are dropped when `owner` is freed."""
+        if self.kept_addresses:
+            weakref.finalize(owner, release_kept, self.kept_addresses).atexit = False
+
+    def release_kept(self) -> None:
+        """Drop the arrays the entry point keeps for reuse (see `release_kept`)."""
+        release_kept(self.kept_addresses)
 
     @property
     def calls(self) -> int:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import sys
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -31,6 +33,7 @@ from arignote.runtime.dtypes import IndexOutOfBoundsError, numpy_dtype
 from arignote.runtime.entry import (
     COUNTER_SUFFIX,
     ENTRY_SUFFIX,
+    KEPT_SUFFIX,
     FastEntry,
     arg_spec,
     entry_ir,
@@ -88,6 +91,8 @@ class NativeFunction:
 
     Calls reuse preallocated descriptor memory; a call made while another is running
     (from another thread, or re-entrantly) uses its own, so calls are thread-safe.
+    A function keeps the results of its last call and writes the next call's results
+    into them when the caller has dropped them (`release_kept` frees them).
     """
 
     def __init__(
@@ -113,11 +118,22 @@ class NativeFunction:
         self.fast_entry: FastEntry | None = None
         """The module's CPython entry point `@name__entry`, when it has one (see
         `arignote.runtime.entry`; `compile_function` adds it)."""
+        self._kept: list[np.ndarray | None] = [None] * len(self.outputs)
+        """The results of the last call made with `_frame`, reused by the next one when
+        nothing else holds them (as the entry point does, see `arignote.runtime.entry`)."""
         try:
             entry, counter = module.address(name + ENTRY_SUFFIX), name + COUNTER_SUFFIX
-            self.fast_entry = FastEntry(name, entry, module.global_address(counter), module)
+            kept = [module.global_address(f"{name}{KEPT_SUFFIX}{j}") for j in range(len(outputs))]
+            self.fast_entry = FastEntry(name, entry, module.global_address(counter), module, kept)
         except KeyError:
             pass
+
+    def release_kept(self) -> None:
+        """Drop the results kept for reuse by the next call (of both call paths)."""
+        with self._lock:
+            self._kept = [None] * len(self.outputs)
+        if self.fast_entry is not None:
+            self.fast_entry.release_kept()
 
     @property
     def native_module(self) -> NativeModule:
@@ -152,9 +168,13 @@ class NativeFunction:
         if code != 0:
             self._raise_check(code, frame.buffer, frame.err_offset)
         dims = frame.dims.unpack_from(frame.buffer, frame.dims_offset)
+        reuse = frame is self._frame  # the lock is held: the kept arrays are this call's
         results, values, offset = [], [], 0
-        for spec in self.outputs:
-            result = np.empty(dims[offset : offset + spec.rank], spec.dtype)
+        for j, spec in enumerate(self.outputs):
+            shape = dims[offset : offset + spec.rank]
+            result = self._take_kept(j, shape) if reuse else None
+            if result is None:
+                result = np.empty(shape, spec.dtype)
             offset += spec.rank
             results.append(result)
             _descriptor_values(values, result)
@@ -162,7 +182,27 @@ class NativeFunction:
             frame.outputs.pack_into(frame.buffer, frame.outputs_offset, *values)
         self._compute_fn(*frame.compute_args)
         del natives
+        if reuse:
+            self._kept = list(results)
         return results
+
+    def _take_kept(self, j: int, shape: tuple[int, ...]) -> np.ndarray | None:
+        """The array kept for output `j` when nothing else references it and it can hold
+        a result of `shape` (see `arignote.runtime.entry`, "Output reuse"); else None."""
+        kept = self._kept[j]
+        if kept is None:
+            return None
+        self._kept[j] = None
+        # only `kept` and getrefcount's argument refer to it: the caller dropped it, and
+        # no view (its base), memoryview or ctypes object holds it
+        if sys.getrefcount(kept) != 2 or kept.shape != shape or kept.base is not None:
+            return None
+        flags = kept.flags
+        if not (flags.owndata and flags.c_contiguous and flags.writeable and flags.aligned):
+            return None
+        if kept.dtype != self.outputs[j].dtype or weakref.getweakrefcount(kept):
+            return None
+        return kept
 
     def _raise_check(self, code: int, buffer: ctypes.Array, err_offset: int) -> NoReturn:
         """The ValueError (or IndexOutOfBoundsError) of failed shape check `code`."""

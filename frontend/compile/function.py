@@ -12,8 +12,9 @@ lowered to LLVM and compiled to native code.
 A call checks every argument against its input's type (a `TypeError` naming the
 input), appends the current values of the shared variables, runs the code, and only then
 stores the updated values: every output and every new value is computed from the old
-values. Both runtimes return fresh arrays, so storing an update swaps a reference and
-copies nothing.
+values. Both runtimes return arrays that nothing else references, so storing an update
+swaps a reference and copies nothing. (The native code writes a call's results into the
+arrays of its previous call when the caller has dropped them; see `Function.free`.)
 """
 
 from __future__ import annotations
@@ -527,6 +528,16 @@ class Function:
         for index, value in zip(self._input_update_index, new_values[k:], strict=True):
             self._defaults[index] = value
 
+    def free(self) -> None:
+        """Release the memory the function keeps between calls (Theano's
+        `Function.free`): natively compiled code keeps the arrays it returned last and
+        writes the next call's results into them once the caller has dropped them (never
+        into an array the caller, or a view of it, still holds); `free()` drops them."""
+        native = getattr(self._compiled.run, "native", None)
+        release = getattr(native, "release_kept", None)
+        if release is not None:
+            release()
+
     # --- default values ----------------------------------------------------------------
 
     def _input_index(self, item: Any) -> int:
@@ -563,8 +574,9 @@ class Function:
 
         `swap` maps shared variables of this function to shared variables of the same
         type that the copy reads and updates instead. `delete_updates=True` compiles a
-        copy without updates. `share_memory` is accepted; compiled functions keep no
-        intermediate storage between calls, so there is nothing else to share.
+        copy without updates. `share_memory` is accepted; a copy shares the compiled code,
+        and with it the results kept for reuse (see `free`), so there is nothing else to
+        share.
         """
         current = {id(sv): sv for sv in self.shared_variables}
         swap = dict(swap or {})

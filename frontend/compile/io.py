@@ -68,8 +68,10 @@ class In:
 
 class Out:
     """An output of `function()`: `borrow=True` allows the function to return an array
-    it may reuse (both runtimes return fresh arrays at each call, so it changes
-    nothing yet)."""
+    it may overwrite at its next call. arignote's native code writes a result into the
+    array of the previous call only once the caller has dropped that array (see
+    `Function.free`), which needs no permission: a borrowed result stays valid, and
+    `borrow` changes nothing."""
 
     def __init__(self, variable: Variable, borrow: bool = False):
         self.variable = variable
