@@ -9,7 +9,8 @@ Everything `xdsl-opt` accepts works here too. On top of it:
 
 * `-p` takes pipeline names from `lowering/pipelines.py` as well as pass names, alone
   or inside a list (`-p cse,to-llvm`); they are expanded before xDSL parses the spec.
-* `--emit=llvm` prints LLVM IR (`xdsl.backend.llvm.convert_module`) after the passes.
+* `--emit=llvm` prints LLVM IR (`xdsl.backend.llvm.convert_module`) after the passes, its
+  defined functions with the attributes of `lowering/llvm_attributes.py`.
 * `--print-ir-after-all` is `--print-between-passes`.
 * Bad IR, a verifier failure or an unknown pass gives one line on stderr,
   `arignote-opt: error: <file>:<line>:<col>: <message>`, and exit status 1;
@@ -205,8 +206,11 @@ class ArignoteOptMain(xDSLOptMain):
             return super().output_resulting_program(prog)
         from xdsl.backend.llvm.convert import convert_module
 
+        from arignote.lowering.llvm_attributes import add_function_attributes
+
         try:
-            return str(convert_module(prog, fallback_target_triple=None)) + "\n"
+            module = convert_module(prog, fallback_target_triple=None)
+            return str(add_function_attributes(module)) + "\n"
         except NotImplementedError as e:
             raise EmitError(f"cannot emit LLVM IR: {e} (lower with -p to-llvm first)") from e
 

@@ -88,12 +88,15 @@ def host_target_machine() -> llvm.TargetMachine:
 
 
 def llvm_ir_text(module_op: ModuleOp) -> str:
-    """The LLVM IR (unoptimised) of an `llvm`-dialect module, for `--emit=llvm`."""
+    """The LLVM IR (unoptimised) of an `llvm`-dialect module, its functions with the
+    attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred)."""
     from xdsl.backend.llvm.convert import convert_module
+
+    from arignote.lowering.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
-    return str(convert_module(module_op, fallback_target_triple=triple))
+    return str(add_function_attributes(convert_module(module_op, fallback_target_triple=triple)))
 
 
 NOALIAS_SUFFIX = "__noalias"
@@ -208,8 +211,11 @@ def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngi
 
 def target_fingerprint() -> str:
     """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
-    versions, the target triple, host CPU name and features, the optimisation level."""
+    versions, the target triple, host CPU name and features, the optimisation level, the
+    function attributes (`arignote.lowering.llvm_attributes`)."""
     import llvmlite
+
+    from arignote.lowering.llvm_attributes import attributes_text
 
     return "|".join(
         [
@@ -217,6 +223,7 @@ def target_fingerprint() -> str:
             "llvm " + ".".join(map(str, llvm.llvm_version_info)),
             *host_cpu(),
             f"O{OPT_LEVEL}",
+            attributes_text(),
         ]
     )
 
