@@ -381,8 +381,10 @@ class Function:
 
     def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
         """The native code's CPython entry point (`arignote.runtime.entry`), if it has
-        one, and the same when its result is exactly what a call returns (no shared
-        variables, no updates): `__call__` then returns it as is."""
+        one, and what `__call__` tries first: the entry point itself when its result is
+        exactly what a call returns (no shared variables, no updates), else the closure
+        of `arignote.compile.callpath` that passes the shared values and stores the
+        updates (no `In(update=)` inputs)."""
         native = getattr(self._compiled.run, "native", None)
         fast = getattr(native, "fast_entry", None)
         if fast is None or any(_fast_check(t) is None for t in self._types):
@@ -391,7 +393,14 @@ class Function:
         n_results = len(self._plan.results())
         plain = not (self._arg_storage or self._update_storage or self._input_update_index)
         same_shape = self._single == (n_results == 1)  # one array, or a list of them
-        return entry, entry if plain and same_shape else None
+        if plain and same_shape:
+            return entry, entry
+        if self._input_update_index:
+            return entry, None
+        from arignote.compile.callpath import stateful_call
+
+        read, updated = self._arg_storage, self._update_storage
+        return entry, stateful_call(entry, read, updated, self._n_out, self._single)
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
         return self._swap.get(sv, sv)

@@ -1,0 +1,59 @@
+"""The fast call of a function with state: a Python closure, generated per function,
+around the native entry point (`arignote.runtime.entry`) for a function that reads or
+updates shared variables.
+
+`Function.__call__` hands positional arguments to `Function._direct` when it has one.
+For a function without state that is the entry point itself. For one that reads shared
+variables and stores updates, `stateful_call` builds the equivalent of
+
+```python
+def call(*args):
+    r = entry(*args, s0.value, s1.value)   # the shared variables' current values
+    if r is None:                          # anything unusual: the Python path
+        return None
+    u0.value = r[2]                        # store the updates (after the call, so
+    u1.value = r[3]                        # every result is computed from old values)
+    del r[2:]
+    return r                               # (or r[0] for a single output)
+```
+
+with the storages bound as constants of the closure (`s<i>` the storage of each shared
+variable read, `u<j>` of each one updated), unrolled: half the Python time of a loop
+over the storages (about 0.7 µs instead of 2 µs per call of the logistic-regression
+step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def stateful_call(
+    entry: Callable[..., Any],
+    read: Sequence[Any],
+    updated: Sequence[Any],
+    n_out: int,
+    single: bool,
+) -> Callable[..., Any] | None:
+    """The closure described above: `entry` the native entry point, `read` the storages
+    of the shared variables it takes after the explicit inputs, `updated` the storages
+    its results after the `n_out` outputs are stored into; `single`: return the one
+    output itself rather than a list. None when the entry point returns fewer than two
+    results (then it returns an array, not a list: the general path handles it)."""
+    if n_out + len(updated) < 2 or (single and n_out != 1):
+        return None
+    values = ", ".join(f"s{i}.value" for i in range(len(read)))
+    lines = [
+        "def call(*args):",
+        f"    r = entry(*args, {values})" if read else "    r = entry(*args)",
+        "    if r is None:",
+        "        return None",
+    ]
+    lines += [f"    u{j}.value = r[{n_out + j}]" for j in range(len(updated))]
+    lines.append("    return r[0]" if single else f"    del r[{n_out}:]\n    return r")
+    scope: dict[str, Any] = {"entry": entry}
+    scope.update({f"s{i}": s for i, s in enumerate(read)})
+    scope.update({f"u{j}": u for j, u in enumerate(updated)})
+    exec("\n".join(lines), scope)  # noqa: S102 - code built from the counts above only
+    return scope["call"]
