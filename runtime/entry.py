@@ -20,15 +20,19 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    the arrays are large), and
 4. returns the single result, or a new list of the results.
 
-Output reuse: `@f__kept<j>` (a global `PyObject *`, NULL at first) holds a reference to
-the array the entry point returned for output `j` at its last call. The next call takes
-that array instead of allocating one when its reference count is 1 (only the global
-holds it: the caller dropped it and no view, memoryview or weak reference of it exists),
-it owns its data, is C-contiguous, aligned and writeable, and has the output's element
-type, rank and new dimensions. A result the caller still holds (or anything derived from
-it) is never overwritten, so reuse cannot be observed except through the data pointer;
-it saves allocating and page-faulting a fresh buffer at every call (large outputs are
-`mmap`-ed by malloc and unmapped when freed). `release_kept(addresses)` drops the
+Output reuse: `@f__kept<j>` and `@f__kept<j>_older` (globals `PyObject *`, NULL at first)
+hold references to the arrays the entry point returned for output `j` at its last two
+calls. A call takes one of them (the last first) instead of allocating when its reference
+count is 1 (only the global holds it: the caller dropped it and no view, memoryview or
+weak reference of it exists), it owns its data, is C-contiguous, aligned and writeable,
+and has the output's element type, rank and new dimensions. Two are kept so that a loop
+`r = f(x)`, which still holds the last result while the next call runs, reuses the one
+before; a caller that drops each result reuses one buffer. A result the caller still
+holds (or anything derived from it) is never overwritten, so reuse cannot be observed
+except through the data pointer; it saves allocating and page-faulting a fresh buffer at
+every call (large outputs are `mmap`-ed by malloc and unmapped when freed).
+`release_kept(addresses)` drops the references (`NativeFunction.release_kept`, at
+`Function.free()` and when the module is freed). `release_kept(addresses)` drops the
 references (`NativeFunction.release_kept`, at `Function.free()` and when the module is
 freed).
 
@@ -67,8 +71,15 @@ COUNTER_SUFFIX = "__fast_calls"
 """`@f__fast_calls` (an i64 global) counts the calls `@f__entry` completed."""
 
 KEPT_SUFFIX = "__kept"
-"""`@f__kept<j>` (a `PyObject *` global) is the array `@f__entry` last returned for
-output `j`, reused by the next call when nothing else holds it."""
+"""`@f__kept<j>` and `@f__kept<j>_older` (`PyObject *` globals) are the arrays
+`@f__entry` returned for output `j` at its last call and at the call before, reused by
+the next call when nothing else holds them."""
+
+
+def kept_symbols(name: str, j: int) -> tuple[str, str]:
+    """The globals keeping output `j` of `@name__entry`: the last array, the older one."""
+    return f"{name}{KEPT_SUFFIX}{j}", f"{name}{KEPT_SUFFIX}{j}_older"
+
 
 NPY_ARRAY_C_CONTIGUOUS = 0x0001
 NPY_ARRAY_OWNDATA = 0x0004
@@ -311,11 +322,14 @@ class _EntryBuilder:
         self.compute_fn = declare(name, ir.VoidType(), [_PTR] * (n_in + n_out))
         self.counter = ir.GlobalVariable(m, _I64, name + COUNTER_SUFFIX)
         self.counter.initializer = ir.Constant(_I64, 0)
-        self.kept = []
+        self.kept: list[tuple[ir.GlobalVariable, ir.GlobalVariable]] = []
         for j in range(n_out):
-            kept = ir.GlobalVariable(m, _PTR, f"{name}{KEPT_SUFFIX}{j}")
-            kept.initializer = ir.Constant(_PTR, None)
-            self.kept.append(kept)
+            pair = []
+            for symbol in kept_symbols(name, j):
+                slot = ir.GlobalVariable(m, _PTR, symbol)
+                slot.initializer = ir.Constant(_PTR, None)
+                pair.append(slot)
+            self.kept.append((pair[0], pair[1]))
         self.entry = ir.Function(m, fn(_PTR, [_PTR, _PTR, _I64]), name + ENTRY_SUFFIX)
         self.entry.args[0].name, self.entry.args[1].name = "self", "args"
         self.entry.args[2].name = "nargs"
@@ -372,8 +386,8 @@ class _EntryBuilder:
         self.compute(descriptors + out_descriptors, b.add(elements, count))
         counted = b.add(b.load(self.counter, typ=_I64), ir.Constant(_I64, 1))
         b.store(counted, self.counter)
-        for kept, obj in zip(self.kept, outputs, strict=True):
-            self.keep(kept, obj)
+        for slots, obj in zip(self.kept, outputs, strict=True):
+            self.keep(slots, obj)
         self.return_results(outputs)
         b.position_at_end(self.fallback)
         b.call(self.incref, [self.none])
@@ -476,21 +490,24 @@ class _EntryBuilder:
     def output_array(
         self, j: int, spec: ArgSpec, shape: ir.Value, sizes: list[ir.Value], made: list[ir.Value]
     ) -> ir.Value:
-        """Output `j`: the kept array when it can be written again, else a new one
-        (on failure: release `made`, return NULL)."""
+        """Output `j`: a kept array that can be written again (the last one returned,
+        else the one before), else a new one (on failure: release `made`, return NULL)."""
         b = self.b
-        kept = b.load(self.kept[j], typ=_PTR, name=f"kept{j}")
-        check = self.entry.append_basic_block(f"kept{j}_check")
-        reuse = self.entry.append_basic_block(f"kept{j}_reuse")
         allocate = self.entry.append_basic_block(f"out{j}_new")
         join = self.entry.append_basic_block(f"out{j}_ready")
-        b.cbranch(b.icmp_unsigned("==", kept, ir.Constant(_PTR, None)), allocate, check)
-        b.position_at_end(check)
-        self.check_reusable(kept, spec, sizes, allocate)
-        b.branch(reuse)
-        b.position_at_end(reuse)
-        b.store(ir.Constant(_PTR, None), self.kept[j])  # the reference moves to the result
-        b.branch(join)
+        obj_incoming = []
+        for slot, label in zip(self.kept[j], ("last", "older"), strict=True):
+            kept = b.load(slot, typ=_PTR, name=f"kept{j}_{label}")
+            check = self.entry.append_basic_block(f"kept{j}_{label}_check")
+            otherwise = self.entry.append_basic_block(f"kept{j}_{label}_not")
+            b.cbranch(b.icmp_unsigned("==", kept, ir.Constant(_PTR, None)), otherwise, check)
+            b.position_at_end(check)
+            self.check_reusable(kept, spec, sizes, otherwise)
+            b.store(ir.Constant(_PTR, None), slot)  # the reference moves to the result
+            obj_incoming.append((kept, b.block))
+            b.branch(join)
+            b.position_at_end(otherwise)
+        b.branch(allocate)
         b.position_at_end(allocate)
         args = [
             self.array_type,
@@ -504,12 +521,12 @@ class _EntryBuilder:
         ]
         new = b.call(self.array_new, args, name=f"out{j}_alloc")
         self.unless_null(new, made)
+        obj_incoming.append((new, b.block))
         b.branch(join)
-        allocated = b.block
         b.position_at_end(join)
         obj = b.phi(_PTR, name=f"out{j}")
-        obj.add_incoming(kept, reuse)
-        obj.add_incoming(new, allocated)
+        for value, block in obj_incoming:
+            obj.add_incoming(value, block)
         return obj
 
     def check_reusable(
@@ -548,14 +565,18 @@ class _EntryBuilder:
         self.b.cbranch(ok, then, otherwise)
         self.b.position_at_end(then)
 
-    def keep(self, kept: ir.GlobalVariable, obj: ir.Value) -> None:
-        """Make the global `kept` hold a reference to `obj` (releasing the one it held)."""
+    def keep(self, slots: tuple[ir.GlobalVariable, ir.GlobalVariable], obj: ir.Value) -> None:
+        """Make the `last` slot hold a reference to `obj`, the `older` slot the array
+        `last` held (releasing the one `older` held)."""
         b = self.b
+        last, older = slots
         b.call(self.incref, [obj])
-        old = b.load(kept, typ=_PTR)
-        b.store(obj, kept)
-        with b.if_then(b.icmp_unsigned("!=", old, ir.Constant(_PTR, None))):
-            b.call(self.decref, [old])
+        previous = b.load(last, typ=_PTR)
+        dropped = b.load(older, typ=_PTR)
+        b.store(obj, last)
+        b.store(previous, older)
+        with b.if_then(b.icmp_unsigned("!=", dropped, ir.Constant(_PTR, None))):
+            b.call(self.decref, [dropped])
 
     def unless_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
         """Continue when `obj` is not NULL; else release `made` and return NULL."""
@@ -608,7 +629,7 @@ _decref.argtypes = [ctypes.c_void_p]
 
 
 def release_kept(addresses: Sequence[int]) -> None:
-    """Drop the references that the `@f__kept<j>` globals at `addresses` hold (the
+    """Drop the references that the kept-output globals at `addresses` hold (the
     caller holds the GIL; the arrays are freed unless someone else holds them)."""
     for address in addresses:
         slot = ctypes.c_void_p.from_address(address)
@@ -638,7 +659,7 @@ class FastEntry:
     `owner` (what keeps the machine code alive; an object with a `__dict__`) becomes the
     C function's `self`, so the callable keeps it alive, and `owner` keeps the method
     definition the callable points to. `kept_addresses` are those of the entry's
-    `@f__kept<j>` globals (one per output).
+    `@f__kept<j>` and `@f__kept<j>_older` globals (`kept_symbols`).
     """
 
     def __init__(
@@ -656,7 +677,7 @@ class FastEntry:
         self.owner = owner
         self.call = _new_cfunction(ctypes.addressof(self._def), owner, None)
         self.kept_addresses = tuple(kept_addresses)
-        """The addresses of the `@f__kept<j>` globals (see `release_kept`); their
+        """The addresses of the kept-output globals (see `release_kept`); their
         references are dropped when `owner` is freed."""
         if self.kept_addresses:
             weakref.finalize(owner, release_kept, self.kept_addresses).atexit = False

@@ -33,10 +33,10 @@ from arignote.runtime.dtypes import IndexOutOfBoundsError, numpy_dtype
 from arignote.runtime.entry import (
     COUNTER_SUFFIX,
     ENTRY_SUFFIX,
-    KEPT_SUFFIX,
     FastEntry,
     arg_spec,
     entry_ir,
+    kept_symbols,
     register_symbols,
 )
 
@@ -91,8 +91,8 @@ class NativeFunction:
 
     Calls reuse preallocated descriptor memory; a call made while another is running
     (from another thread, or re-entrantly) uses its own, so calls are thread-safe.
-    A function keeps the results of its last call and writes the next call's results
-    into them when the caller has dropped them (`release_kept` frees them).
+    A function keeps the results of its last two calls and writes the next call's
+    results into them when the caller has dropped them (`release_kept` frees them).
     """
 
     def __init__(
@@ -118,12 +118,17 @@ class NativeFunction:
         self.fast_entry: FastEntry | None = None
         """The module's CPython entry point `@name__entry`, when it has one (see
         `arignote.runtime.entry`; `compile_function` adds it)."""
-        self._kept: list[np.ndarray | None] = [None] * len(self.outputs)
-        """The results of the last call made with `_frame`, reused by the next one when
-        nothing else holds them (as the entry point does, see `arignote.runtime.entry`)."""
+        self._kept: list[list[np.ndarray | None]] = [[None, None] for _ in self.outputs]
+        """Per output, the results of the last two calls made with `_frame` (the last
+        first), reused by the next one when nothing else holds them (as the entry point
+        does, see `arignote.runtime.entry`)."""
         try:
             entry, counter = module.address(name + ENTRY_SUFFIX), name + COUNTER_SUFFIX
-            kept = [module.global_address(f"{name}{KEPT_SUFFIX}{j}") for j in range(len(outputs))]
+            kept = [
+                module.global_address(symbol)
+                for j in range(len(outputs))
+                for symbol in kept_symbols(name, j)
+            ]
             self.fast_entry = FastEntry(name, entry, module.global_address(counter), module, kept)
         except KeyError:
             pass
@@ -131,7 +136,7 @@ class NativeFunction:
     def release_kept(self) -> None:
         """Drop the results kept for reuse by the next call (of both call paths)."""
         with self._lock:
-            self._kept = [None] * len(self.outputs)
+            self._kept = [[None, None] for _ in self.outputs]
         if self.fast_entry is not None:
             self.fast_entry.release_kept()
 
@@ -183,26 +188,36 @@ class NativeFunction:
         self._compute_fn(*frame.compute_args)
         del natives
         if reuse:
-            self._kept = list(results)
+            for slots, result in zip(self._kept, results, strict=True):
+                slots[:] = result, slots[0]
         return results
 
     def _take_kept(self, j: int, shape: tuple[int, ...]) -> np.ndarray | None:
-        """The array kept for output `j` when nothing else references it and it can hold
-        a result of `shape` (see `arignote.runtime.entry`, "Output reuse"); else None."""
-        kept = self._kept[j]
-        if kept is None:
-            return None
-        self._kept[j] = None
-        # only `kept` and getrefcount's argument refer to it: the caller dropped it, and
-        # no view (its base), memoryview or ctypes object holds it
-        if sys.getrefcount(kept) != 2 or kept.shape != shape or kept.base is not None:
-            return None
+        """A kept array of output `j` (the last first) that nothing else references and
+        that can hold a result of `shape` (see `arignote.runtime.entry`, "Output
+        reuse"), taken out of its slot; else None."""
+        slots = self._kept[j]
+        for k in range(2):
+            kept = slots[k]
+            # only the slot, `kept` and getrefcount's argument refer to it: the caller
+            # dropped it, and no view (its base), memoryview or ctypes object holds it
+            if kept is not None and sys.getrefcount(kept) == 3 and self._fits(j, kept, shape):
+                slots[k] = None
+                return kept
+        return None
+
+    def _fits(self, j: int, kept: np.ndarray, shape: tuple[int, ...]) -> bool:
         flags = kept.flags
-        if not (flags.owndata and flags.c_contiguous and flags.writeable and flags.aligned):
-            return None
-        if kept.dtype != self.outputs[j].dtype or weakref.getweakrefcount(kept):
-            return None
-        return kept
+        return (
+            kept.shape == shape
+            and kept.base is None
+            and flags.owndata
+            and flags.c_contiguous
+            and flags.writeable
+            and flags.aligned
+            and kept.dtype == self.outputs[j].dtype
+            and not weakref.getweakrefcount(kept)
+        )
 
     def _raise_check(self, code: int, buffer: ctypes.Array, err_offset: int) -> NoReturn:
         """The ValueError (or IndexOutOfBoundsError) of failed shape check `code`."""

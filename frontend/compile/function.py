@@ -539,9 +539,10 @@ class Function:
 
     def free(self) -> None:
         """Release the memory the function keeps between calls (Theano's
-        `Function.free`): natively compiled code keeps the arrays it returned last and
-        writes the next call's results into them once the caller has dropped them (never
-        into an array the caller, or a view of it, still holds); `free()` drops them."""
+        `Function.free`): natively compiled code keeps the arrays it returned at its
+        last two calls and writes the next call's results into them once the caller has
+        dropped them (never into an array the caller, or a view of it, still holds);
+        `free()` drops them."""
         native = getattr(self._compiled.run, "native", None)
         release = getattr(native, "release_kept", None)
         if release is not None:
