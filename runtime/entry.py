@@ -15,9 +15,9 @@ that does in machine code what `NativeFunction.__call__` does in Python:
 2. fills the memref descriptors (on its own stack: calls are thread-safe), calls
    `f__shape`;
 3. allocates the outputs with numpy's `PyArray_New` (from the `_ARRAY_API` capsule) or
-   reuses the array it returned for that output at the previous call when nothing else
-   references it any more (see "Output reuse" below), calls `f` (releasing the GIL when
-   the arrays are large), and
+   reuses an array it returned for that output at one of the two previous calls when
+   nothing else references it any more (see "Output reuse" below), calls `f` (releasing
+   the GIL when the arrays are large), and
 4. returns the single result, or a new list of the results.
 
 Output reuse: `@f__kept<j>` and `@f__kept<j>_older` (globals `PyObject *`, NULL at first)
@@ -32,9 +32,7 @@ holds (or anything derived from it) is never overwritten, so reuse cannot be obs
 except through the data pointer; it saves allocating and page-faulting a fresh buffer at
 every call (large outputs are `mmap`-ed by malloc and unmapped when freed).
 `release_kept(addresses)` drops the references (`NativeFunction.release_kept`, at
-`Function.free()` and when the module is freed). `release_kept(addresses)` drops the
-references (`NativeFunction.release_kept`, at `Function.free()` and when the module is
-freed).
+`Function.free()` and when the module is freed).
 
 When anything is unusual (a wrong argument count, a non-array, another dtype or rank, a
 failed shape check), it returns `None` (a new reference) and touches nothing: the caller
@@ -145,15 +143,13 @@ def _layout_holds(layout: Layout, array: np.ndarray) -> bool:
         and all(_read(strides + 8 * k, i64) == s for k, s in enumerate(array.strides))
         and _read(base + layout.base, ptr) == (0 if array.base is None else id(array.base))
         and _read(base + layout.flags, i32) == array.flags.num
-        # the probes live in a list and are passed here: three references
+        # (getrefcount counts its own argument too)
         and _read(base + layout.ob_refcnt, i64) == sys.getrefcount(array) - 1
     )
 
 
 def _weakrefs_found(layout: Layout) -> bool:
     """`weakreflist` is NULL for an array without weak references, set with one."""
-    import weakref
-
     probe = np.zeros(3)
     before = _read(id(probe) + layout.weakreflist, ctypes.c_void_p)
     ref = weakref.ref(probe)
