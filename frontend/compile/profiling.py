@@ -313,6 +313,7 @@ def _link_native(optimized: ModuleOp, symbol: str, n_nodes: int, stats: ProfileS
     timed = stats._native = _TimedRun(lambda arrays: fn(*arrays))
     if fn.fast_entry is not None:
         timed.native = _TimedNative(timed, fn.fast_entry.call)
+        timed.native.release_kept = fn.release_kept  # what `Function.free` calls
     return timed
 
 

@@ -211,3 +211,17 @@ def test_entry_ir_keeps_two_arrays_per_output() -> None:
             assert f"kept{j}_{label}_check:" in text
         assert f"out{j}_new:" in text
     assert "f__kept2" not in text
+
+
+def test_profiled_function_reuses_and_frees() -> None:
+    x = T.fvector("x")
+    f = arignote.function([x], x * 3, profile=True)
+    a = np.ones(4, np.float32)
+    ref = weakref.ref(f(a))  # kept (weakly referenced: not reused)
+    assert ref() is not None
+    f.free()
+    assert ref() is None
+    first = f(a)
+    address = pointer(first)
+    del first
+    assert pointer(f(a)) == address
