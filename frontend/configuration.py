@@ -291,6 +291,17 @@ FLAGS: dict[str, Flag] = {
             ("low", "high"),
         ),
         Flag(
+            "malloc_tuning",
+            True,
+            "Set glibc's malloc thresholds (mmap 32 MiB, trim 128 MiB) when the first "
+            "function is compiled natively, so that the temporaries native code frees "
+            "at each call are not returned to the system and page-faulted in again at "
+            "the next (arignote.runtime.malloc_tuning); left alone when the environment "
+            "sets MALLOC_*_ or GLIBC_TUNABLES.",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
             "allow_gc",
             True,
             "Free intermediate buffers after each call of a compiled function; False keeps "

@@ -162,6 +162,10 @@ class Mode:
         function computing the optimized module (only views of the graph need it)."""
         from arignote.compile import codecache
 
+        if not self.uses_interpreter and config.malloc_tuning:
+            from arignote.runtime.malloc_tuning import tune_malloc
+
+            tune_malloc()
         pipeline = self.graph_pipeline()
         key = codecache.cache_key(self, module, pipeline)
         if key is not None:
