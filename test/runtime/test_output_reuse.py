@@ -225,3 +225,15 @@ def test_profiled_function_reuses_and_frees() -> None:
     address = pointer(first)
     del first
     assert pointer(f(a)) == address
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+def test_borrowed_output_stays_valid(linker: str) -> None:
+    from arignote.compile.io import Out
+
+    x = T.fvector("x")
+    f = arignote.function([x], Out(x * 2, borrow=True), mode=Mode(linker=linker))
+    first = f(np.ones(3, np.float32))
+    second = f(np.full(3, 5, np.float32))
+    np.testing.assert_array_equal(first, [2, 2, 2])  # borrowing lets arignote overwrite
+    np.testing.assert_array_equal(second, [10, 10, 10])  # it; it never does while held
