@@ -16,6 +16,7 @@ import pytest
 import arignote
 import arignote.tensor as T
 from arignote.compile.mode import Mode
+from arignote.compile.profiling import ProfileStats
 
 
 def pointer(a: np.ndarray) -> int:
@@ -215,7 +216,7 @@ def test_entry_ir_keeps_two_arrays_per_output() -> None:
 
 def test_profiled_function_reuses_and_frees() -> None:
     x = T.fvector("x")
-    f = arignote.function([x], x * 3, profile=True)
+    f = arignote.function([x], x * 3, profile=ProfileStats(atexit_print=False))
     a = np.ones(4, np.float32)
     ref = weakref.ref(f(a))  # kept (weakly referenced: not reused)
     assert ref() is not None
