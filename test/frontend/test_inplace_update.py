@@ -94,7 +94,8 @@ def test_arrays_that_cannot_take_the_update() -> None:
 
 def test_runtime_refuses_a_donor_of_another_shape() -> None:
     """`ag.inplace_results` pairs types, not shapes: the native call (both its entry
-    point and its Python path) uses the input's array only when the shapes match."""
+    point and its Python path) uses the input's array only when the shapes match, and
+    never an array that shares memory with another input or is read-only."""
     a, b = T.dvector("a"), T.dvector("b")
     module = arignote.function([a, b], a * 2, on_unused_input="ignore").module.clone()
     fn = next(iter(module.ops))
@@ -111,6 +112,14 @@ def test_runtime_refuses_a_donor_of_another_shape() -> None:
         result = result if isinstance(result, np.ndarray) else result[0]
         assert result is not other and not other.any()
         np.testing.assert_array_equal(result, [0.0, 2.0, 4.0])
+        result = call(x, x)  # the donor is also the input that is read
+        result = result if isinstance(result, np.ndarray) else result[0]
+        assert result.tolist() == [0.0, 2.0, 4.0] and x.tolist() == [0.0, 1.0, 2.0]
+        frozen = np.zeros(3)
+        frozen.flags.writeable = False
+        result = call(x, frozen)
+        result = result if isinstance(result, np.ndarray) else result[0]
+        assert result is not frozen and not frozen.any()
 
 
 def test_debugmode_accepts_declared_in_place_updates() -> None:
