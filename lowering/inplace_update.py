@@ -157,7 +157,7 @@ def _try_pair(f: func.FuncOp, r: int, a: int) -> bool:
     if not isinstance(value, OpResult) or list(ret.arguments).index(value) != r:
         return False
     producer = value.op
-    if producer.parent_block() is not block or isinstance(arg, OpResult):
+    if producer.parent_block() is not block:
         return False
     aliases = aliases_of(arg)
     if any(v in aliases for v in ret.arguments if not isinstance(v, BlockArgument)):
