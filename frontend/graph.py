@@ -379,6 +379,12 @@ class Op:
         the `inplace` pass; such an op is shown as `Elemwise{add}[(0, 1)]`)."""
         return {r: [k] for r, k in ag.destroy_map(self.ir_op).items()}
 
+    @property
+    def view_map(self) -> dict[int, list[int]]:
+        """Theano's `view_map`: output index → the input indices whose memory it may share
+        (`{0: [0]}` for `Subtensor`: native code reads it through a strided view)."""
+        return {r: [k] for r, k in ag.view_map(self.ir_op).items()}
+
     def __str__(self) -> str:
         props = self.props
         name = f"{type(self).__name__}{{{props}}}" if props else type(self).__name__

@@ -100,6 +100,7 @@ from arignote.dialects.ag.indexing import (
     reshape_shape,
     slice_length,
     subtensor_shape,
+    view_map,
 )
 from arignote.dialects.ag.layout import (
     DimShuffleOp,
@@ -212,6 +213,7 @@ __all__ = [
     "destroy_map",
     "set_destroy_map",
     "verify_destroy_map",
+    "view_map",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",
