@@ -231,6 +231,8 @@ class _ShapeFunctionContext:
             return self.buffers[value]
         op = value.owner
         assert isinstance(op, Operation)
+        if isinstance(op, ag.DimOp) and op.operands[0] in self.env:
+            return self._dim(op, value)
         if not has_kernel(op):
             user = op_label(self.op) if self.op is not None else "a shape"
             raise NotImplementedError(
@@ -250,6 +252,17 @@ class _ShapeFunctionContext:
             self.temporaries.append(dest.memref)
             self.buffers[result] = dest
         return self.buffers[value]
+
+    def _dim(self, op: ag.DimOp, value: SSAValue) -> Buffer:
+        """`ag.dim` from the operand's known dimensions (its data is not needed, so the
+        operand may be the result of a control-flow op such as `ag.scan`)."""
+        t = buffer_type(value.type)
+        dest = Buffer(self.builder.insert(memref.AllocOp([], [], t)).memref, ())
+        source = Buffer(dest.memref, tuple(self.env[op.operands[0]]))  # only dims are read
+        emit_op(self.builder, op, [dest], [source])
+        self.temporaries.append(dest.memref)
+        self.buffers[value] = dest
+        return dest
 
     def buffer(self, operand: int) -> Buffer:
         assert self.op is not None

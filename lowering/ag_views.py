@@ -35,7 +35,9 @@ from xdsl.dialects.builtin import MemRefType, StridedLayoutAttr
 from xdsl.ir import Operation
 
 from arignote.dialects import ag
+from arignote.lowering import ag_indexing
 from arignote.lowering.ag_indexing import _read_dynamic, subtensor_geometry
+from arignote.lowering.ag_kernels import KERNELS, copy
 from arignote.lowering.loop_utils import Buffer
 
 ViewRule = Callable[[Builder, Operation, Sequence[Buffer]], Buffer | None]
@@ -78,5 +80,18 @@ def subtensor_view(b: Builder, op: Operation, ins: Sequence[Buffer]) -> Buffer |
     return Buffer(view.result, dims)
 
 
+def emit_subtensor(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+    """The kernel of `ag.subtensor` where it is computed (a returned value, a scan body):
+    a copy of the view, whose loop nest takes the flat fast path when the view is
+    contiguous at run time (`x[1:]`, `h[-1]`); else `ag_indexing`'s gather loop."""
+    view = subtensor_view(b, op, ins)
+    if view is None:
+        ag_indexing.emit_subtensor(b, op, out, ins)
+    else:
+        copy(b, view, out)
+
+
 VIEWS: dict[type[Operation], ViewRule] = {ag.SubtensorOp: subtensor_view}
 """`ag` op class → its view rule (see the module doc)."""
+
+KERNELS[ag.SubtensorOp] = emit_subtensor
