@@ -153,7 +153,6 @@ def test_multiple_outputs_scalars_and_updates() -> None:
     w = arignote.shared(np.zeros(3, np.float32), name="w")
     f = arignote.function([x], [x.sum(axis=0), x.max()], updates=[(w, w + x.sum(axis=0))])
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    held = w.get_value(borrow=True)
     outs = f(a)
     addresses = [pointer(o) for o in outs]
     del outs
@@ -163,8 +162,18 @@ def test_multiple_outputs_scalars_and_updates() -> None:
         np.testing.assert_array_equal(s, [3, 5, 7])
         assert m == 5 and m.shape == ()
         np.testing.assert_array_equal(w.get_value(), k * np.array([3, 5, 7], np.float32))
+        # the stored value (computed in place, or in a fresh buffer) is never an output's
+        assert pointer(w.get_value(borrow=True)) not in addresses
         del s, m
-    np.testing.assert_array_equal(held, [0, 0, 0])  # the stored values are never reused
+    # a stored value the caller replaced and dropped is not written behind its back
+    replaced = np.ones(3, np.float32)
+    w.set_value(replaced, borrow=True)
+    f(a)
+    np.testing.assert_array_equal(replaced, [4, 6, 8])  # borrowed: updated in place
+    w.set_value(np.zeros(3, np.float32))
+    np.testing.assert_array_equal(replaced, [4, 6, 8])
+    np.testing.assert_array_equal(f(a)[0], [3, 5, 7])
+    np.testing.assert_array_equal(replaced, [4, 6, 8])
 
 
 def test_interpreter_results_are_fresh() -> None:
