@@ -499,12 +499,24 @@ class _EntryBuilder:
     def output_array(
         self, j: int, spec: ArgSpec, shape: ir.Value, sizes: list[ir.Value], made: list[ir.Value]
     ) -> ir.Value:
-        """Output `j`: a kept array that can be written again (the last one returned,
+        """Output `j`: its donor input (a new reference) when it has one that
+        `may_donate`, else a kept array that can be written again (the last one returned,
         else the one before), else a new one (on failure: release `made`, return NULL)."""
         b = self.b
         allocate = self.entry.append_basic_block(f"out{j}_new")
         join = self.entry.append_basic_block(f"out{j}_ready")
         obj_incoming = []
+        if spec.donor is not None:
+            donor = self.read[spec.donor][0]
+            ok = self.may_donate(spec.donor, shape, spec.rank)
+            donated = self.entry.append_basic_block(f"out{j}_donated")
+            not_donated = self.entry.append_basic_block(f"out{j}_not_donated")
+            b.cbranch(ok, donated, not_donated)
+            b.position_at_end(donated)
+            b.call(self.incref, [donor])
+            obj_incoming.append((donor, donated))
+            b.branch(join)
+            b.position_at_end(not_donated)
         for slot, label in zip(self.kept[j], ("last", "older"), strict=True):
             kept = b.load(slot, typ=_PTR, name=f"kept{j}_{label}")
             check = self.entry.append_basic_block(f"kept{j}_{label}_check")
@@ -528,10 +540,7 @@ class _EntryBuilder:
             ir.Constant(_I32, 0),
             ir.Constant(_PTR, None),
         ]
-        if spec.donor is None:
-            new = b.call(self.array_new, args, name=f"out{j}_alloc")
-        else:
-            new = self.donated_or_new(spec, shape, args, f"out{j}_alloc")
+        new = b.call(self.array_new, args, name=f"out{j}_alloc")
         self.unless_null(new, made)
         obj_incoming.append((new, b.block))
         b.branch(join)
@@ -589,27 +598,6 @@ class _EntryBuilder:
         b.store(previous, older)
         with b.if_then(b.icmp_unsigned("!=", dropped, ir.Constant(_PTR, None))):
             b.call(self.decref, [dropped])
-
-    def donated_or_new(
-        self, spec: ArgSpec, shape: ir.Value, args: list[ir.Value], name: str
-    ) -> ir.Value:
-        """The output array: the donor input (a new reference) when `may_donate`, else
-        a new array from `PyArray_New(*args)` (NULL on failure)."""
-        b = self.b
-        assert spec.donor is not None
-        donor = self.read[spec.donor][0]
-        ok = self.may_donate(spec.donor, shape, spec.rank)
-        with b.if_else(ok) as (donated, allocated):
-            with donated:
-                b.call(self.incref, [donor])
-                donated_block = b.block
-            with allocated:
-                made = b.call(self.array_new, args)
-                allocated_block = b.block
-        obj = b.phi(_PTR, name=name)
-        obj.add_incoming(donor, donated_block)
-        obj.add_incoming(made, allocated_block)
-        return obj
 
     def may_donate(self, a: int, shape: ir.Value, rank: int) -> ir.Value:
         """Whether input `a` is C-contiguous, writable, of the `rank` dimensions at
