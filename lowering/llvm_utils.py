@@ -255,6 +255,11 @@ class DirectLowering(RewritePattern):
 
     table: Mapping[type[Operation], Callable[..., Operation]]
 
+    @property
+    def op_types(self) -> tuple[type[Operation], ...]:
+        """The op classes it rewrites (for `arignote.lowering.rewriting`)."""
+        return tuple(self.table)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         llvm_op = self.table.get(type(op))
         if llvm_op is None:
