@@ -46,12 +46,24 @@ MAX_RANK = 8
 
 OPT_LEVEL = 3
 
+LLVM_OPTIONS = ("--disable-lsr",)
+"""LLVM command-line options set once in the process (`llvm.set_option`).
+
+`--disable-lsr` turns off Loop Strength Reduction in code generation: on the logreg
+training step it took a third of code generation's time (and made the code larger)
+while the loops ag-to-loops emits, indexed with one induction variable on x86's scaled
+addressing, ran no slower without it (logreg, elemwise and mlp steps measured side by
+side; see docs/benchmarks.md, compile time). LLVM's options are global to the process:
+another user of llvmlite in it compiles without LSR too."""
+
 
 @cache
 def _initialize() -> None:
     """Initialise LLVM's native target once, and make libm's symbols visible to MCJIT."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    for option in LLVM_OPTIONS:
+        llvm.set_option("", option)
     # libm by its usual name first: find_library runs `ldconfig -p` (milliseconds)
     for name in ("libm.so.6", "libm.dylib"):
         try:
@@ -208,7 +220,8 @@ def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngi
 
 def target_fingerprint() -> str:
     """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
-    versions, the target triple, host CPU name and features, the optimisation level."""
+    versions, the target triple, host CPU name and features, the optimisation level and
+    the LLVM options."""
     import llvmlite
 
     return "|".join(
@@ -217,6 +230,7 @@ def target_fingerprint() -> str:
             "llvm " + ".".join(map(str, llvm.llvm_version_info)),
             *host_cpu(),
             f"O{OPT_LEVEL}",
+            *LLVM_OPTIONS,
         ]
     )
 

@@ -28,3 +28,44 @@ def test_constant_folding_does_not_import_xdsl_interpreters():
         env={"ARIGNOTE_FLAGS": "compile_cache=False", "PATH": ""},
     )
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_code_generation_runs_without_loop_strength_reduction():
+    """`LLVM_OPTIONS` reach LLVM: code generation of a loop runs no LSR pass, and the
+    options are part of the compile cache's target fingerprint."""
+    import llvmlite.binding as llvm
+
+    from arignote.runtime.cpu import LLVM_OPTIONS, NativeModule, target_fingerprint
+    from arignote.runtime.native import compile_function  # noqa: F401 (initialises the JIT)
+
+    assert "--disable-lsr" in LLVM_OPTIONS
+    assert all(option in target_fingerprint() for option in LLVM_OPTIONS)
+    from xdsl.parser import Parser
+
+    from arignote.lowering.driver import apply_pipeline, make_context
+    from arignote.lowering.pipelines import LLVM_LOWERING
+
+    text = """
+    func.func @total(%m: memref<?xf64>) -> f64 {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = arith.constant 0.0 : f64
+      %n = memref.dim %m, %c0 : memref<?xf64>
+      %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+        %x = memref.load %m[%i] : memref<?xf64>
+        %a = arith.addf %acc, %x : f64
+        scf.yield %a : f64
+      }
+      func.return %s : f64
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    apply_pipeline(make_context(), module, LLVM_LOWERING)
+    llvm.set_time_passes(True)
+    try:
+        NativeModule(module)
+        report = llvm.report_and_reset_timings()
+    finally:
+        llvm.set_time_passes(False)
+    assert "X86 DAG->DAG Instruction Selection" in report  # the report covers codegen
+    assert "Loop Strength Reduction" not in report
