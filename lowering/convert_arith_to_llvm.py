@@ -44,6 +44,7 @@ from arignote.lowering.llvm_utils import (
     append,
     constant,
     convert_type,
+    integer_attr,
     replace_op,
     to_llvm_all,
 )
@@ -122,7 +123,8 @@ class ConstantLowering(RewritePattern):
         value = op.value
         type_ = convert_type(op.result.type)
         if isinstance(value, IntegerAttr):
-            attr: Attribute = IntegerAttr(value.value.data, type_)
+            same = value.type == type_  # index constants become i64 ones
+            attr: Attribute = value if same else integer_attr(value.value.data, type_)
         elif isinstance(value, FloatAttr):
             attr = value
         else:
