@@ -30,16 +30,19 @@ def test_constant_folding_does_not_import_xdsl_interpreters():
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_code_generation_runs_without_loop_strength_reduction():
-    """`LLVM_OPTIONS` reach LLVM: code generation of a loop runs no LSR pass, and the
-    options are part of the compile cache's target fingerprint."""
+def test_code_generation_runs_without_lsr_and_slp():
+    """`LLVM_OPTIONS` and `TUNING` reach LLVM: code generation of a loop runs no LSR
+    pass, optimisation the loop vectoriser and not the SLP one; both are part of the
+    compile cache's target fingerprint."""
     import llvmlite.binding as llvm
 
-    from arignote.runtime.cpu import LLVM_OPTIONS, NativeModule, target_fingerprint
+    from arignote.runtime.cpu import LLVM_OPTIONS, TUNING, NativeModule, target_fingerprint
     from arignote.runtime.native import compile_function  # noqa: F401 (initialises the JIT)
 
     assert "--disable-lsr" in LLVM_OPTIONS
     assert all(option in target_fingerprint() for option in LLVM_OPTIONS)
+    assert not TUNING["slp_vectorization"]
+    assert "slp_vectorization=False" in target_fingerprint()
     from xdsl.parser import Parser
 
     from arignote.lowering.driver import apply_pipeline, make_context
@@ -69,3 +72,5 @@ def test_code_generation_runs_without_loop_strength_reduction():
         llvm.set_time_passes(False)
     assert "X86 DAG->DAG Instruction Selection" in report  # the report covers codegen
     assert "Loop Strength Reduction" not in report
+    assert "LoopVectorizePass" in report  # and the O3 pipeline (TUNING): no SLP
+    assert "SLPVectorizerPass" not in report
