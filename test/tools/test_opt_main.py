@@ -182,8 +182,10 @@ def test_pipeline_table():
         "scan-prune",
         "dce",
         "scan-last-step",
+        "scan-history",
         "row-fusion",
         "fusion",
+        "inplace-update",
         "inplace",
     ]
 
