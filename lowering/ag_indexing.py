@@ -32,6 +32,7 @@ from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
     as_index,
+    copy_in_order,
     index_constant,
     load,
     loop_nest,
@@ -596,7 +597,8 @@ def emit_reshape(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) 
             flat = add(inner, flat, mul(inner, iv, stride))
         store(inner, load(inner, x, _unravel(inner, flat, x.dims)), out, ivs)
 
-    loop_nest(b, [as_index(b, d) for d in out.dims], body)
+    # contiguous buffers (the usual case): one flat loop, no division per element
+    copy_in_order(b, x, out, lambda g: loop_nest(g, [as_index(g, d) for d in out.dims], body))
 
 
 # --- ag.concatenate --------------------------------------------------------------------

@@ -50,11 +50,13 @@ from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StridedLayoutAttr,
     StringAttr,
     TensorType,
@@ -93,6 +95,7 @@ from arignote.lowering.loop_utils import (
     index_constant,
     load,
     memref_dims,
+    store,
 )
 from arignote.lowering.profile_timers import declare_profile_counters  # registers timers
 from arignote.lowering.statements import STATEMENTS, StatementState
@@ -227,6 +230,8 @@ class _ShapeFunctionContext:
             return self.buffers[value]
         op = value.owner
         assert isinstance(op, Operation)
+        if isinstance(op, ag.DimOp):  # known here from the input's dims, even when the
+            return self._dim_buffer(op)  # input's values are not (a scan's result)
         if not has_kernel(op):
             user = op_label(self.op) if self.op is not None else "a shape"
             raise NotImplementedError(
@@ -246,6 +251,15 @@ class _ShapeFunctionContext:
             self.temporaries.append(dest.memref)
             self.buffers[result] = dest
         return self.buffers[value]
+
+    def _dim_buffer(self, op: ag.DimOp) -> Buffer:
+        b = self.builder
+        dim = self.env[op.input][op.axis.value.data]
+        alloc = b.insert(memref.AllocOp([], [], buffer_type(op.result.type))).memref
+        store(b, b.insert(arith.IndexCastOp(as_index(b, dim), i64)).result, Buffer(alloc, ()), [])
+        self.temporaries.append(alloc)
+        self.buffers[op.result] = Buffer(alloc, ())
+        return self.buffers[op.result]
 
     def buffer(self, operand: int) -> Buffer:
         assert self.op is not None
@@ -501,6 +515,8 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
         lowering = CONTROL_FLOW.get(type(op))
         if lowering is not None:
             lowering.compute(state, op)
+        elif isinstance(op, ag.ReshapeOp) and _reshape_in_place(state, op, index, last_use):
+            pass
         elif type(op) in STATEMENTS:
             assert state.statements is not None
             shared = replace(state.statements, env=state.env)
@@ -514,6 +530,38 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             emit_op(b, op, dests, operands)
             state.env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
+
+
+def _reshape_in_place(
+    state: _ComputeState, op: ag.ReshapeOp, index: int, last_use: dict[SSAValue, int]
+) -> bool:
+    """`ag.reshape` of an intermediate this state owns whose last use it is: the result
+    takes over the buffer (`memref.reinterpret_cast`, row-major, no copy). Owned
+    buffers are contiguous (`memref.alloc`), so the row-major order is the memory order."""
+    source = op.input
+    result = op.result
+    if source not in state.owned or last_use[source] != index:
+        return False
+    if result in state.first_output or result in state.escaping:
+        return False
+    buffer = state.env[source]
+    if not isinstance(buffer.type.layout, NoneAttr):
+        return False
+    b = state.builder
+    context = _ComputeContext(b, op, [state.env[o] for o in op.operands])
+    (dims,), _ = results_dims(op, [state.env[o].dims for o in op.operands], context)
+    sizes = [as_index(b, d) for d in dims]
+    strides: list[SSAValue] = [index_constant(b, 1)]
+    for size in reversed(sizes[1:]):
+        strides.insert(0, b.insert(arith.MuliOp(strides[0], size)).result)
+    t = buffer_type(result.type)
+    dynamic = DenseArrayBase.from_list(i64, [DYNAMIC_INDEX] * len(sizes))
+    cast = memref.ReinterpretCastOp(buffer.memref, [], sizes, strides, [0], dynamic, dynamic, t)
+    alias = b.insert(cast).result
+    state.owned.discard(source)
+    state.owned.add(result)
+    state.env[result] = Buffer(alias, tuple(dims))
+    return True
 
 
 def _first_outputs(ret: func.ReturnOp, env: dict[SSAValue, Buffer]) -> dict[SSAValue, int]:

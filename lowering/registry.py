@@ -96,6 +96,12 @@ def _scan_last_step() -> type[ModulePass]:
     return ScanLastStepPass
 
 
+def _scan_pushout() -> type[ModulePass]:
+    from arignote.lowering.scan_pushout import ScanPushoutPass
+
+    return ScanPushoutPass
+
+
 def _canonicalize() -> type[ModulePass]:
     from arignote.lowering.canonicalize import CanonicalizePass
 
@@ -127,6 +133,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "row-fusion": _row_fusion,
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
+    "scan-pushout": _scan_pushout,
     "fusion": _fusion,
     "inplace": _inplace,
     "profile-timers": _profile_timers,
