@@ -149,6 +149,7 @@ class _Ops:
     def __init__(self) -> None:
         self.ops: list[Operation] = []
         self._lengths: dict[tuple[SSAValue, int], SSAValue] = {}
+        self._merged: dict[SSAValue, SSAValue] = {}
 
     def add(self, op: Operation) -> SSAValue:
         self.ops.append(op)
@@ -186,15 +187,20 @@ class _Ops:
         dynamic = [n for n in lengths if not isinstance(n, int)]
         return self.add(ag.ReshapeOp(x, shape, dynamic))
 
-    def merge_leading(self, x: SSAValue) -> SSAValue:
-        """`x` with its first two axes merged into one."""
+    def merge_leading(self, x: SSAValue, rest: Sequence[int | SSAValue] | None = None) -> SSAValue:
+        """`x` with its first two axes merged into one; the lengths of the other axes
+        are `rest` when given (a scan output stacked over no step has zeros there)."""
+        if x in self._merged:
+            return self._merged[x]
         a, b = self.length(x, 0), self.length(x, 1)
         if isinstance(a, int) and isinstance(b, int):
             merged: int | SSAValue = a * b
         else:
             merged = self.add(ag.MulOp(self.as_value(a), self.as_value(b)))
-        rest = [self.length(x, d) for d in range(2, _rank(x))]
-        return self.reshape(x, [merged, *rest])
+        if rest is None:
+            rest = [self.length(x, d) for d in range(2, _rank(x))]
+        self._merged[x] = self.reshape(x, [merged, *rest])
+        return self._merged[x]
 
     def rows(self, x: SSAValue, first: int, count: SSAValue) -> SSAValue:
         """`x[first : first + count]`."""
@@ -495,7 +501,9 @@ def _last_row_uses_only(result: SSAValue) -> bool:
     return bool(result.uses) and all(_reads_last_row(u.operation, result) for u in result.uses)
 
 
-def _accumulation(op: ag.ScanOp, body: _Body, index: int) -> _Accumulation | None:
+def _accumulation(
+    op: ag.ScanOp, body: _Body, index: int, stacked: set[SSAValue] | None = None
+) -> _Accumulation | None:
     """The accumulation of output `index`, if its step is one this pass moves out."""
     if op.output_tap_lists[index] != (-1,) or not _last_row_uses_only(op.outputs[index]):
         return None
@@ -509,7 +517,7 @@ def _accumulation(op: ag.ScanOp, body: _Body, index: int) -> _Accumulation | Non
     if isinstance(step_op, ag.GemmOp | ag.GemvOp) and _is_float(value):
         return _blas_accumulation(body, index, step_op, acc)
     if isinstance(step_op, ag.AddOp):
-        return _sum_accumulation(op, body, index, step_op, acc)
+        return _sum_accumulation(op, body, index, step_op, acc, stacked or set())
     return None
 
 
@@ -530,7 +538,10 @@ def _blas_accumulation(
 
     def final(ops: _Ops, acc0: SSAValue, values: list[SSAValue]) -> SSAValue:
         alpha, a, b = values
-        flat_a, flat_b = ops.merge_leading(a), ops.merge_leading(b)
+        # the lengths of the accumulator, right even when no step ran
+        rows = [ops.length(acc0, 0)]
+        flat_a = ops.merge_leading(a, rows)
+        flat_b = ops.merge_leading(b, [ops.length(acc0, 1)] if is_gemm else [])
         one = ops.scalar(1.0, acc0)
         blas = ag.GemmOp if is_gemm else ag.GemvOp
         return ops.add(blas(alpha, flat_a, flat_b, one, acc0, transpose_a=True))
@@ -539,9 +550,15 @@ def _blas_accumulation(
 
 
 def _sum_accumulation(
-    op: ag.ScanOp, body: _Body, index: int, step_op: ag.AddOp, acc: SSAValue
+    op: ag.ScanOp,
+    body: _Body,
+    index: int,
+    step_op: ag.AddOp,
+    acc: SSAValue,
+    stacked: set[SSAValue],
 ) -> _Accumulation | None:
-    """`acc + v` or `acc + sum(D, axes)` with `v`/`D` a sequence row or a stacked output."""
+    """`acc + v` or `acc + sum(D, axes)` with `v`/`D` a sequence row or a value stacked
+    anyway (an output, or in `stacked`)."""
     other = step_op.rhs if step_op.lhs is acc else step_op.lhs
     if other is acc or not (acc.type == other.type == step_op.result.type):
         return None
@@ -549,14 +566,15 @@ def _sum_accumulation(
     reduce = defining(other, ag.ReduceSumOp)
     if isinstance(reduce, ag.ReduceSumOp):
         summed, axes = reduce.input, reduce.axes_list
-    if summed not in body.sequence_rows and _stacked_output(op, summed) is None:
+    available = summed in body.sequence_rows or summed in stacked
+    if not available and _stacked_output(op, summed) is None:
         return None
 
     def final(ops: _Ops, acc0: SSAValue, values: list[SSAValue]) -> SSAValue:
         (stacked,) = values
         if axes == (0,) and _rank(stacked) == 3 and _is_float(stacked):
             # the column sums of the rows of every step: one gemv with a vector of ones
-            flat = ops.merge_leading(stacked)
+            flat = ops.merge_leading(stacked, [ops.length(acc0, 0)])
             ones = ops.add(
                 ag.AllocOp(
                     ops.scalar(1.0, flat), [ag.DYNAMIC_VALUE], [ops.as_value(ops.length(flat, 0))]
@@ -604,33 +622,46 @@ def _one_row(ops: _Ops, value: SSAValue, steps: SSAValue) -> SSAValue:
     return ops.rows(expanded, 0, steps)
 
 
-def _push_accumulation(
-    op: ag.ScanOp, body: _Body, found: _Accumulation, rewriter: PatternRewriter
-) -> bool:
+def _push_accumulations(
+    op: ag.ScanOp, body: _Body, found: list[_Accumulation], rewriter: PatternRewriter
+) -> None:
+    """Moves the accumulations `found` after the loop, in one rebuild (a step value
+    stacked once, reshaped once, whatever the number of accumulators reading it)."""
     before, after = _Ops(), _Ops()
     steps = _steps(op, before)
     stacked: list[SSAValue] = []
-    sources = [_source(op, body, v, before, steps, stacked) for v in found.operands]
-    alpha = _Outside(body, before).value(found.alpha) if found.alpha is not None else None
-    acc0 = before.row(op.initials[op.recurrent_outputs.index(found.index)], 0)
-    edit = _Edit(erased=[found.step_op], dropped={found.index}, stacked=stacked)
+    sources: dict[SSAValue, _Source] = {}
+    for a in found:
+        for v in a.operands:
+            if v not in sources:
+                sources[v] = _source(op, body, v, before, steps, stacked)
+    outside = _Outside(body, before)
+    alphas = [outside.value(a.alpha) if a.alpha is not None else None for a in found]
+    recurrent = op.recurrent_outputs
+    initial_rows = [before.row(op.initials[recurrent.index(a.index)], 0) for a in found]
+    dropped = {a.index for a in found}
+    edit = _Edit(erased=[a.step_op for a in found], dropped=dropped, stacked=stacked)
     new = _rebuilt(op, body, edit, rewriter)
-    kept = [i for i in range(len(op.outputs)) if i != found.index]
+    kept = [i for i in range(len(op.outputs)) if i not in dropped]
     results = list(new.results)
-    values = [] if alpha is None else [alpha]
-    for s in sources:
+
+    def over_steps(v: SSAValue) -> SSAValue:
+        s = sources[v]
         if s.outer is not None:
-            values.append(s.outer)
-        elif s.output is not None:
-            values.append(results[kept.index(s.output)])
-        else:
-            assert s.new is not None
-            values.append(results[len(kept) + s.new])
-    replacement = _one_row(after, found.final(after, acc0, values), steps)
-    replacement = _as_type(after, replacement, op.outputs[found.index].type)
-    mapping = [results[kept.index(i)] if i in kept else replacement for i in range(len(op.outputs))]
+            return s.outer
+        if s.output is not None:
+            return results[kept.index(s.output)]
+        assert s.new is not None
+        return results[len(kept) + s.new]
+
+    replaced: dict[int, SSAValue] = {}
+    for a, alpha, acc0 in zip(found, alphas, initial_rows, strict=True):
+        values = [over_steps(v) for v in a.operands]
+        final = a.final(after, acc0, values if alpha is None else [alpha, *values])
+        replacement = _one_row(after, final, steps)
+        replaced[a.index] = _as_type(after, replacement, op.outputs[a.index].type)
+    mapping = [results[kept.index(i)] if i in kept else replaced[i] for i in range(len(op.outputs))]
     rewriter.replace(op, [*before.ops, new, *after.ops], mapping)
-    return True
 
 
 def _as_type(ops: _Ops, value: SSAValue, t: Attribute) -> SSAValue:
@@ -662,11 +693,16 @@ class PushOutOfScan(RewritePattern):
             product = _product(body_op, body)
             if product is not None and _push_product(op, body, product, rewriter):
                 return
-        found = [a for i in body.states if (a := _accumulation(op, body, i)) is not None]
-        # gemm/gemv first: they stack the step values that sums may then read
-        found.sort(key=lambda a: not _is_blas(a))
-        if found:
-            _push_accumulation(op, body, found[0], rewriter)
+        blas = [a for i in body.states if (a := _accumulation(op, body, i)) and _is_blas(a)]
+        # the step values the gemm/gemv accumulators stack, which sums may read too
+        stacked = {v for a in blas for v in a.operands if v not in body.sequence_rows}
+        sums = [
+            a
+            for i in body.states
+            if (a := _accumulation(op, body, i, stacked)) is not None and not _is_blas(a)
+        ]
+        if blas or sums:
+            _push_accumulations(op, body, [*blas, *sums], rewriter)
 
 
 @dataclass(frozen=True)

@@ -116,15 +116,15 @@ func.func @accumulators(%a: tensor<?x?x?xf64>, %g: tensor<?x?x?xf64>, %c0: tenso
 // CHECK-NEXT:      %d = ag.mul %gt, %cp
 // CHECK-NEXT:      %cn = ag.gemm
 // CHECK-NEXT:      ag.yield %cn, %d
+// CHECK:         %[[A2:.*]] = ag.reshape %[[AW]][
 // CHECK:         %[[D2:.*]] = ag.reshape %[[D]][
+// CHECK-NEXT:    %[[DW:.*]] = ag.gemm %{{.*}}, %[[A2]], %[[D2]], %{{.*}}, %[[W0]] {transpose_a}
+// CHECK-NEXT:    %[[DW1:.*]] = ag.dimshuffle %[[DW]] {pattern = array<i64: -1, 0, 1>}
+// CHECK-NEXT:    %dw = ag.subtensor %[[DW1]][%[[N]]]
 // CHECK:         %[[ONES:.*]] = ag.alloc
 // CHECK-NEXT:    %[[DB:.*]] = ag.gemv %{{.*}}, %[[D2]], %[[ONES]], %{{.*}}, %[[B0]] {transpose_a}
 // CHECK-NEXT:    %[[DB1:.*]] = ag.dimshuffle %[[DB]] {pattern = array<i64: -1, 0>}
 // CHECK-NEXT:    %db = ag.subtensor %[[DB1]][%[[N]]] {kinds = array<i64: 0, 0>, starts = array<i64: 0,
-// CHECK:         %[[A2:.*]] = ag.reshape %[[AW]][
-// CHECK-NEXT:    %[[DW:.*]] = ag.gemm %{{.*}}, %[[A2]], %[[D2]], %{{.*}}, %[[W0]] {transpose_a}
-// CHECK-NEXT:    %[[DW1:.*]] = ag.dimshuffle %[[DW]] {pattern = array<i64: -1, 0, 1>}
-// CHECK-NEXT:    %dw = ag.subtensor %[[DW1]][%[[N]]]
 // CHECK:         func.return
 
 // What stays: an accumulator whose every step is read (%full), one fed back through
