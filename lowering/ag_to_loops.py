@@ -515,7 +515,7 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
         lowering = CONTROL_FLOW.get(type(op))
         if lowering is not None:
             lowering.compute(state, op)
-        elif isinstance(op, ag.ReshapeOp) and _reshape_in_place(state, op, index, last_use):
+        elif _reinterpreted(state, op, index, last_use):
             pass
         elif type(op) in STATEMENTS:
             assert state.statements is not None
@@ -532,14 +532,30 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
         state.free_dead(op, index, last_use)
 
 
-def _reshape_in_place(
-    state: _ComputeState, op: ag.ReshapeOp, index: int, last_use: dict[SSAValue, int]
+def _leading_rows(op: Operation) -> bool:
+    """`x[:n]` / `x[0:n]`: a subtensor keeping the first rows and every other axis whole
+    (a contiguous prefix of a row-major buffer)."""
+    if not isinstance(op, ag.SubtensorOp):
+        return False
+    entries = op.entries()
+    kind, start, _, step = entries[0]
+    if kind != ag.SLICE or start not in (0, ag.SLICE_NONE) or step not in (1, ag.SLICE_NONE):
+        return False
+    whole = (ag.SLICE, ag.SLICE_NONE, ag.SLICE_NONE, ag.SLICE_NONE)
+    return all(e == whole for e in entries[1:])
+
+
+def _reinterpreted(
+    state: _ComputeState, op: Operation, index: int, last_use: dict[SSAValue, int]
 ) -> bool:
-    """`ag.reshape` of an intermediate this state owns whose last use it is: the result
-    takes over the buffer (`memref.reinterpret_cast`, row-major, no copy). Owned
-    buffers are contiguous (`memref.alloc`), so the row-major order is the memory order."""
-    source = op.input
-    result = op.result
+    """`ag.reshape`, or a subtensor of leading rows, of an intermediate this state owns
+    whose last use it is: the result takes over the buffer (`memref.reinterpret_cast`,
+    row-major, no copy). Owned buffers are contiguous (`memref.alloc`), so the row-major
+    order is the memory order and the leading rows are a prefix."""
+    if not (isinstance(op, ag.ReshapeOp) or _leading_rows(op)):
+        return False
+    source = op.operands[0]
+    result = op.results[0]
     if source not in state.owned or last_use[source] != index:
         return False
     if result in state.first_output or result in state.escaping:

@@ -634,7 +634,9 @@ def _push_accumulations(
     for a in found:
         for v in a.operands:
             if v not in sources:
-                sources[v] = _source(op, body, v, before, steps, stacked)
+                # windows after the loop: the last use of the sequence, whose buffer
+                # the window may then take over (see ag-to-loops)
+                sources[v] = _source(op, body, v, after, steps, stacked)
     outside = _Outside(body, before)
     alphas = [outside.value(a.alpha) if a.alpha is not None else None for a in found]
     recurrent = op.recurrent_outputs
