@@ -709,8 +709,7 @@ class PushOutOfScan(RewritePattern):
 
 @dataclass(frozen=True)
 class ScanPushoutPass(ModulePass):
-    """Computes products of sequence rows before, and accumulators after, the loops of
-    `ag.scan`s."""
+    """Moves products of sequence rows before, and accumulators after, scan loops."""
 
     name = "scan-pushout"
 

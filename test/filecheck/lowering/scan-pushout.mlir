@@ -107,7 +107,6 @@ func.func @accumulators(%a: tensor<?x?x?xf64>, %g: tensor<?x?x?xf64>, %c0: tenso
 
 // CHECK-LABEL: func.func @accumulators(
 // CHECK:         %[[N:.*]] = ag.minimum
-// CHECK-NEXT:    %[[AW:.*]] = ag.subtensor %a[%[[N]]] {kinds = array<i64: 0, 0, 0>, starts = array<i64: 0, {{.*}}
 // CHECK:         %[[W0:.*]] = ag.subtensor %w0[] {kinds = array<i64: 1, 0, 0>, starts = array<i64: 0,
 // CHECK-NEXT:    %[[B0:.*]] = ag.subtensor %b0[] {kinds = array<i64: 1, 0>, starts = array<i64: 0,
 // CHECK-NEXT:    %c, %[[D:.*]] = ag.scan sequences(%a, %g : {{.*}}) initials(%c0 : tensor<1x?x?xf64>) non_sequences(%u : tensor<?x?xf64>) attributes {sequence_taps = [array<i64: 0>, array<i64: 0>], output_taps = [array<i64: -1>, array<i64>]} -> tensor<?x?x?xf64>, tensor<?x?x?xf64> {
@@ -116,6 +115,8 @@ func.func @accumulators(%a: tensor<?x?x?xf64>, %g: tensor<?x?x?xf64>, %c0: tenso
 // CHECK-NEXT:      %d = ag.mul %gt, %cp
 // CHECK-NEXT:      %cn = ag.gemm
 // CHECK-NEXT:      ag.yield %cn, %d
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[AW:.*]] = ag.subtensor %a[%[[N]]] {kinds = array<i64: 0, 0, 0>, starts = array<i64: 0, {{.*}}
 // CHECK:         %[[A2:.*]] = ag.reshape %[[AW]][
 // CHECK:         %[[D2:.*]] = ag.reshape %[[D]][
 // CHECK-NEXT:    %[[DW:.*]] = ag.gemm %{{.*}}, %[[A2]], %[[D2]], %{{.*}}, %[[W0]] {transpose_a}

@@ -11,6 +11,7 @@
 // CHECK-NEXT:   row-fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-pushout {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
