@@ -50,7 +50,6 @@ from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    DenseArrayBase,
     DictionaryAttr,
     IndexType,
     IntegerAttr,
@@ -566,13 +565,26 @@ def _reinterpreted(
     b = state.builder
     context = _ComputeContext(b, op, [state.env[o] for o in op.operands])
     (dims,), _ = results_dims(op, [state.env[o].dims for o in op.operands], context)
-    sizes = [as_index(b, d) for d in dims]
-    strides: list[SSAValue] = [index_constant(b, 1)]
-    for size in reversed(sizes[1:]):
-        strides.insert(0, b.insert(arith.MuliOp(strides[0], size)).result)
     t = buffer_type(result.type)
-    dynamic = DenseArrayBase.from_list(i64, [DYNAMIC_INDEX] * len(sizes))
-    cast = memref.ReinterpretCastOp(buffer.memref, [], sizes, strides, [0], dynamic, dynamic, t)
+    shape = t.get_shape()
+    # static entries where the type has them (its verifier wants them so), else values
+    strides: list[Dim] = [1]
+    for d in reversed(dims[1:]):
+        last = strides[0]
+        if isinstance(last, int) and isinstance(d, int):
+            strides.insert(0, last * d)
+        else:
+            strides.insert(0, b.insert(arith.MuliOp(as_index(b, last), as_index(b, d))).result)
+    cast = memref.ReinterpretCastOp(
+        buffer.memref,
+        [],
+        [as_index(b, d) for d, n in zip(dims, shape, strict=True) if n == DYNAMIC_INDEX],
+        [v for v in strides if not isinstance(v, int)],
+        [0],
+        list(shape),
+        [v if isinstance(v, int) else DYNAMIC_INDEX for v in strides],
+        t,
+    )
     alias = b.insert(cast).result
     state.owned.discard(source)
     state.owned.add(result)
