@@ -16,19 +16,22 @@ each one):
   A product whose operand depends on a fed-back state stays inside; so does a product
   of a sequence row on the right of a matrix (a batched product: no single gemm).
 - **Accumulators.** A fed-back output with the one tap `-1` whose step is
-  `acc + alpha * op(X_t)ᵀ·Y_t` (`gemm {transpose_a}` accumulating into its own earlier
-  value), `acc + alpha * X_tᵀ·y_t` (`gemv {transpose_a}`) or `acc + sum(D_t, axes)`,
-  where nothing else in the step reads `acc` and every use outside reads only its last
-  row (`[-1]`, `[-1:]`), is computed after the loop: each of `X_t`, `Y_t` is a
-  sequence row (the rows `off .. off + n` of the sequence) or a value of the step, then
-  emitted as a new stacked output (not fed back); the final value is
-  `acc0 + alpha * reshape(X, (n·B, ·))ᵀ · reshape(Y, (n·B, ·))` (one gemm; the sum over
-  the steps is the sum over the rows of the stacked operands, step `s` of `X` paired
-  with step `s` of `Y`, whatever order the steps walk the data in), or
-  `acc0 + sum(D, (0, axes+1))` for a `D` that is a sequence row or already stacked.
-  `acc0` is row 0 of the initial value (what tap `-1` reads at step 0). The scan's
-  result is replaced by the final value as its one row (`min(n, 1)` rows: no step,
-  no row), so the last-row reads outside are unchanged.
+  `acc + alpha * X_tᵀ·Y_t` (`gemm {transpose_a}` accumulating into its own earlier
+  value), `acc + alpha * A_tᵀ·x_t` (`gemv {transpose_a}`), `acc + v_t` or
+  `acc + sum(D_t, axes)`, where nothing else in the step reads `acc` and every use
+  outside reads only its last row (`[-1]`, `[-1:]`), is computed after the loop. Each
+  summed step value is, over the steps, the rows `off .. off + n` of its sequence (a
+  sequence row) or a new stacked output of the scan (not fed back); a sum's `v_t`/`D_t`
+  must be a sequence row or stacked anyway (by a gemm/gemv accumulator, or an output).
+  The final value is `acc0 + alpha * reshape(X, (n·B, m))ᵀ · reshape(Y, (n·B, p))` (one
+  gemm; the sum over the steps is the sum over the rows, step `s` of `X` paired with
+  step `s` of `Y`, whatever order the steps walk the data in), a gemv likewise, and
+  for column sums `acc0 + reshape(D, (n·B, p))ᵀ · ones` (other sums: `reduce_sum`).
+  `acc0` is row 0 of the initial value (what tap `-1` reads at step 0); the lengths of
+  the accumulator give the reshapes' last axes (a stacked output over no step has zeros
+  there). The scan's result is replaced by the final value as its one row (`min(n, 1)`
+  rows: no step, no row), so the last-row reads outside are unchanged. All the
+  accumulators of a scan move in one rebuild.
 
 Only scans without unknown properties are rewritten; operands must be float (BLAS).
 
@@ -44,8 +47,8 @@ Only scans without unknown properties are rewritten; operands must be float (BLA
 %x2 = ag.reshape %x[%tb, %k] ... -> tensor<?x?xf32>
 %p2 = ag.gemm %one, %x2, %W : ...
 %p = ag.reshape %p2[%t, %b, %n] ... -> tensor<?x?x?xf32>
-%hs = ag.scan sequences(%x, %p : ...) ... {
-^bb0(%xt: ..., %pt: tensor<?x?xf32>, %h: ..., %w: ..., %u: ...):
+%hs = ag.scan sequences(%p : ...) ... non_sequences(%U : ...) ... {
+^bb0(%pt: tensor<?x?xf32>, %h: ..., %u: ...):
   %s = ag.gemm %one, %h, %u, %one, %pt : ...
   ...
 }
