@@ -181,6 +181,7 @@ def test_pipeline_table():
         "cse",
         "scan-prune",
         "dce",
+        "scan-pushout",
         "scan-last-step",
         "row-fusion",
         "fusion",
