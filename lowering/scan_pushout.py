@@ -251,6 +251,7 @@ class _Outside:
             for operand in v.op.operands:
                 self.value(operand)
             clone = v.op.clone(value_mapper=dict(self.mapping))
+            clone.attributes.pop("ag.destroy_map", None)  # its operands may live on outside
             self.ops.ops.append(clone)
             self.mapping.update(zip(v.op.results, clone.results, strict=True))
         return self.mapping[v]
@@ -447,8 +448,8 @@ def _push_product(op: ag.ScanOp, body: _Body, product: _Product, rewriter: Patte
     rewriter.insert(residual_ops, InsertPoint.before(product.op))
     stacked_op = stacked.owner
     assert isinstance(stacked_op, Operation)
-    for name, attr in product.op.attributes.items():  # `ag.node`: the profile's label
-        stacked_op.attributes.setdefault(name, attr)
+    if "ag.node" in product.op.attributes:  # the profile's and the messages' label
+        stacked_op.attributes.setdefault("ag.node", product.op.attributes["ag.node"])
     rewriter.replace_all_uses_with(product.op.results[0], value)
     rewriter.erase(product.op)
     unread = (
