@@ -21,7 +21,7 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 GRAPH_PIPELINES: dict[str, str] = {
     "fast_run": (
         "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-pushout,scan-last-step,"
-        "row-fusion,fusion,inplace"
+        "scan-history,row-fusion,fusion,inplace-update,inplace"
     ),
     "fast_compile": "canonicalize",
 }
@@ -36,8 +36,10 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "dce": ("scan", "fast_run"),
     "scan-pushout": ("scan", "fast_run"),
     "scan-last-step": ("scan", "fast_run"),
+    "scan-history": ("scan", "fast_run"),
     "row-fusion": ("row_fusion", "fast_run"),
     "fusion": ("fusion", "fast_run"),
+    "inplace-update": ("inplace", "fast_run"),
     "inplace": ("inplace", "fast_run"),
 }
 """Graph pass name → its tags (Theano's optimizer tags), for `Mode.including/excluding`

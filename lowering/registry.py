@@ -96,6 +96,12 @@ def _scan_last_step() -> type[ModulePass]:
     return ScanLastStepPass
 
 
+def _scan_history() -> type[ModulePass]:
+    from arignote.lowering.scan_history import ScanHistoryPass
+
+    return ScanHistoryPass
+
+
 def _scan_pushout() -> type[ModulePass]:
     from arignote.lowering.scan_pushout import ScanPushoutPass
 
@@ -120,6 +126,12 @@ def _inplace() -> type[ModulePass]:
     return InplacePass
 
 
+def _inplace_update() -> type[ModulePass]:
+    from arignote.lowering.inplace_update import InplaceUpdatePass
+
+    return InplaceUpdatePass
+
+
 def _profile_timers() -> type[ModulePass]:
     from arignote.lowering.profile_timers import ProfileTimersPass
 
@@ -133,8 +145,10 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "row-fusion": _row_fusion,
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
+    "scan-history": _scan_history,
     "scan-pushout": _scan_pushout,
     "fusion": _fusion,
+    "inplace-update": _inplace_update,
     "inplace": _inplace,
     "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,

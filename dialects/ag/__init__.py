@@ -100,6 +100,7 @@ from arignote.dialects.ag.indexing import (
     reshape_shape,
     slice_length,
     subtensor_shape,
+    view_map,
 )
 from arignote.dialects.ag.layout import (
     DimShuffleOp,
@@ -140,6 +141,12 @@ from arignote.dialects.ag.reductions import (
 )
 from arignote.dialects.ag.rowwise import ROW_OPS, GemvPairOp
 from arignote.dialects.ag.scan import ScanOp
+from arignote.dialects.ag.updates import (
+    INPLACE_RESULTS_ATTRIBUTE,
+    UPDATES_ATTRIBUTE,
+    result_pairs,
+    set_result_pairs,
+)
 
 BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     AddOp,
@@ -212,6 +219,11 @@ __all__ = [
     "destroy_map",
     "set_destroy_map",
     "verify_destroy_map",
+    "UPDATES_ATTRIBUTE",
+    "INPLACE_RESULTS_ATTRIBUTE",
+    "result_pairs",
+    "set_result_pairs",
+    "view_map",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",

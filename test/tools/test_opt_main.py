@@ -183,8 +183,10 @@ def test_pipeline_table():
         "dce",
         "scan-pushout",
         "scan-last-step",
+        "scan-history",
         "row-fusion",
         "fusion",
+        "inplace-update",
         "inplace",
     ]
 

@@ -11,8 +11,10 @@
 // CHECK-NEXT:   row-fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-history {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-pushout {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   inplace-update {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
