@@ -191,3 +191,28 @@ def test_what_must_stay(linker: str) -> None:
     assert _top_level(f, ag.ReshapeOp) == 0
     ix, iw = np.arange(24).reshape(2, 3, 4).astype("int32"), np.ones((4, 2), "int32")
     np.testing.assert_array_equal(f(ix, iw), ix @ iw)
+
+
+def test_reshapes_of_views_and_intermediates() -> None:
+    """The reshapes the pass emits, natively: of a reversed view (the last axis kept:
+    one division per row; or not), of a dead intermediate (its buffer taken over), of
+    a strided argument."""
+    X = T.tensor3("x")
+    rev = X[::-1]
+    outputs = [
+        rev.reshape((-1, X.shape[2])),
+        rev.reshape((X.shape[0], -1)),
+        T.exp(X).reshape((-1, X.shape[2])) * 2,
+        X[:, ::2].reshape((-1,)),
+    ]
+    f = arignote.function([X], outputs, mode=arignote.Mode(linker="cvm"))
+    x = np.random.default_rng(5).standard_normal((4, 6, 3))
+    r = x[::-1]
+    expected = [
+        r.reshape(-1, 3),
+        r.reshape(4, -1),
+        np.exp(x).reshape(-1, 3) * 2,
+        x[:, ::2].reshape(-1),
+    ]
+    for got, want in zip(f(x), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
