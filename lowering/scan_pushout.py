@@ -88,7 +88,13 @@ from arignote.lowering.scan_prune import PruneScan
 from arignote.lowering.specialize import AccumulateDifference, AccumulateSum, ScaleProduct
 from arignote.lowering.stabilize import defining, is_one
 
-_KNOWN_PROPERTIES = {"sequence_taps", "output_taps", "last_only", "operandSegmentSizes"}
+_KNOWN_PROPERTIES = {
+    "sequence_taps",
+    "output_taps",
+    "last_only",
+    "with_initial",
+    "operandSegmentSizes",
+}
 """The properties this pass understands; a scan with another one is left alone."""
 
 
@@ -327,6 +333,9 @@ def _rebuilt(op: ag.ScanOp, body: _Body, edit: _Edit, rewriter: PatternRewriter)
     last = [kept.index(i) for i in sorted(op.last_only_outputs) if i in kept]
     if last:
         new.last_only = DenseArrayBase.from_list(i64, last)
+    whole = [kept.index(i) for i in sorted(op.with_initial_outputs) if i in kept]
+    if whole:
+        new.with_initial = DenseArrayBase.from_list(i64, whole)
     new.attributes.update(op.attributes)
     return new
 
@@ -510,6 +519,8 @@ def _accumulation(
 ) -> _Accumulation | None:
     """The accumulation of output `index`, if its step is one this pass moves out."""
     if op.output_tap_lists[index] != (-1,) or not _last_row_uses_only(op.outputs[index]):
+        return None
+    if index in op.with_initial_outputs:  # its result holds the initial rows too
         return None
     (acc,) = body.states[index]
     value = op.yield_op.values[index]

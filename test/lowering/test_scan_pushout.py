@@ -18,10 +18,11 @@ LINKERS = ["py", "cvm"]
 
 
 def _functions(inputs, outputs, linker, **kwargs):
-    """The function with scan-pushout (the default) and without it."""
-    on = arignote.function(inputs, outputs, mode=arignote.Mode(linker=linker), **kwargs)
-    mode = arignote.Mode(linker=linker).excluding("scan-pushout")
-    off = arignote.function(inputs, outputs, mode=mode, **kwargs)
+    """The function with scan-pushout (opt-in: it runs after the fast_run passes) and
+    without it (the default)."""
+    mode = arignote.Mode(linker=linker).including("scan-pushout")
+    on = arignote.function(inputs, outputs, mode=mode, **kwargs)
+    off = arignote.function(inputs, outputs, mode=arignote.Mode(linker=linker), **kwargs)
     return on, off
 
 
@@ -97,7 +98,7 @@ def test_rnn_gradient_matches_finite_differences() -> None:
     verify_grad(
         lambda *v: _rnn(*v)[-1].sum(),
         _rnn_point(np.random.default_rng(1), steps=4, batch=2, n_in=3, hidden=3),
-        mode=arignote.Mode(linker="cvm"),
+        mode=arignote.Mode(linker="cvm").including("scan-pushout"),
         n_tests=1,
     )
 
@@ -187,7 +188,7 @@ def test_what_must_stay(linker: str) -> None:
     np.testing.assert_allclose(on(*point), off(*point), rtol=1e-12)
     IX, IW = T.itensor3("ix"), T.imatrix("iw")
     ys, _ = arignote.scan(lambda xt, w: T.dot(xt, w), sequences=IX, non_sequences=IW)
-    f = arignote.function([IX, IW], ys, mode=arignote.Mode(linker=linker))
+    f = arignote.function([IX, IW], ys, mode=arignote.Mode(linker=linker).including("scan-pushout"))
     assert _top_level(f, ag.ReshapeOp) == 0
     ix, iw = np.arange(24).reshape(2, 3, 4).astype("int32"), np.ones((4, 2), "int32")
     np.testing.assert_array_equal(f(ix, iw), ix @ iw)

@@ -181,7 +181,6 @@ def test_pipeline_table():
         "cse",
         "scan-prune",
         "dce",
-        "scan-pushout",
         "scan-last-step",
         "scan-history",
         "row-fusion",
