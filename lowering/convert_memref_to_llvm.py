@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -66,6 +65,7 @@ from arignote.lowering.llvm_utils import (
     to_llvm,
     to_llvm_all,
 )
+from arignote.lowering.rewriting import DispatchingApplier
 
 Index = int | SSAValue
 """An i64 quantity known statically (int) or at run time (SSA value)."""
@@ -415,26 +415,26 @@ class ReinterpretCastLowering(RewritePattern):
         replace_op(rewriter, op, ops, new)
 
 
+MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
+    AllocLowering(),
+    AllocaLowering(),
+    DeallocLowering(),
+    LoadLowering(),
+    StoreLowering(),
+    DimLowering(),
+    CastLowering(),
+    ExtractAlignedPointerLowering(),
+    ExtractStridedMetadataLowering(),
+    SubviewLowering(),
+    ReinterpretCastLowering(),
+)
+"""The patterns of `convert-memref-to-llvm`, in the order they are tried (stateless)."""
+
+
 class ConvertMemRefToLLVMPass(ModulePass):
     """Rewrite memref allocation, access and queries into `llvm` ops on descriptors."""
 
     name = "convert-memref-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    AllocLowering(),
-                    AllocaLowering(),
-                    DeallocLowering(),
-                    LoadLowering(),
-                    StoreLowering(),
-                    DimLowering(),
-                    CastLowering(),
-                    ExtractAlignedPointerLowering(),
-                    ExtractStridedMetadataLowering(),
-                    SubviewLowering(),
-                    ReinterpretCastLowering(),
-                ]
-            )
-        ).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(MEMREF_PATTERNS)).rewrite_module(op)

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
+
+from arignote.lowering.llvm_utils import integer_attr
+
+INDEX = IndexType()
 
 Dim = int | SSAValue
 """A dimension length: a compile-time constant or an `index` SSA value."""
@@ -50,7 +54,7 @@ class Buffer:
 
 def index_constant(b: Builder, value: int) -> SSAValue:
     """An `arith.constant` of type `index`."""
-    return b.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+    return b.insert(arith.ConstantOp(integer_attr(value, INDEX))).result
 
 
 def as_index(b: Builder, dim: Dim) -> SSAValue:

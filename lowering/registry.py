@@ -66,6 +66,12 @@ def _func_to_llvm() -> type[ModulePass]:
     return ConvertFuncToLLVMPass
 
 
+def _to_llvm() -> type[ModulePass]:
+    from arignote.lowering.convert_to_llvm import ConvertToLLVMPass
+
+    return ConvertToLLVMPass
+
+
 def _stabilize() -> type[ModulePass]:
     from arignote.lowering.stabilize import StabilizePass
 
@@ -157,6 +163,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-memref-to-llvm": _memref_to_llvm,
     "convert-cf-to-llvm": _cf_to_llvm,
     "convert-func-to-llvm": _func_to_llvm,
+    "convert-to-llvm": _to_llvm,
 }
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.

@@ -23,6 +23,7 @@
 // CHECK-NEXT:   convert-memref-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-cf-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-func-to-llvm {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   convert-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: pipelines
 // CHECK-NEXT:   to-loops {{ +}}{{[^ ].*}}
