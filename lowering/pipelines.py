@@ -36,6 +36,7 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "specialize": ("specialize", "fast_run"),
     "scan-prune": ("scan", "fast_run"),
     "dce": ("scan", "fast_run"),
+    "scan-pushout": ("scan", "scan_pushout"),  # opt-in: not in fast_run (docs/passes.md)
     "scan-last-step": ("scan", "fast_run"),
     "scan-history": ("scan", "fast_run"),
     "row-fusion": ("row_fusion", "fast_run"),

@@ -108,6 +108,12 @@ def _scan_history() -> type[ModulePass]:
     return ScanHistoryPass
 
 
+def _scan_pushout() -> type[ModulePass]:
+    from arignote.lowering.scan_pushout import ScanPushoutPass
+
+    return ScanPushoutPass
+
+
 def _canonicalize() -> type[ModulePass]:
     from arignote.lowering.canonicalize import CanonicalizePass
 
@@ -146,6 +152,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
     "scan-history": _scan_history,
+    "scan-pushout": _scan_pushout,
     "fusion": _fusion,
     "inplace-update": _inplace_update,
     "inplace": _inplace,
