@@ -6,9 +6,10 @@ them before it returns (`ag-to-loops`, `memref.alloc`/`dealloc`). glibc serves a
 raises that threshold to the block's size (up to 32 MiB) and its trim threshold to twice
 that: from then on the blocks come from the heap, but as soon as more than twice the
 largest block is free at the top of the heap, `free` gives it back to the system. A
-function whose temporaries add up to more than that (the RNN benchmark's scans: several
-1.6 MB buffers) then page-faults them all in again at every call: 3,572 minor faults per
-step here, 12.1 ms of CPU time where the same step takes 5.7 ms without them.
+function whose temporaries add up to more than that then page-faults them all in again
+at every call (the RNN benchmark's step, before its BPTT stopped copying its 1.6 MB
+sequences: 3,572 minor faults per step, 12.1 ms of CPU time where the same step took
+5.7 ms without them).
 
 `tune_malloc()` sets what glibc's dynamic thresholds would reach anyway, once and for
 all: blocks below `MMAP_THRESHOLD` (32 MiB, glibc's own maximum) come from the heap, and
