@@ -301,11 +301,12 @@ FLAGS: dict[str, Flag] = {
         ),
         Flag(
             "malloc_tuning",
-            True,
+            False,
             "Set glibc's malloc thresholds (mmap 32 MiB, trim 128 MiB) when the first "
             "function is compiled natively, so that the temporaries native code frees "
             "at each call are not returned to the system and page-faulted in again at "
-            "the next (arignote.runtime.malloc_tuning); left alone when the environment "
+            "the next (arignote.runtime.malloc_tuning); process-wide (NumPy and every "
+            "other library see it), so off by default; left alone when the environment "
             "sets MALLOC_*_ or GLIBC_TUNABLES.",
             convert=to_bool,
             expected=_BOOL,
