@@ -102,6 +102,73 @@ def pool_ir(machine: str) -> str:
     return PoolBuilder(_FUTEX[machine], _PAUSE[machine], SPIN, MAX_THREADS, OVERSPLIT).build()
 
 
+OBJECT_PREFIX = "threadpool-"
+_object_directory: str | None = None
+
+
+def set_object_directory(directory: str | None) -> None:
+    """Keep the pool's object code in `directory` (the compile cache's), so that a new
+    process loads it instead of compiling it (None: compile it in each process)."""
+    global _object_directory
+    _object_directory = directory
+
+
+def _object_key(machine: str) -> str:
+    """What the pool's object code depends on: its generator's source, its parameters,
+    the target (LLVM version, CPU)."""
+    import hashlib
+
+    from arignote.runtime import _threadpool_ir
+    from arignote.runtime.cpu import target_fingerprint
+
+    h = hashlib.blake2b(digest_size=16)
+    for path in (__file__, _threadpool_ir.__file__):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    h.update(f"{machine} {SPIN} {MAX_THREADS} {OVERSPLIT} {target_fingerprint()}".encode())
+    return h.hexdigest()
+
+
+def _compile_object(machine: str) -> bytes:
+    """The pool's object code, compiled at O1 (its code is all waiting and calls)."""
+    import llvmlite.binding as llvm
+
+    from arignote.runtime.cpu import host_cpu
+
+    triple, cpu, features = host_cpu()
+    target = llvm.Target.from_triple(triple).create_target_machine(
+        cpu=cpu, features=features, opt=1, codemodel="jitdefault"
+    )
+    module = llvm.parse_assembly(pool_ir(machine))
+    module.triple, module.data_layout = target.triple, str(target.target_data)
+    module.verify()
+    return target.emit_object(module)
+
+
+def _object_code(machine: str) -> bytes:
+    """The pool's object code: from the object directory when it holds it, else
+    compiled (and stored there, atomically)."""
+    directory = _object_directory
+    if directory is None:
+        return _compile_object(machine)
+    path = os.path.join(directory, OBJECT_PREFIX + _object_key(machine) + ".o")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        pass
+    code = _compile_object(machine)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as f:
+            f.write(code)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    return code
+
+
 class _Pool:
     """The compiled pool of this process: its engine and its control functions."""
 
@@ -112,13 +179,11 @@ class _Pool:
 
         from arignote.runtime.cpu import host_target_machine
 
-        machine = host_target_machine()
-        module = llvm.parse_assembly(pool_ir(platform.machine()))
-        module.triple, module.data_layout = machine.triple, str(machine.target_data)
-        module.verify()
-        self.engine = llvm.create_mcjit_compiler(module, machine)
-        self.engine.finalize_object()
-        address = self.engine.get_function_address
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(_object_code(platform.machine())))
+        engine.finalize_object()
+        self.engine = engine
+        address = engine.get_function_address
         self.addresses = {name: address(name) for name in SYMBOLS}
         void, i64 = None, ctypes.c_int64
         self._set_threads = ctypes.CFUNCTYPE(void, i64)(address("arignote_pool_set_threads"))

@@ -193,11 +193,19 @@ def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
     return h.hexdigest()
 
 
+def _pool_objects() -> None:
+    """The thread pool keeps its object code in the cache directory too."""
+    from arignote.runtime.threadpool import set_object_directory
+
+    set_object_directory(cache_directory())
+
+
 def load(key: str) -> Run | None:
     """The run of the entry `key`, or None (miss)."""
     from arignote.compile.mode import native_run
     from arignote.runtime import cache as store
 
+    _pool_objects()
     fn = store.load(cache_directory(), key, config.compile_cache_verbose)
     return None if fn is None else native_run(fn)
 
