@@ -159,12 +159,9 @@ def test_elementwise_matrix_splits_rows() -> None:
         assert (threadpool.dispatches() > before) == (rows * cols * 3 >= MIN_SIZE and rows > 1)
 
 
-def _logreg(openmp: bool, n: int, feats: int):
-    rng = np.random.default_rng(n)
-    x = rng.standard_normal((n, feats)).astype(np.float32)
-    y = rng.integers(0, 2, n).astype(np.float32)
+def _logreg(openmp: bool, feats: int):
     xs, ys = T.fmatrix("x"), T.fvector("y")
-    w = arignote.shared((rng.standard_normal(feats) * 0.1).astype(np.float32), name="w")
+    w = arignote.shared(np.zeros(feats, np.float32), name="w")
     b = arignote.shared(np.float32(0.0), name="b")
     p = 1 / (1 + T.exp(-T.dot(xs, w) - b))
     xent = -ys * T.log(p) - (1 - ys) * T.log(1 - p)
@@ -172,21 +169,29 @@ def _logreg(openmp: bool, n: int, feats: int):
     train = _compile(
         [xs, ys], [p > 0.5, xent], openmp, updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)]
     )
-    return train, w, b, x, y
+    return train, w, b
 
 
 @pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
-@pytest.mark.parametrize(("n", "feats"), [(17, 40), (203, 17), (64, 100)])
-def test_gemv_pair_rows_in_parallel(n: int, feats: int) -> None:
-    (par, wp, bp, x, y), (ser, ws, bs, _, _) = _logreg(True, n, feats), _logreg(False, n, feats)
-    before = threadpool.dispatches()
-    for _ in range(3):
-        got, expected = par(x, y), ser(x, y)
-        assert np.array_equal(got[0], expected[0])
-        np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(wp.get_value(), ws.get_value(), rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(bp.get_value(), bs.get_value(), rtol=1e-5, atol=1e-6)
-    assert threadpool.dispatches() > before  # 2 * feats per row: every size splits
+def test_gemv_pair_rows_in_parallel() -> None:
+    feats = 40
+    (par, wp, bp), (ser, ws, bs) = _logreg(True, feats), _logreg(False, feats)
+    rng = np.random.default_rng(3)
+    for n in (17, 203, 64, 5):  # 2 * feats units per row: all but 5 rows split
+        x = rng.standard_normal((n, feats)).astype(np.float32)
+        y = rng.integers(0, 2, n).astype(np.float32)
+        w0 = (rng.standard_normal(feats) * 0.1).astype(np.float32)
+        for w, b in ((wp, bp), (ws, bs)):
+            w.set_value(w0.copy())
+            b.set_value(np.float32(0.5))
+        before = threadpool.dispatches()
+        for _ in range(3):
+            got, expected = par(x, y), ser(x, y)
+            assert np.array_equal(got[0], expected[0])
+            np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(wp.get_value(), ws.get_value(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(bp.get_value(), bs.get_value(), rtol=1e-5, atol=1e-6)
+        assert (threadpool.dispatches() - before >= 3) == (n > 5)
 
 
 @pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
