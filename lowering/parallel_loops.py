@@ -63,6 +63,8 @@ def _product(b: Builder, values: Sequence[Dim], factor: int) -> Dim:
     for value in values:
         if isinstance(total, int) and isinstance(value, int):
             total *= value
+        elif total == 1:
+            total = value
         else:
             total = b.insert(arith.MuliOp(as_index(b, total), as_index(b, value))).result
     return total
