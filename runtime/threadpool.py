@@ -118,11 +118,11 @@ def _object_key(machine: str) -> str:
     the target (LLVM version, CPU)."""
     import hashlib
 
-    from arignote.runtime import _threadpool_ir
     from arignote.runtime.cpu import target_fingerprint
 
     h = hashlib.blake2b(digest_size=16)
-    for path in (__file__, _threadpool_ir.__file__):
+    generator = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_threadpool_ir.py")
+    for path in (__file__, generator):  # (importing the generator takes milliseconds)
         with open(path, "rb") as f:
             h.update(f.read())
     h.update(f"{machine} {SPIN} {MAX_THREADS} {OVERSPLIT} {target_fingerprint()}".encode())
