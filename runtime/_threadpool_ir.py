@@ -46,6 +46,9 @@ class PoolBuilder:
     def __init__(self, futex: int, pause: str, spin: int, max_threads: int, oversplit: int):
         self.futex_number, self.spin, self.max_threads = futex, spin, max_threads
         self.oversplit = oversplit
+        self.caller_spin = max(1, spin // 16)
+        """The caller, having done its share, spins less before sleeping: a worker
+        still running a chunk is likely to be descheduled, not about to finish."""
         m = self.module = ir.Module(name="arignote_threadpool")
         m.triple = ""
         if pause == "pause":  # x86: the spin-wait hint
@@ -109,10 +112,10 @@ class PoolBuilder:
         return fn
 
     def _build_wait_change(self) -> ir.Function:
-        """`wait_change(word, value, sleepers)`: returns once `*word != value`; spins
-        `spin` pauses, then sleeps in the kernel (counted in `*sleepers`)."""
-        fn, b = self._function("pool_wait_change", _VOID, [_PTR, _I32, _PTR])
-        word, value, sleepers = fn.args
+        """`wait_change(word, value, sleepers, spin)`: returns once `*word != value`;
+        spins `spin` pauses, then sleeps in the kernel (counted in `*sleepers`)."""
+        fn, b = self._function("pool_wait_change", _VOID, [_PTR, _I32, _PTR, _I64])
+        word, value, sleepers, spin_limit = fn.args
         spin, check, sleep, done = (
             fn.append_basic_block(n) for n in ("spin", "check", "sleep", "done")
         )
@@ -126,7 +129,7 @@ class PoolBuilder:
         b.call(self.pause, self.pause_args)
         following = b.add(count, _i64(1))
         count.add_incoming(following, check)
-        b.cbranch(b.icmp_unsigned("<", following, _i64(self.spin)), spin, sleep)
+        b.cbranch(b.icmp_unsigned("<", following, spin_limit), spin, sleep)
         b.position_at_end(sleep)
         b.atomic_rmw("add", sleepers, _i32(1), _SEQ)
         b.call(self.futex, [word, _i64(128), b.zext(value, _I64)])
@@ -242,7 +245,7 @@ class PoolBuilder:
         b.position_at_end(loop)
         seen = b.phi(_I32)
         seen.add_incoming(start, entry)
-        b.call(self.wait_change, [self.gen, seen, self.sleepers])
+        b.call(self.wait_change, [self.gen, seen, self.sleepers, _i64(self.spin)])
         current = b.load_atomic(self.gen, _SEQ, 4, typ=_I32)
         seen.add_incoming(current, run)
         stop = b.load_atomic(self.stop, _SEQ, 4, typ=_I32)
@@ -348,7 +351,7 @@ class PoolBuilder:
         left = b.load_atomic(self.pending, _SEQ, 4, typ=_I32)
         b.cbranch(b.icmp_unsigned("==", left, _i32(0)), done, sleep)
         b.position_at_end(sleep)
-        b.call(self.wait_change, [self.pending, left, self.waiting])
+        b.call(self.wait_change, [self.pending, left, self.waiting, _i64(self.caller_spin)])
         b.branch(wait)
         b.position_at_end(done)
         b.atomic_rmw("add", self.dispatch_count, _i64(1), _SEQ)
