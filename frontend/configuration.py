@@ -310,8 +310,8 @@ FLAGS: dict[str, Flag] = {
             "openmp",
             _default_openmp(),
             "Run large loops of native code on several threads (arignote's own thread "
-            "pool; OMP_NUM_THREADS, else the usable cores, sets how many): fused "
-            "elementwise loops and the row loop of gemv_pair. False compiles serial "
+            "pool; OMP_NUM_THREADS, else the usable cores, sets how many): elementwise "
+            "loops and the row loop of gemv_pair. False compiles serial "
             "code. The default is True when more than one thread is available.",
             convert=to_bool,
             expected=_BOOL,

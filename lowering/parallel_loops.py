@@ -10,8 +10,10 @@ loop needs more elements than a costly one before splitting pays (Theano's
 the pool: the op's `min_trips` is `ceil(N / work per iteration)`.
 
 Users: `ag.fused` elementwise loops (`ag_fused`: the outermost axis; a rank-1 loop in
-chunks of `VECTOR_ALIGN` elements) and the row loop of `ag.gemv_pair` (`ag_rowwise`:
-blocks of rows, one accumulator per part, summed after). Reductions stay serial.
+chunks of `VECTOR_ALIGN` elements), the kernels of single elementwise ops (`ag_kernels`:
+binary, unary, select, cast; one unit an element) and the row loop of `ag.gemv_pair`
+(`ag_rowwise`: blocks of rows, one accumulator per part, summed after). Reductions and
+copies stay serial.
 """
 
 from __future__ import annotations
@@ -55,6 +57,18 @@ def parallel_loops(min_work: int) -> Iterator[None]:
 def enabled() -> bool:
     """Whether kernels emit parallel loops now."""
     return _MIN_WORK.get() > 0
+
+
+def inside_parallel(b: Builder) -> bool:
+    """Whether `b` inserts into the body of an `ag.parallel_for` (whose loops stay
+    serial: parallel loops do not nest)."""
+    block = b.insertion_point.block
+    while block is not None:
+        parent = block.parent_op()
+        if isinstance(parent, ag.ParallelForOp):
+            return True
+        block = parent.parent_block() if parent is not None else None
+    return False
 
 
 def _product(b: Builder, values: Sequence[Dim], factor: int) -> Dim:
@@ -114,7 +128,11 @@ def parallel_nest(
     cost: int,
 ) -> None:
     """`loop_nest(b, bounds, body)` whose outermost loop is an `ag.parallel_for`;
-    each iteration of the nest does `cost` units of work."""
+    each iteration of the nest does `cost` units of work. (A plain nest inside
+    another parallel loop.)"""
+    if inside_parallel(b):
+        loop_nest(b, bounds, body)
+        return
     work = _product(b, [_static(v) for v in bounds[1:]], cost)
     one = index_constant(b, 1)
 

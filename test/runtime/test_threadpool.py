@@ -145,6 +145,18 @@ def test_elementwise_parallel_equals_serial_and_interpreter() -> None:
 
 
 @pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_single_elementwise_op_splits_from_min_size() -> None:
+    x, y = T.fvector("x"), T.fvector("y")
+    parallel, serial = _compile([x, y], x - y, True), _compile([x, y], x - y, False)
+    rng = np.random.default_rng(4)
+    for n in (999, 1000, 3001):
+        a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+        before = threadpool.dispatches()
+        assert np.array_equal(parallel(a, b), serial(a, b))
+        assert (threadpool.dispatches() > before) == (n >= MIN_SIZE)
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
 def test_elementwise_matrix_splits_rows() -> None:
     a, b = T.fmatrix("a"), T.frow("b")
     z = T.exp(a) * b + a

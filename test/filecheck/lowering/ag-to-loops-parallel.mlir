@@ -1,8 +1,8 @@
 // RUN: arignote-opt %s -p 'ag-to-loops{parallel_min_work=1000}' | filecheck %s
 // RUN: arignote-opt %s -p ag-to-loops | filecheck %s --check-prefix=SERIAL
 
-// ag-to-loops{parallel_min_work=N}: the outer loop of a fused elementwise nest, and the
-// row loop of ag.gemv_pair, become ag.parallel_for with min_trips = ceil(N / work per
+// ag-to-loops{parallel_min_work=N}: the outer loop of a fused elementwise nest and of a
+// single elementwise op, and the row loop of ag.gemv_pair, become ag.parallel_for with min_trips = ceil(N / work per
 // iteration); the default (N = 0) emits the serial loops.
 
 // A rank-1 loop: 2 ops per element, so 500 trips; chunks aligned to 64 elements.
@@ -85,4 +85,17 @@ func.func @pair(%a: tensor<?x?xf32>, %x: tensor<?xf32>, %y: tensor<?xf32>) -> (t
     ag.yield %d, %e : tensor<f32>, tensor<f32>
   }
   func.return %u, %g, %r : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}
+
+// A single elementwise op: one unit an element.
+// CHECK-LABEL: func.func @add(
+// CHECK:         %[[TRIPS:.*]] = arith.constant 1000 : index
+// CHECK:         ag.parallel_for %{{.*}} to %{{.*}} min_trips %[[TRIPS]] align 64 {
+// CHECK:           arith.addf
+// SERIAL-LABEL: func.func @add(
+// SERIAL-NOT:     ag.parallel_for
+// SERIAL:         func.return
+func.func @add(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %s = ag.add %x, %y : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+  func.return %s : tensor<?xf32>
 }
