@@ -24,7 +24,7 @@ first parallel loop; they never run Python nor take the GIL, and block every sig
 
 Dispatch: the caller publishes the job, then increments the generation counter `gen`;
 a worker waiting for a new generation spins on it for a while (`SPIN` pauses, about
-a millisecond), then sleeps in `futex(FUTEX_WAIT)` on it (the caller wakes sleepers
+0.1 to 0.3 ms), then sleeps in `futex(FUTEX_WAIT)` on it (the caller wakes sleepers
 only when there are some). Each worker decrements `pending` after its part; the caller,
 having run part 0, spins on `pending` then sleeps on it the same way. A dispatch costs
 two cache-line transfers when the workers are spinning (well under a microsecond), a
@@ -61,8 +61,11 @@ OVERSPLIT = 4
 threads as they come: a thread the OS runs late (or not at all) leaves its share to
 the others instead of holding up the loop."""
 
-SPIN = 1 << 13
-"""Pause instructions a thread spins before sleeping in the kernel."""
+SPIN = 1 << 11
+"""Pause instructions a worker spins before sleeping in the kernel (0.1 to 0.3 ms): long
+enough to stay awake between the steps of a training loop, short enough not to take
+much from the calling thread on a busy machine. The caller, waiting for chunks that
+workers still run, spins `SPIN // 16`."""
 
 _FUTEX = {"x86_64": 202, "aarch64": 98}
 """`SYS_futex` per machine."""
