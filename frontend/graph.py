@@ -379,11 +379,17 @@ class Op:
         the `inplace` pass; such an op is shown as `Elemwise{add}[(0, 1)]`)."""
         return {r: [k] for r, k in ag.destroy_map(self.ir_op).items()}
 
+    _inplace_in_props = False
+    """Whether the op shows a destroy map as `{inplace}` (Theano's `Gemm{inplace}`)
+    instead of the pairs (`Elemwise{add}[(0, 1)]`)."""
+
     def __str__(self) -> str:
         props = self.props
-        name = f"{type(self).__name__}{{{props}}}" if props else type(self).__name__
         pairs = ag.destroy_map(self.ir_op)
-        if pairs:
+        if pairs and self._inplace_in_props:
+            props = f"{props},inplace" if props else "inplace"
+        name = f"{type(self).__name__}{{{props}}}" if props else type(self).__name__
+        if pairs and not self._inplace_in_props:
             name += "[" + ", ".join(f"({r}, {k})" for r, k in pairs.items()) + "]"
         return name
 
@@ -574,7 +580,10 @@ _OP_VIEWS.update({ag.ArgMaxOp: Argmax, ag.ArgMinOp: Argmin, ag.DimOp: Shape_i})
 class Gemv(Op):
     """`alpha * A·x [+ beta * y0]` (`ag.gemv`); `props` names a transposed `A`. Also the
     fused pair of `ag.gemv_pair` (`A·x`, then `alpha * Aᵀ·g [+ beta * r0]` with `g`
-    computed row by row from `A·x`, in one pass over `A`), whose `props` are `A,A.T`."""
+    computed row by row from `A·x`, in one pass over `A`), whose `props` are `A,A.T`.
+    One that accumulates into its `y0` (`ag.destroy_map`) shows `inplace`."""
+
+    _inplace_in_props = True
 
     @property
     def props(self) -> str:
@@ -585,7 +594,10 @@ class Gemv(Op):
 
 
 class Gemm(Op):
-    """`alpha * A·B [+ beta * Z0]` (`ag.gemm`); `props` names transposed operands."""
+    """`alpha * A·B [+ beta * Z0]` (`ag.gemm`); `props` names transposed operands, and
+    `inplace` when it accumulates into `Z0`'s buffer (`ag.destroy_map`)."""
+
+    _inplace_in_props = True
 
     @property
     def props(self) -> str:

@@ -314,7 +314,7 @@ def _prepare_result(
     zero_value = ag_scalar.constant(b, 0, t)
     beta = load(b, ins[3], []) if op.acc else zero_value
     if op.acc:
-        copy(b, ins[4], out)
+        _copy_unless_same(b, op, ins[4], out)
     empty = _cmp(b, k, index_constant(b, 0), "eq")
     zero = index_constant(b, 0)
     bounds = [as_index(b, d) for d in out.dims]
@@ -330,6 +330,24 @@ def _prepare_result(
 
     loop_nest(b, bounds, scale)
     return beta, empty
+
+
+def _copy_unless_same(b: Builder, op: Operation, source: Buffer, out: Buffer) -> None:
+    """`out = source`; when the op computes over `source` (`ag.destroy_map`, set by the
+    `inplace-update` pass: `out` may then be `source`'s own buffer) the copy runs no
+    iteration if both start at the same address."""
+    if ag.destroy_map(op).get(0) != 4:
+        copy(b, source, out)
+        return
+    offset = None if _is_contiguous(source) else _metadata(b, source)[0]
+    same = _cmp(b, _address(b, source.memref, offset), _result_address(b, out), "eq")
+    zero = index_constant(b, 0)
+    rows = _select(b, same, zero, as_index(b, out.dims[0]))
+    copy(
+        b,
+        Buffer(source.memref, (rows, *source.dims[1:])),
+        Buffer(out.memref, (rows, *out.dims[1:])),
+    )
 
 
 def _unless(b: Builder, empty: SSAValue, length: SSAValue) -> SSAValue:

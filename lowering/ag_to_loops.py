@@ -542,26 +542,41 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     state = _ComputeState(b, env, entry.args[len(inputs) :], first, set())
     state.types_after = _types_after(ops, first)
     state.statements = StatementState(f.sym_name.data, env)
+    inplace = ag.result_pairs(f, ag.INPLACE_RESULTS_ATTRIBUTE)
+    returned = list(zip(state.outputs, ret.arguments, strict=True))
+    if inplace:  # returned arguments first: an in-place result may overwrite one
+        _copy_returned(b, env, [(o, v) for o, v in returned if v in f.args])
+        returned = [(o, v) for o, v in returned if v not in f.args]
     compute_ops(state, ops)
-    for out, value in zip(state.outputs, ret.arguments, strict=True):
-        if env[value].memref is not out:
-            copy(b, env[value], Buffer(out, env[value].dims))
+    _copy_returned(b, env, returned)
     state.release_pool()
     b.insert(func.ReturnOp())
+    aliased = {*inplace.values(), *(len(inputs) + r for r in inplace)}
     return func.FuncOp(
         f.sym_name.data,
         ([*inputs, *outputs], []),
         Region(entry),
-        arg_attrs=noalias_attrs(len(inputs) + len(outputs)),
+        arg_attrs=noalias_attrs(len(inputs) + len(outputs), aliased),
     )
 
 
-def noalias_attrs(count: int) -> ArrayAttr[DictionaryAttr]:
-    """`{llvm.noalias}` on each of `count` memref arguments: the runtime passes outputs
-    it has just allocated and inputs that `@f` only reads, so no argument's data is
-    written through another argument (a future in-place update that aliases an output
-    to an input must drop the attribute of both)."""
-    return ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()})] * count)
+def _copy_returned(
+    b: Builder, env: dict[SSAValue, Buffer], returned: Sequence[tuple[SSAValue, SSAValue]]
+) -> None:
+    """Copies each returned value not computed into its output buffer there."""
+    for out, value in returned:
+        if env[value].memref is not out:
+            copy(b, env[value], Buffer(out, env[value].dims))
+
+
+def noalias_attrs(count: int, aliased: set[int] | frozenset[int] = frozenset()) -> ArrayAttr:
+    """`{llvm.noalias}` on each of `count` memref arguments but those in `aliased`: the
+    runtime passes outputs it has just allocated and inputs that `@f` only reads, so no
+    argument's data is written through another argument, except the pairs of
+    `ag.inplace_results` (the `inplace-update` pass): such an output may be its
+    input's own buffer, so neither gets the attribute."""
+    noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
+    return ArrayAttr([DictionaryAttr({}) if i in aliased else noalias for i in range(count)])
 
 
 # --- the pass ----------------------------------------------------------------------------

@@ -91,10 +91,11 @@ def destroy_pairs(op: Operation, last: dict[SSAValue, Operation]) -> list[int]:
             return []
     elif not isinstance(op, ELEMENTWISE):
         return []
-    pairs: list[int] = []
-    taken: set[SSAValue] = set()
+    existing = ag.destroy_map(op)  # e.g. the `inplace-update` pass's
+    pairs: list[int] = [v for r in sorted(existing) for v in (r, existing[r])]
+    taken: set[SSAValue] = {op.operands[k] for k in existing.values()}
     for r, result in enumerate(op.results):
-        if any(isinstance(use.operation, func.ReturnOp) for use in result.uses):
+        if r in existing or any(isinstance(use.operation, func.ReturnOp) for use in result.uses):
             continue
         for k, operand in enumerate(op.operands):
             if operand in taken or operand.type != result.type:

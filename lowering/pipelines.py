@@ -34,7 +34,7 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 GRAPH_PIPELINES: dict[str, str] = {
     "fast_run": (
         "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-last-step,row-fusion,"
-        "fusion,inplace"
+        "fusion,inplace-update,inplace"
     ),
     "fast_compile": "canonicalize",
 }
@@ -50,6 +50,7 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "scan-last-step": ("scan", "fast_run"),
     "row-fusion": ("row_fusion", "fast_run"),
     "fusion": ("fusion", "fast_run"),
+    "inplace-update": ("inplace", "fast_run"),
     "inplace": ("inplace", "fast_run"),
 }
 """Graph pass name → its tags (Theano's optimizer tags), for `Mode.including/excluding`

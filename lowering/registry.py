@@ -114,6 +114,12 @@ def _inplace() -> type[ModulePass]:
     return InplacePass
 
 
+def _inplace_update() -> type[ModulePass]:
+    from arignote.lowering.inplace_update import InplaceUpdatePass
+
+    return InplaceUpdatePass
+
+
 def _profile_timers() -> type[ModulePass]:
     from arignote.lowering.profile_timers import ProfileTimersPass
 
@@ -134,6 +140,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
     "fusion": _fusion,
+    "inplace-update": _inplace_update,
     "inplace": _inplace,
     "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,

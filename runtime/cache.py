@@ -100,6 +100,7 @@ def pack(fn: NativeFunction) -> bytes:
         "inputs": [_spec_json(s) for s in fn.inputs],
         "outputs": [_spec_json(s) for s in fn.outputs],
         "messages": fn.messages,
+        "aliases": sorted(fn.aliases.items()),
         "needs_blas": module.needs_blas,
     }
     head = json.dumps(header).encode()
@@ -128,7 +129,8 @@ def _function(header: dict[str, Any], object_code: bytes) -> NativeFunction:
     module = NativeModule.from_object(object_code, bool(header["needs_blas"]))
     inputs = [TensorSpec(np.dtype(d), r) for d, r in header["inputs"]]
     outputs = [TensorSpec(np.dtype(d), r) for d, r in header["outputs"]]
-    return NativeFunction(module, header["name"], inputs, outputs, header["messages"])
+    aliases = {int(r): int(a) for r, a in header.get("aliases", [])}
+    return NativeFunction(module, header["name"], inputs, outputs, header["messages"], aliases)
 
 
 # --- the directory -------------------------------------------------------------------------

@@ -14,8 +14,11 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    pointer; reads the data pointer, dimensions and strides from the `PyArrayObject`;
 2. fills the memref descriptors (on its own stack: calls are thread-safe), calls
    `f__shape`;
-3. allocates the outputs with numpy's `PyArray_New` (from the `_ARRAY_API` capsule),
-   calls `f` (releasing the GIL when the arrays are large), and
+3. allocates the outputs with numpy's `PyArray_New` (from the `_ARRAY_API` capsule) --
+   except an output computed in an input's buffer (`ArgSpec.donor`, see
+   `arignote.runtime.native`), which is that input itself (a new reference) when it is
+   C-contiguous, writable, of the output's shape and overlaps no other input's memory
+   --, calls `f` (releasing the GIL when the arrays are large), and
 4. returns the single result, or a new list of the results.
 
 When anything is unusual (a wrong argument count, a non-array, another dtype or rank, a
@@ -56,6 +59,8 @@ GIL_RELEASE_ELEMENTS = 1 << 16
 hold at least this many elements together (below, the release costs more than it frees)."""
 
 METH_FASTCALL = 0x0080
+NPY_C_CONTIGUOUS = 0x0001
+NPY_WRITEABLE = 0x0400
 
 _PTR = ir.PointerType()
 _I8 = ir.IntType(8)
@@ -76,6 +81,7 @@ class Layout:
     dimensions: int = 32
     strides: int = 40
     descr: int = 56
+    flags: int = 64
     descr_byteorder: int = 26
     descr_type_num: int = 28
 
@@ -95,6 +101,7 @@ def _layout_holds(layout: Layout, array: np.ndarray) -> bool:
         and _read(base + layout.data, ptr) == array.ctypes.data
         and _read(base + layout.nd, i32) == array.ndim
         and descr == id(array.dtype)
+        and _read(base + layout.flags, i32) == array.flags.num
         and _read(descr + layout.descr_type_num, i32) == array.dtype.num
         and bytes([_read(descr + layout.descr_byteorder, ctypes.c_uint8)]).decode()
         == array.dtype.byteorder
@@ -219,17 +226,20 @@ class ArgSpec:
     static: tuple[tuple[int, int], ...] = ()
     """`(axis, length)` of the axes whose length is fixed (inputs only), e.g. the
     broadcastable axes (length 1)."""
+    donor: int | None = None
+    """(Outputs only) the input whose array may be this output's buffer."""
 
 
-def arg_spec(dtype: np.dtype, shape: Sequence[int]) -> ArgSpec:
+def arg_spec(dtype: np.dtype, shape: Sequence[int], donor: int | None = None) -> ArgSpec:
     """The `ArgSpec` of arrays of `dtype` and `shape` (-1 for an axis of any length):
-    every numpy type number whose dtype equals `dtype` (e.g. both of int64's) is accepted."""
+    every numpy type number whose dtype equals `dtype` (e.g. both of int64's) is accepted.
+    `donor`: for an output, the input whose buffer it may be computed in."""
     dtype = np.dtype(dtype)
     nums = [dtype.num] + sorted(
         {np.dtype(c).num for c in np.typecodes["All"] if np.dtype(c) == dtype} - {dtype.num}
     )
     static = tuple((k, n) for k, n in enumerate(shape) if n >= 0)
-    return ArgSpec(tuple(nums), dtype.itemsize, dtype.alignment, len(shape), static)
+    return ArgSpec(tuple(nums), dtype.itemsize, dtype.alignment, len(shape), static, donor)
 
 
 class _EntryBuilder:
@@ -266,6 +276,8 @@ class _EntryBuilder:
         self.entry.args[0].name, self.entry.args[1].name = "self", "args"
         self.entry.args[2].name = "nargs"
         self.b = ir.IRBuilder(self.entry.append_basic_block("entry"))
+        self.read: list[tuple[ir.Value, ir.Value, list[ir.Value], list[ir.Value]]] = []
+        """Per input read so far: its object, data pointer, dimensions, byte strides."""
         self.fallback = self.entry.append_basic_block("fallback")
 
     # small helpers: every address is an opaque `ptr` plus a byte offset
@@ -348,9 +360,13 @@ class _EntryBuilder:
         strides_ptr = self.field(obj, lay.strides, _PTR)
         desc = self.descriptor(spec.rank, data, f"in{i}")
         count: ir.Value = ir.Constant(_I64, 1)
+        read = (obj, data, [], [])
+        self.read.append(read)
         for k in range(spec.rank):
             dim = self.field(dims_ptr, 8 * k, _I64)
             stride = self.field(strides_ptr, 8 * k, _I64)
+            read[2].append(dim)
+            read[3].append(stride)
             for axis, length in spec.static:
                 if axis == k:
                     ok = b.and_(ok, b.icmp_signed("==", dim, ir.Constant(_I64, length)))
@@ -415,7 +431,10 @@ class _EntryBuilder:
                 ir.Constant(_I32, 0),
                 ir.Constant(_PTR, None),
             ]
-            obj = b.call(self.array_new, args, name=f"out{j}")
+            if spec.donor is None:
+                obj = b.call(self.array_new, args, name=f"out{j}")
+            else:
+                obj = self.donated_or_new(spec, shape, args, f"out{j}")
             self.unless_null(obj, objects)
             objects.append(obj)
             desc = self.descriptor(spec.rank, self.field(obj, lay.data, _PTR), f"out{j}_desc")
@@ -428,6 +447,61 @@ class _EntryBuilder:
             descriptors.append(desc)
             offset += spec.rank
         return objects, descriptors, count
+
+    def donated_or_new(
+        self, spec: ArgSpec, shape: ir.Value, args: list[ir.Value], name: str
+    ) -> ir.Value:
+        """The output array: the donor input (a new reference) when `may_donate`, else
+        a new array from `PyArray_New(*args)` (NULL on failure)."""
+        b = self.b
+        assert spec.donor is not None
+        donor = self.read[spec.donor][0]
+        ok = self.may_donate(spec.donor, shape, spec.rank)
+        with b.if_else(ok) as (donated, allocated):
+            with donated:
+                b.call(self.incref, [donor])
+                donated_block = b.block
+            with allocated:
+                made = b.call(self.array_new, args)
+                allocated_block = b.block
+        obj = b.phi(_PTR, name=name)
+        obj.add_incoming(donor, donated_block)
+        obj.add_incoming(made, allocated_block)
+        return obj
+
+    def may_donate(self, a: int, shape: ir.Value, rank: int) -> ir.Value:
+        """Whether input `a` is C-contiguous, writable, of the `rank` dimensions at
+        `shape`, and overlaps no other input's memory."""
+        b = self.b
+        obj, _, dims, _ = self.read[a]
+        wanted = ir.Constant(_I32, NPY_C_CONTIGUOUS | NPY_WRITEABLE)
+        flags = self.field(obj, self.layout.flags, _I32)
+        ok = b.icmp_signed("==", b.and_(flags, wanted), wanted)
+        for k in range(rank):
+            ok = b.and_(ok, b.icmp_signed("==", dims[k], self.field(shape, 8 * k, _I64)))
+        lo, hi, empty = self.extent(a)
+        for i in range(len(self.read)):
+            if i != a:
+                other_lo, other_hi, other_empty = self.extent(i)
+                below = b.icmp_unsigned("<=", other_hi, lo)
+                apart = b.or_(below, b.icmp_unsigned("<=", hi, other_lo))
+                ok = b.and_(ok, b.or_(apart, b.or_(empty, other_empty)))
+        return ok
+
+    def extent(self, i: int) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """The bytes input `i` spans, `[lo, hi)` as integers, and whether it is empty."""
+        b = self.b
+        _, data, dims, strides = self.read[i]
+        lo = b.ptrtoint(data, _I64)
+        hi = b.add(lo, ir.Constant(_I64, self.inputs[i].itemsize))
+        empty: ir.Value = ir.Constant(ir.IntType(1), 0)
+        zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+        for dim, stride in zip(dims, strides, strict=True):
+            span = b.mul(b.sub(dim, one), stride)
+            lo = b.add(lo, b.select(b.icmp_signed("<", span, zero), span, zero))
+            hi = b.add(hi, b.select(b.icmp_signed(">", span, zero), span, zero))
+            empty = b.or_(empty, b.icmp_signed("==", dim, zero))
+        return lo, hi, empty
 
     def unless_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
         """Continue when `obj` is not NULL; else release `made` and return NULL."""

@@ -11,6 +11,12 @@ memref descriptors:
   string) is filled with `(a, b)`.
 * `void f(x0*, ..., xn*, r0*, ..., rm*)`: computes the results into caller-allocated
   contiguous buffers of the shapes that `f__shape` returned.
+
+A function may pair results with inputs (`aliases`, from the `ag.inplace_results` of the
+`inplace-update` pass): result `r` may then be computed in input `a`'s own buffer. The
+caller passes `a`'s array as `r`'s buffer (and returns it as the result) when it is a
+C-contiguous, writable array of `r`'s shape that shares no memory with another input;
+otherwise a fresh buffer, as for any result.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -97,11 +103,14 @@ class NativeFunction:
         inputs: Sequence[SpecLike],
         outputs: Sequence[SpecLike],
         messages: Sequence[str],
+        aliases: Mapping[int, int] | None = None,
     ):
         self.name = name
         self.inputs = [_spec(s) for s in inputs]
         self.outputs = [_spec(s) for s in outputs]
         self.messages = list(messages)
+        self.aliases: dict[int, int] = dict(aliases or {})
+        """Result index → the input whose buffer it may be computed in (module doc)."""
         self._module = module  # keeps the JIT-ed code alive
         pointers = [ctypes.c_void_p] * len(self.inputs)
         shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
@@ -153,9 +162,14 @@ class NativeFunction:
             self._raise_check(code, frame.buffer, frame.err_offset)
         dims = frame.dims.unpack_from(frame.buffer, frame.dims_offset)
         results, values, offset = [], [], 0
-        for spec in self.outputs:
-            result = np.empty(dims[offset : offset + spec.rank], spec.dtype)
+        for j, spec in enumerate(self.outputs):
+            shape = dims[offset : offset + spec.rank]
             offset += spec.rank
+            donor = self.aliases.get(j)
+            if donor is not None and _may_donate(natives, arrays, donor, shape):
+                result = natives[donor]
+            else:
+                result = np.empty(shape, spec.dtype)
             results.append(result)
             _descriptor_values(values, result)
         if values:
@@ -181,19 +195,26 @@ def compile_function(
     inputs: Sequence[TensorType],
     outputs: Sequence[TensorType],
     messages: Sequence[str],
+    aliases: Mapping[int, int] | None = None,
 ) -> NativeFunction:
     """Compile the `llvm`-dialect `module` holding `@name` and `@name__shape` (lowered
     from a function of tensors of types `inputs` -> `outputs`) with a CPython entry
-    point `@name__entry` (when this process supports one), and wrap it."""
+    point `@name__entry` (when this process supports one), and wrap it. `aliases`:
+    result index → the input whose buffer it may be computed in (module doc)."""
     from xdsl.dialects.builtin import ModuleOp
 
     assert isinstance(module, ModuleOp)
+    aliases = dict(aliases or {})
     extra = []
     if register_symbols():
         specs = [arg_spec(numpy_dtype(t.element_type), t.get_shape()) for t in inputs]
-        results = [arg_spec(numpy_dtype(t.element_type), t.get_shape()) for t in outputs]
+        results = [
+            arg_spec(numpy_dtype(t.element_type), t.get_shape(), aliases.get(j))
+            for j, t in enumerate(outputs)
+        ]
         extra.append(entry_ir(name, specs, results))
-    return NativeFunction(NativeModule(module, extra), name, inputs, outputs, messages)
+    module = NativeModule(module, extra)
+    return NativeFunction(module, name, inputs, outputs, messages, aliases)
 
 
 _WORD = 8  # every descriptor field is a pointer or an int64
@@ -234,6 +255,22 @@ class _Frame:
         out_addresses = list(base + self.outputs_offset + _WORD * n for n in _starts(out_words))
         self.shape_args = (*in_addresses, base + dims_desc, base + err_desc)
         self.compute_args = (*in_addresses, *out_addresses)
+
+
+def _may_donate(
+    natives: Sequence[np.ndarray], arrays: Sequence[object], donor: int, shape: Sequence[int]
+) -> bool:
+    """Whether input `donor` may serve as the buffer of a result of `shape`: the caller's
+    own array (not a converted copy), C-contiguous, writable, of that shape, sharing no
+    memory with another input."""
+    array = natives[donor]
+    if array is not arrays[donor] or array.shape != tuple(shape):
+        return False
+    if not (array.flags.c_contiguous and array.flags.writeable):
+        return False
+    return not any(
+        i != donor and np.may_share_memory(array, other) for i, other in enumerate(natives)
+    )
 
 
 def _starts(sizes: Sequence[int]) -> list[int]:

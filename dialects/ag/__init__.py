@@ -141,6 +141,12 @@ from arignote.dialects.ag.reductions import (
 )
 from arignote.dialects.ag.rowwise import ROW_OPS, GemvPairOp
 from arignote.dialects.ag.scan import ScanOp
+from arignote.dialects.ag.updates import (
+    INPLACE_RESULTS_ATTRIBUTE,
+    UPDATES_ATTRIBUTE,
+    result_pairs,
+    set_result_pairs,
+)
 
 BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     AddOp,
@@ -217,6 +223,10 @@ __all__ = [
     "destroy_map",
     "set_destroy_map",
     "verify_destroy_map",
+    "UPDATES_ATTRIBUTE",
+    "INPLACE_RESULTS_ATTRIBUTE",
+    "result_pairs",
+    "set_result_pairs",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",

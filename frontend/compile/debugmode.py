@@ -12,7 +12,9 @@ reshape that needs other lengths), that pass is not checked.
 Call time: the reference interpreter runs the *unoptimized* module and native code the
 optimized one, on the same arguments (the interpreter on copies):
 
-- an argument array that the native call changed → `BadDestroyMap`;
+- an argument array that the native call changed → `BadDestroyMap`, unless the optimized
+  function declares that a result may be computed in that argument's buffer
+  (`ag.inplace_results`, the `inplace-update` pass) and the result is that buffer;
 - an output that differs beyond the tolerance of its dtype (float32: rtol 1e-4 and atol
   1e-5; float64: rtol 1e-10 and atol 1e-12; integers and bools exactly; NaNs must sit at
   the same places) → `BadThunkOutput`, naming the output and, found by compiling each node
@@ -230,6 +232,12 @@ def random_inputs(func: FuncOp, length: int, rng: np.random.Generator) -> list[n
     return arrays
 
 
+def _inplace_results(module: ModuleOp) -> dict[int, int]:
+    """The `ag.inplace_results` of the module's function: result → argument."""
+    f = module.ops.first
+    return ag.result_pairs(f, ag.INPLACE_RESULTS_ATTRIBUTE) if isinstance(f, FuncOp) else {}
+
+
 def _symbol(module: ModuleOp) -> str:
     func = module.ops.first
     assert isinstance(func, FuncOp)
@@ -414,6 +422,7 @@ class _DebugRun:
         self.optimized = optimized
         self.input_names = _input_names(module)
         self.output_names = _output_names(module)
+        self.destroyed = {a: r for r, a in _inplace_results(optimized).items()}
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         arrays = [np.asarray(a) for a in arrays]
@@ -421,7 +430,7 @@ class _DebugRun:
         expected = self.reference([np.array(a, copy=True) for a in arrays])
         results = self.tested(arrays)
         for i, (before, after) in enumerate(zip(originals, arrays, strict=True)):
-            if not _same_array(before, after):
+            if not _same_array(before, after) and not self._declared(i, after, results):
                 raise BadDestroyMap(i, self.input_names[i], before, np.array(after, copy=True))
         for r, (a, b) in enumerate(zip(expected, results, strict=True)):
             if not values_match(a, b, self.mode.tolerances):
@@ -431,6 +440,12 @@ class _DebugRun:
                 if value.dtype.kind == "f" and not np.isfinite(value).all():
                     self._invalid(self.output_names[r], value, originals)
         return results
+
+    def _declared(self, i: int, after: np.ndarray, results: list[np.ndarray]) -> bool:
+        """Whether argument `i` was overwritten by the result declared to take its buffer
+        (`ag.inplace_results`)."""
+        r = self.destroyed.get(i)
+        return r is not None and np.shares_memory(after, results[r])
 
     def _bad_output(self, r: int, a: Any, b: Any, inputs: list[np.ndarray]) -> None:
         culprit: Operation | None = None

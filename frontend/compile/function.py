@@ -12,8 +12,9 @@ lowered to LLVM and compiled to native code.
 A call checks every argument against its input's type (a `TypeError` naming the
 input), appends the current values of the shared variables, runs the code, and only then
 stores the updated values: every output and every new value is computed from the old
-values. Both runtimes return fresh arrays, so storing an update swaps a reference and
-copies nothing.
+values. Storing an update swaps a reference and copies nothing; native code usually
+returns the stored array itself, having computed the new value in it (`ag.updates` on
+the emitted function lets the `inplace-update` pass do so, see `sharedvalue`).
 """
 
 from __future__ import annotations
@@ -235,6 +236,19 @@ class _Plan:
         return self.out_values + [v for _, v in self.updates] + [v for _, v in self.input_updates]
 
 
+def _mark_updates(module: ModuleOp, plan: _Plan, shared_args: Sequence[SharedVariable]) -> None:
+    """`ag.updates` on the function: each updated shared variable's result and argument
+    (the `inplace-update` pass may then compute the result over the old value)."""
+    n_in, n_out = len(plan.ins), len(plan.out_values)
+    position = {id(sv): n_in + i for i, sv in enumerate(shared_args)}
+    pairs = {
+        n_out + j: position[id(sv)] for j, (sv, _) in enumerate(plan.updates) if id(sv) in position
+    }
+    f = module.ops.first
+    assert isinstance(f, FuncOp)
+    ag.set_result_pairs(f, ag.UPDATES_ATTRIBUTE, pairs)
+
+
 class _Compiled:
     """The code of a plan: the emitted module and the callable running it."""
 
@@ -248,6 +262,7 @@ class _Compiled:
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
         start = time.perf_counter()
         self.module = _emit(args, names, results, symbol)
+        _mark_updates(self.module, plan, self.shared_args)
         if plan.profile is not None:
             from arignote.compile.profiling import compile_profiled
 

@@ -262,7 +262,21 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     out_types = list(func.function_type.outputs.data)
     lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline, loops_pipeline())
     checks = lowered.checks.get(f"{symbol}__shape", [])
-    return compile_function(lowered.module, symbol, in_types, out_types, checks)
+    aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
+    return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)
+
+
+def _inplace_results(module: ModuleOp, symbol: str) -> dict[int, int]:
+    """The `ag.inplace_results` of `@symbol` in the optimized `module` (the results the
+    native runtime may compute in an input's buffer)."""
+    from xdsl.dialects.func import FuncOp
+
+    from arignote.dialects import ag
+
+    for op in module.ops:
+        if isinstance(op, FuncOp) and op.sym_name.data == symbol:
+            return ag.result_pairs(op, ag.INPLACE_RESULTS_ATTRIBUTE)
+    return {}
 
 
 def native_run(fn: Any) -> Run:

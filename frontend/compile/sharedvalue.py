@@ -3,9 +3,13 @@
 A `SharedVariable` is an input variable (the argument of a detached block, like
 `make_input`'s) that also owns a value. `function()` makes every shared variable its
 graph reads an extra argument of the compiled function, fed from that value at each
-call, and an update replaces the value by the array the call computed (the reference is
-swapped, nothing is copied: both runtimes return fresh arrays, the native one allocates a
-new buffer per call).
+call, and an update replaces the value by the array the call computed. Native code
+computes most updates in the stored array itself (the `inplace-update` pass: `W - lr * g`
+becomes a BLAS gemm accumulating into `W`'s buffer), and allocates a new array when it
+cannot (another shape, a non-contiguous or read-only array, or one sharing memory with
+another input); the reference interpreter always returns a new array. Either way no
+array returned by `get_value()` (a copy) changes; an array from `get_value(borrow=True)`
+or given to `shared`/`set_value` with `borrow=True` may, as in Theano.
 """
 
 from __future__ import annotations
@@ -94,14 +98,15 @@ class SharedVariable(Variable):
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
         """The value; a copy unless `borrow=True`, which returns the stored array itself
-        (which a later update replaces rather than modifies)."""
+        (which a later update may modify in place, or replace: see the module doc)."""
         value = self._storage.value
         return value if borrow else value.copy()
 
     def set_value(self, new_value: Any, borrow: bool = False) -> None:
         """Store `new_value` (checked and converted like a function input); it is copied
         unless `borrow=True`, in which case the array itself is stored when it already
-        has the right dtype (later changes to it are seen by the functions)."""
+        has the right dtype (later changes to it are seen by the functions, and their
+        updates may write into it)."""
         array = filter_value(self._type, new_value, self.strict, self.allow_downcast)
         if (
             not borrow

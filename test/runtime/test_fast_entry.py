@@ -143,7 +143,7 @@ def test_outputs_updates_and_shared_variables() -> None:
     np.testing.assert_array_equal(first, [0, 0, 0])
     np.testing.assert_array_equal(second, [1, 1, 1])
     new = acc.get_value(borrow=True)
-    assert new is not old  # the update swaps the reference
+    assert new is old  # the update is computed in the stored array (inplace-update)
     np.testing.assert_array_equal(new, [1, 1, 1])
     np.testing.assert_array_equal(f(a)[0], [1, 1, 1])
     assert fast_calls(f) == 2

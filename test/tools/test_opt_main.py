@@ -184,6 +184,7 @@ def test_pipeline_table():
         "scan-last-step",
         "row-fusion",
         "fusion",
+        "inplace-update",
         "inplace",
     ]
 

@@ -12,6 +12,7 @@
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   inplace-update {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
