@@ -405,7 +405,9 @@ def _parallel_rows(b: Builder, kernel: _PairKernel, a: Buffer, x: Buffer) -> Non
     r = kernel.r
     cols = as_index(b, r.dims[0])
     one = index_constant(b, 1)
-    width = b.insert(ag.ParallelWidthOp()).width
+    # half the pool's chunks: each adds a scratch row to zero and to sum
+    half = b.insert(arith.DivUIOp(b.insert(ag.ParallelWidthOp()).width, index_constant(b, 2)))
+    width = b.insert(arith.MaxUIOp(half.result, one)).result
     extra = b.insert(arith.SubiOp(width, one)).result
     size = b.insert(arith.MuliOp(extra, cols)).result
     flat = MemRefType(r.element_type, [DYNAMIC_INDEX])

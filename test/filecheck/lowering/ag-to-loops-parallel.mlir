@@ -51,11 +51,14 @@ func.func @mat(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
   func.return %r : tensor<?x?xf64>
 }
 
-// gemv_pair: up to ag.parallel_width chunks of rows (boundaries at multiples of the
-// 8-row block); chunk 0 adds its rows into r, chunk k > 0 into its own zeroed row k-1
+// gemv_pair: up to half ag.parallel_width chunks of rows, at least 1 (boundaries at
+// multiples of the 8-row block); chunk 0 adds its rows into r, chunk k > 0 into its own zeroed row k-1
 // of a (width - 1) x columns scratch buffer; those are added to r, in order, after.
 // CHECK-LABEL: func.func @pair(
-// CHECK:         %[[W:.*]] = ag.parallel_width : index
+// CHECK:         %[[POOL:.*]] = ag.parallel_width : index
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[HALF:.*]] = arith.divui %[[POOL]], %[[TWO]] : index
+// CHECK-NEXT:    %[[W:.*]] = arith.maxui %[[HALF]], %{{.*}} : index
 // CHECK-NEXT:    %[[EXTRA:.*]] = arith.subi %[[W]], %{{.*}} : index
 // CHECK-NEXT:    %[[SIZE:.*]] = arith.muli %[[EXTRA]], %d_1 : index
 // CHECK-NEXT:    %[[PARTIALS:.*]] = memref.alloc(%[[SIZE]]) : memref<?xf32>
