@@ -65,7 +65,18 @@ SPIN = 1 << 11
 """Pause instructions a worker spins before sleeping in the kernel (0.1 to 0.3 ms): long
 enough to stay awake between the steps of a training loop, short enough not to take
 much from the calling thread on a busy machine. The caller, waiting for chunks that
-workers still run, spins `SPIN // 16`."""
+workers still run, spins `SPIN // 16`. `OMP_WAIT_POLICY` changes it (`spin_count`)."""
+
+WAIT_POLICY_SPIN = {"passive": 64, "active": 1 << 15}
+"""Spins for OpenMP's `OMP_WAIT_POLICY`: `passive` sleeps almost at once (best when
+other processes keep every core busy), `active` spins a few milliseconds."""
+
+
+def spin_count() -> int:
+    """`SPIN`, or the spin of `OMP_WAIT_POLICY` (`passive` / `active`) when it is set."""
+    policy = os.environ.get("OMP_WAIT_POLICY", "").strip().lower()
+    return WAIT_POLICY_SPIN.get(policy, SPIN)
+
 
 _FUTEX = {"x86_64": 202, "aarch64": 98}
 """`SYS_futex` per machine."""
@@ -102,7 +113,8 @@ def pool_ir(machine: str) -> str:
     """The LLVM IR text of the pool for `machine` (`platform.machine()`)."""
     from arignote.runtime._threadpool_ir import PoolBuilder
 
-    return PoolBuilder(_FUTEX[machine], _PAUSE[machine], SPIN, MAX_THREADS, OVERSPLIT).build()
+    spin = spin_count()
+    return PoolBuilder(_FUTEX[machine], _PAUSE[machine], spin, MAX_THREADS, OVERSPLIT).build()
 
 
 OBJECT_PREFIX = "threadpool-"
@@ -128,7 +140,7 @@ def _object_key(machine: str) -> str:
     for path in (__file__, generator):  # (importing the generator takes milliseconds)
         with open(path, "rb") as f:
             h.update(f.read())
-    h.update(f"{machine} {SPIN} {MAX_THREADS} {OVERSPLIT} {target_fingerprint()}".encode())
+    h.update(f"{machine} {spin_count()} {MAX_THREADS} {OVERSPLIT} {target_fingerprint()}".encode())
     return h.hexdigest()
 
 

@@ -104,6 +104,14 @@ def test_serial_below_min_trips_or_one_thread(fill) -> None:
         assert threadpool.workers() == threadpool.threads() - 1
 
 
+def test_wait_policy_sets_the_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert threadpool.spin_count() == threadpool.SPIN
+    for policy, spin in (("PASSIVE", 64), (" active", 1 << 15), ("other", threadpool.SPIN)):
+        monkeypatch.setenv("OMP_WAIT_POLICY", policy)
+        assert threadpool.spin_count() == spin
+
+
 def test_set_threads_checks_its_argument() -> None:
     for bad in (0, -1, threadpool.MAX_THREADS + 1, 2.0, True):
         with pytest.raises(ValueError, match="set_threads: count must be an integer"):
