@@ -383,6 +383,12 @@ class Op:
     """Whether the op shows a destroy map as `{inplace}` (Theano's `Gemm{inplace}`)
     instead of the pairs (`Elemwise{add}[(0, 1)]`)."""
 
+    @property
+    def view_map(self) -> dict[int, list[int]]:
+        """Theano's `view_map`: output index → the input indices whose memory it may share
+        (`{0: [0]}` for `Subtensor`: native code reads it through a strided view)."""
+        return {r: [k] for r, k in ag.view_map(self.ir_op).items()}
+
     def __str__(self) -> str:
         props = self.props
         pairs = ag.destroy_map(self.ir_op)

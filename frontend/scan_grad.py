@@ -12,6 +12,12 @@ reverse scan carries, per fed-back output and tap `-k`, the gradient sent to the
 gradients of the non-sequences; the gradients of the sequence slices are stacked and
 added back into place. `truncate_gradient=k` runs the reverse scan over the last `k`
 steps only.
+
+The reverse scan's sequences are reversed windows of the forward values (basic
+subtensors: views in native code); the states the steps started from are
+`concatenate(init[:L], hs)`, which the `scan-history` pass turns into the forward scan's
+own history buffer. An incoming gradient that is zeros but for the last row (a cost of
+`h[-1]`) seeds the carried gradient of tap -1 instead of being a sequence (`_seeds`).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from arignote.dialects import ag
 from arignote.graph import Variable, variable_of
+from arignote.runtime.dtypes import constant_array
 from arignote.tensor import basic as T
 from arignote.tensor import subtensor as S
 from arignote.tensor.grad_rules import RULES, is_float
@@ -72,6 +80,40 @@ def _window(x: Variable, first: int, n: Variable) -> Variable:
     return x[first : first + n][::-1]
 
 
+def _constant_data(value: SSAValue) -> np.ndarray | None:
+    owner = value.owner
+    if isinstance(owner, ag.ConstantOp):
+        return constant_array(owner.value)
+    return None
+
+
+def _is_zeros(value: SSAValue) -> bool:
+    """Whether `value` is zeros as the gradient machinery builds them: a zero constant, an
+    `ag.alloc` of one, or `fill(model, 0)` (`select(true, 0, model)`, `zeros_like`)."""
+    owner = value.owner
+    if isinstance(owner, ag.SelectOp):
+        cond, zero = _constant_data(owner.cond), _constant_data(owner.true_value)
+        return cond is not None and bool(np.all(cond)) and zero is not None and not zero.any()
+    if isinstance(owner, ag.AllocOp):
+        value = owner.value
+    data = _constant_data(value)
+    return data is not None and not data.any()
+
+
+def _last_row_seed(g: Variable) -> Variable | None:
+    """`v` when `g` is zeros with `v` added to (or set at) its last row, `inc_subtensor(
+    zeros_like(h)[-1], v)`: the gradient of a cost reading `h[-1]`, which then need not be
+    fed to the reverse scan as a sequence of mostly zero rows."""
+    op = g.value.owner
+    if not isinstance(op, ag.IncSubtensorOp | ag.SetSubtensorOp) or op.dynamic:
+        return None
+    (kind, start, _, _), *rest = op.entries()
+    full = (ag.SLICE, ag.SLICE_NONE, ag.SLICE_NONE, ag.SLICE_NONE)
+    if kind != ag.INDEX or start != -1 or any(e != full for e in rest):
+        return None
+    return variable_of(op.value) if _is_zeros(op.input) else None
+
+
 @dataclass
 class _Reverse:
     """The reverse scan's inputs, in the order of its step function's arguments."""
@@ -79,6 +121,10 @@ class _Reverse:
     sequences: list[Variable]
     outputs_info: list[Any]
     float_outputs: list[int]
+    gz_outputs: list[int]
+    """The float outputs whose incoming gradient is a sequence of the reverse scan (for a
+    fed-back output it may be zeros, then the carried gradients are all there is, or
+    zeros but for the last row, then that row seeds the carried gradient: `_seeds`)."""
     taps: list[tuple[int, int]]  # (recurrent position j, k) per carried tap gradient
     float_nonseqs: list[int]
     float_seq_taps: list[tuple[int, int]]  # (sequence i, tap) per sequence gradient
@@ -88,7 +134,13 @@ def _reverse_inputs(
     parts: _Parts, outputs: Sequence[Variable], gz: Sequence[Variable], n: Variable
 ) -> _Reverse:
     float_outputs = [i for i, o in enumerate(outputs) if is_float(o)]
-    sequences = [gz[i][::-1] for i in float_outputs]
+    seeds = _seeds(parts, gz, float_outputs)
+    gz_outputs = [
+        i
+        for i in float_outputs
+        if i not in seeds and not (i in parts.recurrent and _is_zeros(gz[i].value))
+    ]
+    sequences = [gz[i][::-1] for i in gz_outputs]
     for seq, taps in zip(parts.seqs, parts.seq_taps, strict=True):
         sequences += [_window(seq, k - min(taps), n) for k in taps]
     for j, i in enumerate(parts.recurrent):
@@ -96,13 +148,13 @@ def _reverse_inputs(
         history = S.concatenate([parts.inits[j][:depth], outputs[i]])
         sequences += [_window(history, depth + k, n) for k in parts.out_taps[i]]
     sequences += [outputs[i][::-1] for i in float_outputs]  # the forward values
-    rev = _Reverse(sequences, [], float_outputs, [], [], [])
+    rev = _Reverse(sequences, [], float_outputs, gz_outputs, [], [], [])
     for j, i in enumerate(parts.recurrent):
         if not is_float(outputs[i]):
             continue
         for k in parts.out_taps[i]:
             zero = T.zeros_like(parts.inits[j][:-k])
-            initial = T.zeros_like(parts.inits[j][0]) if k == -1 else zero
+            initial = _row_initial(parts.inits[j][0], seeds.get(i)) if k == -1 else zero
             rev.outputs_info.append(dict(initial=initial, taps=[k]))
             rev.taps.append((j, k))
     for m, v in enumerate(parts.nonseqs):
@@ -116,6 +168,29 @@ def _reverse_inputs(
     return rev
 
 
+def _seeds(parts: _Parts, gz: Sequence[Variable], float_outputs: Sequence[int]) -> dict[int, Any]:
+    """Fed-back outputs (with a tap -1) whose incoming gradient is zeros but for the last
+    row (`_last_row_seed`) → that row. The reverse scan's first step is the forward scan's
+    last (truncated or not), so the row becomes the initial value of the gradient it
+    carries for tap -1 instead of a sequence."""
+    seeds: dict[int, Any] = {}
+    for i in float_outputs:
+        if i in parts.recurrent and -1 in parts.out_taps[i]:
+            seed = _last_row_seed(gz[i])
+            if seed is not None:
+                seeds[i] = seed
+    return seeds
+
+
+def _row_initial(row: Variable, seed: Variable | None) -> Variable:
+    """The initial carried gradient of tap -1: zeros of `row`'s shape plus the seed."""
+    if seed is None:
+        return T.zeros_like(row)
+    if seed.type == row.type:  # the seed fills the row exactly (checked by inc_subtensor)
+        return seed
+    return T.zeros_like(row) + T.cast(seed, row.dtype)
+
+
 def _backward_step(op: ag.ScanOp, parts: _Parts, rev: _Reverse) -> Any:
     """The reverse scan's step function."""
     from arignote.gradient import grad
@@ -125,17 +200,17 @@ def _backward_step(op: ag.ScanOp, parts: _Parts, rev: _Reverse) -> Any:
 
     def step(*args: Variable) -> list[Variable]:
         args_list = list(args)
-        gys = args_list[: len(rev.float_outputs)]
-        rest = args_list[len(rev.float_outputs) :]
+        gys = args_list[: len(rev.gz_outputs)]
+        rest = args_list[len(rev.gz_outputs) :]
         forward_args = rest[: n_seq_args + n_state_args]
         rest = rest[n_seq_args + n_state_args :]
         forward_outs, rest = rest[: len(rev.float_outputs)], rest[len(rev.float_outputs) :]
         carried, rest = rest[: len(rev.taps)], rest[len(rev.taps) :]
         accumulators, nonseqs = rest[: len(rev.float_nonseqs)], rest[len(rev.float_nonseqs) :]
-        cotangents = dict(zip(rev.float_outputs, gys, strict=True))
+        cotangents = dict(zip(rev.gz_outputs, gys, strict=True))
         for (j, _), c in zip(rev.taps, carried, strict=True):
             i = parts.recurrent[j]
-            cotangents[i] = cotangents[i] + c
+            cotangents[i] = cotangents[i] + c if i in cotangents else c
         outs = apply_body(op, [*forward_args, *nonseqs])
         known: dict[Variable, Variable] = {}
         for i, g in cotangents.items():

@@ -32,7 +32,9 @@ scf.for %t = %c0 to %n step %c1 {
 <copy %ext[L..L+n) into the result; free %ext>
 ```
 
-An output that is not fed back is written straight into its result's row `t`. The
+An output that is not fed back is written straight into its result's row `t`; a fed-back
+output `with_initial` (`scan-history`) is its own history buffer: `%ext` is its result,
+with no copy after the loop. The
 body's intermediates get one scratch buffer each, allocated in front of the loop (their
 shapes do not change from step to step) and freed after it.
 """
@@ -312,6 +314,9 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
     last = op.last_only_outputs
     kept = smin(context.builder, steps, 1) if last else steps
     results = [[kept if i in last else steps, *body[v]] for i, v in enumerate(op.yield_op.values)]
+    for i, depth in zip(op.recurrent_outputs, _depths(op), strict=True):
+        if i in op.with_initial_outputs:  # the initial rows, then the steps
+            results[i][0] = add(context.builder, steps, depth)
     return _ScanShapes(steps, body, results, checks if context.emit_checks else [])
 
 
@@ -482,18 +487,24 @@ class _KernelContext:
         return self.builder.insert(arith.IndexCastOp(self.scalar(operand), IndexType())).result
 
 
-def _histories(b: Builder, op: ag.ScanOp, ins: Sequence[Buffer], steps: Dim) -> list[Buffer]:
+def _histories(
+    b: Builder, op: ag.ScanOp, ins: Sequence[Buffer], steps: Dim, dests: Sequence[Buffer]
+) -> list[Buffer]:
     """Per fed-back output, a buffer of its `L` earlier values then one row per step
-    (a ring of `L + 1` rows when only the last step is kept)."""
+    (a ring of `L + 1` rows when only the last step is kept; the result itself for an
+    output `with_initial`)."""
     layout, result = _Layout.of(op), []
     last = op.last_only_outputs
     for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
         init = ins[layout.init(j)]
         state = tuple(init.dims[1:])
         dims = (add(b, 1 if i in last else steps, depth), *state)
-        t = MemRefType(init.element_type, [DYNAMIC_INDEX, *init.shape[1:]])
-        sizes = dynamic_sizes(b, t.get_shape(), dims)
-        ext = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, dims)
+        if i in op.with_initial_outputs:
+            ext = dests[i]
+        else:
+            t = MemRefType(init.element_type, [DYNAMIC_INDEX, *init.shape[1:]])
+            sizes = dynamic_sizes(b, t.get_shape(), dims)
+            ext = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, dims)
         copy(b, Buffer(init.memref, (depth, *state)), Buffer(ext.memref, (depth, *state)))
         result.append(ext)
     return result
@@ -503,7 +514,7 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
     """One `scf.for` over the steps (see the module doc)."""
     assert isinstance(op, ag.ScanOp)
     shapes = scan_shapes(op, [x.dims for x in ins], _KernelContext(b, ins))
-    ext = _histories(b, op, ins, shapes.steps)
+    ext = _histories(b, op, ins, shapes.steps, dests)
     scratch = _scratch(b, op, shapes.body)
 
     def body(inner: Builder, t: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
@@ -515,6 +526,8 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
     for_loop(b, zero, as_index(b, shapes.steps), one, [], body)
     last = op.last_only_outputs
     for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
+        if i in op.with_initial_outputs:  # computed in place
+            continue
         if i in last:  # the last step's row (read only when there was a step)
             row = _history_row(b, add(b, sub(b, shapes.steps, 1), depth), depth, True)
             copy(b, subview(b, ext[j], row, dests[i].dims[0]), dests[i])

@@ -27,6 +27,9 @@ computes the results into them with `scf.for` nests of
 result is returned is computed into the first buffer returning it; a value returned
 again, or a returned argument, is copied. An op with an `ag.destroy_map` (the `inplace`
 pass) computes a result into the named dead operand's buffer when `@f` allocated it.
+A basic `ag.subtensor` that is not returned is a view of its operand's memory
+(`memref.subview`, see `ag_views`): the viewed buffer lives as long as its views, and
+no op overwrites it while a view of it is live or is another of its operands.
 Other intermediates take a dead intermediate's buffer of the same type and dimensions,
 or a `memref.alloc`; after its last use a buffer is kept for a later intermediate of its
 type, else freed by `memref.dealloc`. `@f` assumes `@f__shape` succeeded.
@@ -85,6 +88,7 @@ from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # n
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims
+from arignote.lowering.ag_views import VIEWS
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -228,6 +232,8 @@ class _ShapeFunctionContext:
             return self.buffers[value]
         op = value.owner
         assert isinstance(op, Operation)
+        if isinstance(op, ag.DimOp) and op.operands[0] in self.env:
+            return self._dim(op, value)
         if not has_kernel(op):
             user = op_label(self.op) if self.op is not None else "a shape"
             raise NotImplementedError(
@@ -247,6 +253,17 @@ class _ShapeFunctionContext:
             self.temporaries.append(dest.memref)
             self.buffers[result] = dest
         return self.buffers[value]
+
+    def _dim(self, op: ag.DimOp, value: SSAValue) -> Buffer:
+        """`ag.dim` from the operand's known dimensions (its data is not needed, so the
+        operand may be the result of a control-flow op such as `ag.scan`)."""
+        t = buffer_type(value.type)
+        dest = Buffer(self.builder.insert(memref.AllocOp([], [], t)).memref, ())
+        source = Buffer(dest.memref, tuple(self.env[op.operands[0]]))  # only dims are read
+        emit_op(self.builder, op, [dest], [source])
+        self.temporaries.append(dest.memref)
+        self.buffers[value] = dest
+        return dest
 
     def buffer(self, operand: int) -> Buffer:
         assert self.op is not None
@@ -407,6 +424,14 @@ class _ComputeState:
     statements: StatementState | None = None
     """What the statements (`STATEMENTS`) of the function share (set for `@f`)."""
 
+    roots: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    """A view (see `ag_views`) → the value owning the memory it shows."""
+    last_use: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+    """The index of each value's last user among the ops `compute_ops` walks; a value
+    viewed by a later-used view lives until that view's last use."""
+    index: int = 0
+    """The index of the op being lowered."""
+
     def destination(self, value: SSAValue, dims: Sequence[Dim]) -> Buffer:
         """The buffer an op computes `value` into: its output, a dead intermediate of
         the same type and dimensions, or a fresh allocation."""
@@ -434,6 +459,7 @@ class _ComputeState:
         first = {v: i for i, v in enumerate(destinations)}
         region = _ComputeState(builder, dict(self.env), outputs, first, set(), set(escaping))
         region.statements = self.statements
+        region.roots = dict(self.roots)
         return region
 
     def compute(self, ops: Sequence[Operation]) -> None:
@@ -443,14 +469,15 @@ class _ComputeState:
     def destinations(self, op: Operation, all_dims: Sequence[Sequence[Dim]]) -> list[Buffer]:
         """The buffers `op` computes its results into: for a result in the op's
         `ag.destroy_map` (see the `inplace` pass), the dead operand's own buffer when
-        this state allocated it; otherwise `destination`."""
+        this state allocated it and no view of it outlives this op or is another operand
+        of it; otherwise `destination`."""
         ag.verify_destroy_map(op)
         overwritten = ag.destroy_map(op)
         dests = []
         for r, (result, dims) in enumerate(zip(op.results, all_dims, strict=True)):
             source = op.operands[overwritten[r]] if r in overwritten else None
-            reusable = source in self.owned and result not in self.escaping
-            if reusable and result not in self.first_output:
+            reusable = source is not None and self._overwritable(op, overwritten[r])
+            if reusable and result not in self.escaping and result not in self.first_output:
                 self.owned.discard(source)  # the buffer now holds the result
                 self.owned.add(result)
                 dests.append(Buffer(self.env[source].memref, tuple(dims)))
@@ -458,10 +485,39 @@ class _ComputeState:
                 dests.append(self.destination(result, dims))
         return dests
 
+    def _overwritable(self, op: Operation, k: int) -> bool:
+        """Whether `op` may write over operand `k`'s buffer: allocated here, dead after
+        `op` (its views included) and shown by no other operand of `op`."""
+        source = op.operands[k]
+        if source not in self.owned or self.last_use.get(source) != self.index:
+            return False
+        others = (o for j, o in enumerate(op.operands) if j != k)
+        return all(self.roots.get(o, o) is not source for o in others)
+
+    def view(self, op: Operation, operands: Sequence[Buffer]) -> bool:
+        """Lowers `op` to a view of its operand's memory (see `ag_views`) when it has a
+        view rule, its result is neither returned nor a region's result, and the rule
+        applies; records the alias. Whether it did."""
+        rule = VIEWS.get(type(op))
+        result = op.results[0] if op.results else None
+        if rule is None or result in self.first_output or result in self.escaping:
+            return False
+        buffer = rule(self.builder, op, operands)
+        if buffer is None:
+            return False
+        assert result is not None
+        source = op.operands[ag.view_map(op)[0]]
+        root = self.roots.get(source, source)
+        self.roots[result] = root
+        self.env[result] = buffer
+        end = self.last_use.get(result, self.index)
+        self.last_use[root] = max(self.last_use.get(root, self.index), end)
+        return True
+
     def free_dead(self, op: Operation, index: int, last_use: dict[SSAValue, int]) -> None:
-        """Frees the intermediates whose last use is op `index`, or keeps them in the
-        pool when a later intermediate has their type."""
-        for value in dict.fromkeys(_touched(op)):
+        """Frees the intermediates whose last use (their views' included) is op
+        `index`, or keeps them in the pool when a later intermediate has their type."""
+        for value in dict.fromkeys(self.roots.get(v, v) for v in _touched(op)):
             if value in self.owned and last_use[value] == index:
                 buffer = self.env[value]
                 if index < len(self.types_after) and buffer.type in self.types_after[index]:
@@ -498,7 +554,9 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
     """The kernels of `ops` at `state.builder`, each intermediate freed after its last
     use; control-flow ops (`CONTROL_FLOW`) lower themselves."""
     last_use = _last_uses(ops)
+    state.last_use = last_use
     for index, op in enumerate(ops):
+        state.index = index
         lowering = CONTROL_FLOW.get(type(op))
         if lowering is not None:
             lowering.compute(state, op)
@@ -506,7 +564,7 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             assert state.statements is not None
             shared = replace(state.statements, env=state.env)
             STATEMENTS[type(op)](state.builder, op, shared)
-        else:
+        elif not state.view(op, [state.env[o] for o in op.operands]):
             b = state.builder
             operands = [state.env[o] for o in op.operands]
             context = _ComputeContext(b, op, operands)

@@ -277,7 +277,9 @@ class SimplifyBinary(RewritePattern):
 
 class SimplifySelect(RewritePattern):
     """`select(c, a, b)` with a constant `c` all true (all false) → `a` (`b`), when that
-    branch has (or a dimshuffle gives it) the result type and `c` stretches nothing."""
+    branch has (or a dimshuffle gives it) the result type and `c` stretches nothing;
+    otherwise, when the other branch stretches it, `ag.alloc` of it to the result's
+    shape (`_broadcast_to`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ag.SelectOp, rewriter: PatternRewriter, /):
@@ -290,11 +292,43 @@ class SimplifySelect(RewritePattern):
             chosen, other = op.false_value, op.true_value
         else:
             return
-        if _stretches(chosen, other) or _stretches(chosen, op.cond):
+        if _stretches(chosen, op.cond):
             return
-        typed = as_type(chosen, op.result.type)
+        typed = None if _stretches(chosen, other) else as_type(chosen, op.result.type)
+        if typed is None:
+            typed = _broadcast_to(chosen, other, op.result.type)
+            if typed is not None and "ag.node" in op.attributes:
+                typed[0][-1].attributes["ag.node"] = op.attributes["ag.node"]
         if typed is not None:
             _replace(rewriter, op, *typed)
+
+
+def _broadcast_to(
+    x: SSAValue, model: SSAValue, t: Attribute
+) -> tuple[list[Operation], SSAValue] | None:
+    """`x` (of a static shape) broadcast against `model` as `ag.alloc(x, ...)` of type `t`
+    (the broadcast type of the two), each dynamic length an `ag.dim` of `model`; None
+    when `x`'s element type differs from `t`'s or `x` has a dynamic length (the select
+    then keeps its run-time length check). The alloc reads `model`'s lengths only, not
+    its data: `fill(model, 0)` (Theano's `zeros_like`) becomes a fill."""
+    assert isinstance(t, TensorType)
+    if _element(x) != t.element_type or ag.DYNAMIC in ag.value_shape(x):
+        return None
+    shape, rank = t.get_shape(), t.get_num_dims()
+    m_shape = ag.value_shape(model)
+    ops: list[Operation] = []
+    dims: list[SSAValue] = []
+    for axis, length in enumerate(shape):
+        if length != ag.DYNAMIC:
+            continue
+        dim = ag.DimOp(model, axis - rank + len(m_shape))  # x's lengths are static
+        ops.append(dim)
+        dims.append(dim.result)
+    entries = [ag.DYNAMIC_VALUE if d == ag.DYNAMIC else d for d in shape]
+    alloc = ag.AllocOp(x, entries, dims)
+    if alloc.result.type != t:
+        return None
+    return [*ops, alloc], alloc.result
 
 
 class SquareFromPow(RewritePattern):

@@ -11,7 +11,12 @@ operand is dead, so nobody can tell). An op gets the pair `(r, k)` when
   result's type; in a fused region, no `dimshuffle` reads it);
 - operand `k` is computed by an op of the same function body (never a function
   argument: the caller's arrays are never written) and this op is its last user (no
-  later op, nested region or `func.return` reads it);
+  later op, nested region or `func.return` reads it, nor any of its views: a value
+  with a `view_map` (`ag.view_map`, a basic `ag.subtensor`) shares its source's buffer,
+  so its uses count as uses of the source);
+- operand `k` is no view (its buffer belongs to its source, maybe an argument) and
+  no other operand of the op is a view of it or the same value (Theano's inplace
+  optimizer refuses an input aliased by another input of the node);
 - result `r` is not returned (a returned result is computed straight into the caller's
   output buffer anyway).
 
@@ -55,7 +60,7 @@ def _top_level(op: Operation, block: Block) -> Operation | None:
 
 def last_users(block: Block) -> dict[SSAValue, Operation]:
     """For each value used in `block`, the last op of `block` that uses it (directly or
-    in a nested region)."""
+    in a nested region) or uses a view of it (`ag.view_map`)."""
     position = {op: i for i, op in enumerate(block.ops)}
     last: dict[SSAValue, Operation] = {}
     for op in block.ops:
@@ -66,7 +71,24 @@ def last_users(block: Block) -> dict[SSAValue, Operation]:
                     continue
                 if value not in last or position[user] > position[last[value]]:
                     last[value] = user
+    for op in reversed(list(block.ops)):  # a view's views extend it before it extends its source
+        for r, k in ag.view_map(op).items():
+            view, source = op.results[r], op.operands[k]
+            if view not in last:
+                continue
+            if source not in last or position[last[view]] > position[last[source]]:
+                last[source] = last[view]
     return last
+
+
+def view_roots(block: Block) -> dict[SSAValue, SSAValue]:
+    """Each view (`ag.view_map`) defined in `block` → the value whose buffer it shares."""
+    roots: dict[SSAValue, SSAValue] = {}
+    for op in block.ops:
+        for r, k in ag.view_map(op).items():
+            source = op.operands[k]
+            roots[op.results[r]] = roots.get(source, source)
+    return roots
 
 
 def _reads_pointwise(op: Operation, k: int) -> bool:
@@ -78,14 +100,22 @@ def _reads_pointwise(op: Operation, k: int) -> bool:
     return all(not isinstance(use.operation, ag.DimShuffleOp) for use in arg.uses)
 
 
-def _destroyable(op: Operation, value: SSAValue, last: dict[SSAValue, Operation]) -> bool:
-    if isinstance(value, BlockArgument) or not isinstance(value, OpResult):
+def _destroyable(
+    op: Operation, k: int, last: dict[SSAValue, Operation], roots: dict[SSAValue, SSAValue]
+) -> bool:
+    value = op.operands[k]
+    if isinstance(value, BlockArgument) or not isinstance(value, OpResult) or value in roots:
         return False
-    return last.get(value) is op
+    others = (o for j, o in enumerate(op.operands) if j != k)
+    return last.get(value) is op and all(roots.get(o, o) is not value for o in others)
 
 
-def destroy_pairs(op: Operation, last: dict[SSAValue, Operation]) -> list[int]:
-    """The `[r, k, ...]` pairs `op` may take (see the module doc)."""
+def destroy_pairs(
+    op: Operation, last: dict[SSAValue, Operation], roots: dict[SSAValue, SSAValue] | None = None
+) -> list[int]:
+    """The `[r, k, ...]` pairs `op` may take (see the module doc); `roots` maps the
+    views of the block to their sources (`view_roots`)."""
+    roots = {} if roots is None else roots
     if isinstance(op, ag.FusedOp):
         if op.reduction is not None:
             return []
@@ -100,7 +130,7 @@ def destroy_pairs(op: Operation, last: dict[SSAValue, Operation]) -> list[int]:
         for k, operand in enumerate(op.operands):
             if operand in taken or operand.type != result.type:
                 continue
-            if _destroyable(op, operand, last) and _reads_pointwise(op, k):
+            if _destroyable(op, k, last, roots) and _reads_pointwise(op, k):
                 pairs += [r, k]
                 taken.add(operand)
                 break
@@ -110,8 +140,9 @@ def destroy_pairs(op: Operation, last: dict[SSAValue, Operation]) -> list[int]:
 def mark_block(block: Block) -> None:
     """Adds `ag.destroy_map` to the ops of `block` that can write in place."""
     last = last_users(block)
+    roots = view_roots(block)
     for op in block.ops:
-        pairs = destroy_pairs(op, last)
+        pairs = destroy_pairs(op, last, roots)
         if pairs:
             ag.set_destroy_map(op, pairs)
 

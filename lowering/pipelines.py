@@ -33,8 +33,8 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 
 GRAPH_PIPELINES: dict[str, str] = {
     "fast_run": (
-        "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-last-step,row-fusion,"
-        "fusion,inplace-update,inplace"
+        "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-last-step,scan-history,"
+        "row-fusion,fusion,inplace-update,inplace"
     ),
     "fast_compile": "canonicalize",
 }
@@ -48,6 +48,7 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "scan-prune": ("scan", "fast_run"),
     "dce": ("scan", "fast_run"),
     "scan-last-step": ("scan", "fast_run"),
+    "scan-history": ("scan", "fast_run"),
     "row-fusion": ("row_fusion", "fast_run"),
     "fusion": ("fusion", "fast_run"),
     "inplace-update": ("inplace", "fast_run"),

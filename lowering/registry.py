@@ -96,6 +96,12 @@ def _scan_last_step() -> type[ModulePass]:
     return ScanLastStepPass
 
 
+def _scan_history() -> type[ModulePass]:
+    from arignote.lowering.scan_history import ScanHistoryPass
+
+    return ScanHistoryPass
+
+
 def _canonicalize() -> type[ModulePass]:
     from arignote.lowering.canonicalize import CanonicalizePass
 
@@ -139,6 +145,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "row-fusion": _row_fusion,
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
+    "scan-history": _scan_history,
     "fusion": _fusion,
     "inplace-update": _inplace_update,
     "inplace": _inplace,

@@ -56,8 +56,12 @@ class KeepLastStep(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ag.ScanOp, rewriter: PatternRewriter, /):
-        marked = op.last_only_outputs
-        new = {i for i, r in enumerate(op.outputs) if i not in marked and _last_only(r)}
+        marked, skipped = op.last_only_outputs, op.with_initial_outputs
+        new = {
+            i
+            for i, r in enumerate(op.outputs)
+            if i not in marked and i not in skipped and _last_only(r)
+        }
         if not new:
             return
         op.last_only = DenseArrayBase.from_list(i64, sorted(marked | new))

@@ -153,6 +153,9 @@ def _rebuilt(op: ag.ScanOp, dead: list[int], unread: list[int]) -> ag.ScanOp:
     last = [kept.index(i) for i in sorted(op.last_only_outputs) if i in kept]
     if last:
         new.last_only = DenseArrayBase.from_list(i64, last)
+    with_initial = [kept.index(i) for i in sorted(op.with_initial_outputs) if i in kept]
+    if with_initial:
+        new.with_initial = DenseArrayBase.from_list(i64, with_initial)
     new.attributes.update(op.attributes)
     return new
 

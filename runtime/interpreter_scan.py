@@ -119,6 +119,9 @@ def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> lis
     shapes = [next(states) if taps else None for taps in out_taps]
     last = op.last_only_outputs
     stacked = [rows[-1:] if i in last else rows for i, rows in enumerate(stacked)]
+    for j, i in enumerate(op.recurrent_outputs):  # histories: initial rows, then steps
+        if i in op.with_initial_outputs:
+            stacked[i] = histories[j]
     return [_stack(op, i, rows, shapes[i]) for i, rows in enumerate(stacked)]
 
 

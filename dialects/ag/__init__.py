@@ -100,6 +100,7 @@ from arignote.dialects.ag.indexing import (
     reshape_shape,
     slice_length,
     subtensor_shape,
+    view_map,
 )
 from arignote.dialects.ag.layout import (
     DimShuffleOp,
@@ -227,6 +228,7 @@ __all__ = [
     "INPLACE_RESULTS_ATTRIBUTE",
     "result_pairs",
     "set_result_pairs",
+    "view_map",
     "INDEX",
     "SLICE",
     "ARG_REDUCE_OPS",

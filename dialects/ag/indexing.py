@@ -750,3 +750,11 @@ INDEXING_OPS: tuple[type[IRDLOperation], ...] = (
     ArangeOp,
 )
 """The indexing, reshaping, joining and allocation ops."""
+
+
+def view_map(op: Operation) -> dict[int, int]:
+    """Theano's `view_map` of an op: result index → the index of the operand whose memory
+    the result may share (a basic `ag.subtensor` is a strided view of its input when
+    `ag-to-loops` can express it as one). A pass that writes into a buffer (`inplace`)
+    must treat a view and its source as one buffer."""
+    return {0: 0} if isinstance(op, SubtensorOp) else {}

@@ -6,7 +6,11 @@ leading dimension); for each fed-back output and each of its (negative) taps `-k
 output's value `k` steps earlier (the initial value's type without its leading
 dimension); then the non-sequences, whole. The body ends with `ag.yield`, one value per
 output. Each result stacks one output over the steps: `n_steps x <the yielded shape>` (only the
-last step, `min(n_steps, 1)` rows, for the outputs listed in `last_only`).
+last step, `min(n_steps, 1)` rows, for the outputs listed in `last_only`; the `L` rows
+of the initial value that the taps read, then the steps, `L + n_steps` rows, for the
+fed-back outputs listed in `with_initial`, the history buffer the loop writes anyway:
+the `scan-history` pass sets it so that the gradient's `concatenate(h0, hs)` costs
+nothing).
 
 An output with taps has an initial value (an operand) whose leading dimension is the
 history: with `L = max |tap|`, rows `0..L-1` are the values before step 0, oldest first
@@ -117,6 +121,9 @@ class ScanOp(IRDLOperation):
     last_only = opt_prop_def(DenseArrayBase)
     """Outputs of which only the last step is kept: their result holds `min(n, 1)`
     rows (set by `scan-last-step` when every use reads the last row only)."""
+    with_initial = opt_prop_def(DenseArrayBase)
+    """Fed-back outputs whose result starts with the `L` initial rows their taps read
+    (`L + n` rows; set by `scan-history`)."""
 
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
@@ -169,6 +176,13 @@ class ScanOp(IRDLOperation):
         if self.last_only is None:
             return set()
         return {int(v) for v in self.last_only.get_values()}
+
+    @property
+    def with_initial_outputs(self) -> set[int]:
+        """The fed-back outputs whose result starts with their `L` initial rows."""
+        if self.with_initial is None:
+            return set()
+        return {int(v) for v in self.with_initial.get_values()}
 
     @property
     def recurrent_outputs(self) -> list[int]:
@@ -250,6 +264,12 @@ class ScanOp(IRDLOperation):
                 f"'{self.name}' op last_only names outputs {sorted(self.last_only_outputs)}, "
                 f"but it has {len(out_taps)}"
             )
+        for i in sorted(self.with_initial_outputs):
+            if not 0 <= i < len(out_taps) or not out_taps[i] or i in self.last_only_outputs:
+                raise VerifyException(
+                    f"'{self.name}' op with_initial names output #{i}, which is not a fed-back "
+                    "output (or is in last_only)"
+                )
         for i, init in enumerate(self.initials):
             if _tensor(self.name, f"initial value #{i}", init.type).get_num_dims() < 1:
                 raise VerifyException(

@@ -95,3 +95,129 @@ def test_map_gradient() -> None:
     rng = np.random.default_rng(5)
     point = [rng.standard_normal((4, 2)), rng.standard_normal(2)]
     verify_grad(f, point, mode=arignote.Mode(linker="py"), n_tests=1)
+
+
+def _scans(f: arignote.Function) -> list:
+    from arignote.dialects import ag
+
+    return [op for op in f.maker.fgraph.func.walk() if isinstance(op, ag.ScanOp)]
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+def test_last_row_cost_seeds_the_reverse_scan(linker: str) -> None:
+    """The gradient of a cost of `h[-1]` is zeros but for the last row: that row is the
+    reverse scan's initial carried gradient, no sequence of zeros (no IncSubtensor)."""
+    from bench.rnn import init, numpy_call
+
+    X, H0 = T.tensor3("x"), T.matrix("h0")
+    W, U, B = T.matrix("W"), T.matrix("U"), T.vector("b")
+    hs, _ = arignote.scan(
+        lambda xt, h, W, U, B: T.tanh(T.dot(xt, W) + T.dot(h, U) + B),
+        sequences=X,
+        outputs_info=H0,
+        non_sequences=[W, U, B],
+    )
+    grads = arignote.grad(hs[-1].sum(), [W, U, B])
+    f = arignote.function([X, H0, W, U, B], [hs[-1], *grads], mode=arignote.Mode(linker=linker))
+    names = [str(n.op) for n in f.maker.fgraph.toposort()]
+    assert not any("IncSubtensor" in n or "Join" in n for n in names)
+    forward, backward = _scans(f)
+    assert len(backward.sequences) == 3  # x_t, h_{t-1}, h_t: no incoming-gradient rows
+    assert forward.with_initial_outputs == {0}  # [h0, h_1, ...]: the states h_{t-1} read
+    data = init(6, 3, 4, 5, np.float64)
+    data = (data[0], np.random.default_rng(1).standard_normal(data[1].shape), *data[2:])
+    for got, want in zip(f(*data), numpy_call(*data), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_last_row_cost_with_two_taps_and_truncation() -> None:
+    def last(x, h0, w, u, b):
+        return _rnn_with_taps(x, h0, w, u, b)[-1]
+
+    rng = np.random.default_rng(6)
+    point = [
+        rng.standard_normal((4, 2, 3)),
+        rng.standard_normal((2, 2, 3)),
+        rng.standard_normal((3, 3)) * 0.5,
+        rng.standard_normal((3, 3)) * 0.5,
+        rng.standard_normal(3),
+    ]
+    verify_grad(last, point, mode=arignote.Mode(linker="py"), n_tests=1)
+    x, h0, w = T.matrix("x"), T.vector("h0"), T.matrix("w")
+    out, _ = arignote.scan(
+        lambda xt, h, w: T.tanh(xt + T.dot(h, w)),
+        sequences=x,
+        outputs_info=h0,
+        non_sequences=w,
+        truncate_gradient=2,
+    )
+    seeded = arignote.grad(out[-1].sum(), [x, h0])
+    general = arignote.grad(out[-1].sum() + 0 * out[0].sum(), [x, h0])
+    f = arignote.function([x, h0, w], [*seeded, *general])
+    xv, hv, wv = rng.standard_normal((5, 3)), rng.standard_normal(3), rng.random((3, 3))
+    gx, gh, hx, hh = f(xv, hv, wv)
+    np.testing.assert_allclose(gx, hx, rtol=1e-12)
+    np.testing.assert_allclose(gh, hh, rtol=1e-12)
+    assert gx[-2:].any() and not gx[:-2].any()
+
+
+def test_fed_back_output_without_incoming_gradient() -> None:
+    """Only the output that is not fed back reaches the cost: the fed-back one's incoming
+    gradient is zeros, and its carried gradient is all that flows back."""
+
+    def f(x, s0, w):
+        (d, _), _ = arignote.scan(
+            lambda p, c, tot, w: [c * p * w, tot * w + c],
+            sequences=dict(input=x, taps=[-1, 0]),
+            outputs_info=[None, s0],
+            non_sequences=w,
+        )
+        return d.sum()
+
+    rng = np.random.default_rng(7)
+    point = [rng.standard_normal(5), np.array(0.3), np.array(0.7)]
+    verify_grad(f, point, mode=arignote.Mode(linker="py"), n_tests=1)
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+def test_states_returned_with_the_gradient(linker: str) -> None:
+    """`hs` is a view of the forward scan's history buffer (scan-history): returned, it is
+    a copy (it aliases nothing), and the gradient reads the same buffer."""
+    from bench.rnn import init, numpy_call
+
+    X, H0 = T.tensor3("x"), T.matrix("h0")
+    W, U, B = T.matrix("W"), T.matrix("U"), T.vector("b")
+    hs, _ = arignote.scan(
+        lambda xt, h, W, U, B: T.tanh(T.dot(xt, W) + T.dot(h, U) + B),
+        sequences=X,
+        outputs_info=H0,
+        non_sequences=[W, U, B],
+    )
+    grads = arignote.grad(hs[-1].sum(), [W, U, B, H0])
+    f = arignote.function([X, H0, W, U, B], [hs, *grads], mode=arignote.Mode(linker=linker))
+    assert _scans(f)[0].with_initial_outputs == {0}
+    x, h0, w, u, b = init(5, 2, 3, 4, np.float64)
+    h0 = np.random.default_rng(2).standard_normal(h0.shape)
+    got_hs, gw, gu, gb, gh0 = f(x, h0, w, u, b)
+    want_h, want_w, want_u, want_b = numpy_call(x, h0, w, u, b)
+    np.testing.assert_allclose(got_hs[-1], want_h, rtol=1e-12)
+    assert got_hs.shape == (5, 2, 4) and not np.shares_memory(got_hs, h0)
+    for got, want in zip([gw, gu, gb], [want_w, want_u, want_b], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+    eps, bumped = 1e-6, h0.copy()
+    bumped[1, 2] += eps
+    slope = (f(x, bumped, w, u, b)[0][-1].sum() - got_hs[-1].sum()) / eps
+    np.testing.assert_allclose(gh0[1, 2], slope, rtol=1e-4)
+
+
+def test_debugmode_checks_the_rnn_gradient() -> None:
+    from arignote.compile.debugmode import DebugMode
+
+    x, h0, w = T.tensor3("x"), T.matrix("h0"), T.matrix("w")
+    hs, _ = arignote.scan(
+        lambda xt, h, w: T.tanh(xt + T.dot(h, w)), sequences=x, outputs_info=h0, non_sequences=w
+    )
+    f = arignote.function([x, h0, w], arignote.grad(hs[-1].sum(), [w, h0]), mode=DebugMode())
+    rng = np.random.default_rng(8)
+    gw, gh = f(rng.standard_normal((4, 2, 3)), rng.standard_normal((2, 3)), rng.random((3, 3)))
+    assert gw.shape == (3, 3) and gh.shape == (2, 3)

@@ -182,6 +182,7 @@ def test_pipeline_table():
         "scan-prune",
         "dce",
         "scan-last-step",
+        "scan-history",
         "row-fusion",
         "fusion",
         "inplace-update",

@@ -2,7 +2,8 @@
 
 // `x[i, 1::2]` with a symbolic index `i`: the shape function reads `i` (a 0-d memref),
 // wraps it if negative, checks it against the axis length, and computes the slice
-// length; the compute function evaluates the same index code and gathers.
+// length; the compute function evaluates the same index code, views the selected row
+// (memref.subview, stride 2) and copies the view into the output.
 
 func.func @subtensor(%x: tensor<?x?xf32>, %i: tensor<i64>) -> tensor<?xf32> {
   %0 = ag.subtensor %x[%i] {kinds = array<i64: 1, 0>, starts = array<i64: -9223372036854775808, 1>, stops = array<i64: -9223372036854775807, -9223372036854775807>, steps = array<i64: -9223372036854775807, 2>} : tensor<?x?xf32>, tensor<i64> -> tensor<?xf32>
@@ -33,11 +34,9 @@ func.func @subtensor(%x: tensor<?x?xf32>, %i: tensor<i64>) -> tensor<?xf32> {
 
 // CHECK-LABEL: func.func @subtensor(
 // CHECK:         memref.load %arg1[]
+// CHECK:         %[[VIEW:.*]] = memref.subview %arg0[%{{.*}}, %{{.*}}] [1, %{{.*}}] [1, 2]
 // CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:      %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:      %[[M:.*]] = arith.muli %[[J]], %[[C2]] : index
-// CHECK-NEXT:      %[[COL:.*]] = arith.addi %{{.*}}, %[[M]] : index
-// CHECK-NEXT:      %[[V:.*]] = memref.load %arg0[%{{.*}}, %[[COL]]]
+// CHECK-NEXT:      %[[V:.*]] = memref.load %[[VIEW]][%[[J]]]
 // CHECK-NEXT:      memref.store %[[V]], %out0[%[[J]]] : memref<?xf32>
 
 // `x[iv]`: the shape function scans the index array once, carrying whether an index
@@ -85,7 +84,8 @@ func.func @reshape(%x: tensor<?x?xf32>, %n: tensor<i64>) -> tensor<?x?xf32> {
 // CHECK:           memref.load %arg0
 
 // `concatenate` along axis 0: the other dimension is checked equal; each operand is
-// copied at its offset.
+// copied into the view of the result at its offset (one flat loop when both are
+// contiguous at run time, else the nest).
 
 func.func @concatenate(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %0 = ag.concatenate %a, %b {axis = 0 : i64} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
@@ -96,15 +96,19 @@ func.func @concatenate(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf
 // CHECK-SAME:      ag.checks = ["ag.concatenate: dimension 1 of operand #1 (tensor<?x?xf32>) is %d but must be %d as in the other operands"]
 // CHECK-LABEL: func.func @concatenate(
 // CHECK:         %[[A0:.*]] = memref.dim %arg0
-// CHECK:         scf.for
-// CHECK-NEXT:      scf.for
-// CHECK-NEXT:        memref.load %arg0
-// CHECK-NEXT:        memref.store
-// CHECK:         scf.for %[[I:.*]] = %{{.*}} to
-// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to
-// CHECK-NEXT:        %[[OFF:.*]] = arith.addi %[[I]], %[[A0]] : index
-// CHECK-NEXT:        %[[V:.*]] = memref.load %arg1[%[[I]], %[[J]]]
-// CHECK-NEXT:        memref.store %[[V]], %out0[%[[OFF]], %[[J]]]
+// CHECK:         %[[FIRST:.*]] = memref.subview %out0[0, 0] [%[[A0]], %{{.*}}] [1, 1]
+// CHECK:         scf.if
+// CHECK:           scf.for %[[F:.*]] = %{{.*}} to
+// CHECK-NEXT:        %[[V0:.*]] = memref.load %arg0[%{{.*}}, %[[F]]]
+// CHECK-NEXT:        memref.store %[[V0]], %[[FIRST]][%{{.*}}, %[[F]]]
+// CHECK:         } else {
+// CHECK:         %[[SECOND:.*]] = memref.subview %out0[%[[A0]], 0] [%{{.*}}, %{{.*}}] [1, 1]
+// CHECK:         scf.if
+// CHECK:         } else {
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to
+// CHECK-NEXT:        scf.for %[[J:.*]] = %{{.*}} to
+// CHECK-NEXT:          %[[V:.*]] = memref.load %arg1[%[[I]], %[[J]]]
+// CHECK-NEXT:          memref.store %[[V]], %[[SECOND]][%[[I]], %[[J]]]
 
 // `alloc(v, n, 3)` and `arange(start, stop, step)` read their lengths in the shape function.
 

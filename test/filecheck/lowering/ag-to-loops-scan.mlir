@@ -47,3 +47,29 @@ func.func @recurrence(%x: tensor<?x?xf64>, %h0: tensor<1x?xf64>, %a: tensor<?xf6
 // CHECK:         memref.store %{{.*}}, %out0
 // CHECK:         memref.dealloc %[[EXT]] : memref<?x?xf64>
 // CHECK:         memref.dealloc %[[M]] : memref<?xf64>
+
+// An output with_initial (scan-history) is its own history buffer: the initial row is
+// copied into the result, each step reads row t and writes row t + 1 of it, and there
+// is no history allocation and no copy after the loop.
+// CHECK-LABEL: func.func @with_initial(
+// CHECK-NOT:     memref.alloc
+// CHECK:           memref.load %arg1
+// CHECK-NEXT:      memref.store %{{.*}}, %out0
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %d step
+// CHECK:           %[[PREV:.*]] = memref.subview %out0[%[[T]], 0] [1, %d_1] [1, 1]
+// CHECK:           %[[ROW:.*]] = arith.addi %[[T]], %{{.*}} : index
+// CHECK-NEXT:      %[[DEST:.*]] = memref.subview %out0[%[[ROW]], 0] [1, %d_1] [1, 1]
+// CHECK:             memref.load %[[PREV]]
+// CHECK:             memref.store %{{.*}}, %[[DEST]]
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.subview %out0[1, 0]
+// CHECK-NOT:     memref.dealloc
+// CHECK:         func.return
+func.func @with_initial(%x: tensor<?x?xf32>, %h0: tensor<1x?xf32>) -> tensor<?x?xf32> {
+  %full = ag.scan sequences(%x : tensor<?x?xf32>) initials(%h0 : tensor<1x?xf32>) non_sequences() attributes {sequence_taps = [array<i64: 0>], output_taps = [array<i64: -1>], with_initial = array<i64: 0>} -> tensor<?x?xf32> {
+  ^bb0(%xt: tensor<?xf32>, %h: tensor<?xf32>):
+    %s = ag.add %xt, %h : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+    ag.yield %s : tensor<?xf32>
+  }
+  func.return %full : tensor<?x?xf32>
+}

@@ -136,14 +136,17 @@ func.func @shapes(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> (tensor<i64>, ten
   func.return %n, %m : tensor<i64>, tensor<i64>
 }
 
-// A constant condition picks a branch when the other one stretches nothing (else the
-// select keeps its run-time length check, or broadcasts the branch). x ** 2 is x * x.
+// A constant condition picks a branch when the other one stretches nothing; a branch of
+// a static shape that the other stretches is broadcast by an ag.alloc with the other's
+// lengths (the select no longer reads the other's data); else the select keeps its
+// run-time length check. x ** 2 is x * x.
 // CHECK-LABEL: func.func @selects
 // CHECK-NEXT:    %t = ag.constant dense<true> : tensor<i1>
 // CHECK-NEXT:    %a = ag.select %t, %x, %y : tensor<i1>, tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT:    %c = ag.select %t, %s, %y : tensor<i1>, tensor<f32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    %c = ag.dim %y {axis = 0 : i64} : tensor<?xf32> -> tensor<i64>
+// CHECK-NEXT:    %c_1 = ag.alloc %s[%c] {shape = array<i64: -9223372036854775808>} : tensor<f32>, tensor<i64> -> tensor<?xf32>
 // CHECK-NEXT:    %p = ag.mul %x, %x : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT:    func.return %a, %y, %c, %p : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+// CHECK-NEXT:    func.return %a, %y, %c_1, %p : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
 // CHECK-NEXT:  }
 func.func @selects(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: tensor<f32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
   %t = ag.constant dense<true> : tensor<i1>
@@ -154,4 +157,23 @@ func.func @selects(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: tensor<f32>) -> (te
   %two = ag.constant dense<2.0> : tensor<f32>
   %p = ag.pow %x, %two : tensor<?xf32>, tensor<f32> -> tensor<?xf32>
   func.return %a, %b, %c, %p : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}
+
+// Theano's zeros_like and ones_like are fill(model, c) = select(true, c, model): an
+// ag.alloc of the constant with the model's dynamic lengths (the node label is kept).
+// CHECK-LABEL: func.func @fills
+// CHECK-NEXT:    %z = ag.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %o = ag.constant dense<1.000000e+00> : tensor<1x1xf32>
+// CHECK-NEXT:    %a = ag.dim %m {axis = 0 : i64} : tensor<?x3xf32> -> tensor<i64>
+// CHECK-NEXT:    %a_1 = ag.alloc %z[%a] {ag.node = "zeros_like", shape = array<i64: -9223372036854775808, 3>} : tensor<f32>, tensor<i64> -> tensor<?x3xf32>
+// CHECK-NEXT:    %b = ag.dim %m {axis = 0 : i64} : tensor<?x3xf32> -> tensor<i64>
+// CHECK-NEXT:    %b_1 = ag.alloc %o[%b] {shape = array<i64: -9223372036854775808, 3>} : tensor<1x1xf32>, tensor<i64> -> tensor<?x3xf32>
+// CHECK-NEXT:    func.return %a_1, %b_1 : tensor<?x3xf32>, tensor<?x3xf32>
+func.func @fills(%m: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>) {
+  %t = ag.constant dense<true> : tensor<i1>
+  %z = ag.constant dense<0.0> : tensor<f32>
+  %o = ag.constant dense<1.0> : tensor<1x1xf32>
+  %a = ag.select %t, %z, %m {ag.node = "zeros_like"} : tensor<i1>, tensor<f32>, tensor<?x3xf32> -> tensor<?x3xf32>
+  %b = ag.select %t, %o, %m : tensor<i1>, tensor<1x1xf32>, tensor<?x3xf32> -> tensor<?x3xf32>
+  func.return %a, %b : tensor<?x3xf32>, tensor<?x3xf32>
 }

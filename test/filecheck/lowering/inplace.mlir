@@ -87,3 +87,36 @@ func.func @transposed(%m: tensor<?x?xf64>) -> tensor<?xf64> {
   %z = ag.reduce_sum %r {axes = array<i64: 0>} : tensor<?x?xf64> -> tensor<?xf64>
   func.return %z : tensor<?xf64>
 }
+
+// Views (ag.view_map: a basic ag.subtensor shares its source's buffer). A view's uses
+// count as uses of its source: exp is read through %v after tanh, so tanh may not
+// overwrite it; a view itself is never overwritten (%w, a view of the argument x); an
+// operand viewed by another operand of the same op is not overwritten (add of %f and
+// its reverse %r), while sub, the last user of everything, may overwrite %t.
+// CHECK-LABEL: func.func @views
+// CHECK-NEXT:    %e = ag.exp %x : tensor<?xf32>
+// CHECK-NEXT:    %v = ag.subtensor %e[]
+// CHECK-NEXT:    %t = ag.tanh %e : tensor<?xf32>
+// CHECK-NEXT:    %w = ag.subtensor %x[]
+// CHECK-NEXT:    %n = ag.neg %w : tensor<?xf32>
+// CHECK-NEXT:    %f = ag.exp %n {ag.destroy_map = array<i64: 0, 0>} : tensor<?xf32>
+// CHECK-NEXT:    %r = ag.subtensor %f[]
+// CHECK-NEXT:    %a = ag.add %f, %r : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    %b = ag.sub %t, %v {ag.destroy_map = array<i64: 0, 0>} : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    %s = ag.mul %a, %b {ag.destroy_map = array<i64: 0, 0>} : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT:    %z = ag.reduce_sum %s {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+// CHECK-NEXT:    func.return %z : tensor<f32>
+func.func @views(%x: tensor<?xf32>) -> tensor<f32> {
+  %e = ag.exp %x : tensor<?xf32>
+  %v = ag.subtensor %e[] {kinds = array<i64: 0>, starts = array<i64: -9223372036854775807>, stops = array<i64: -9223372036854775807>, steps = array<i64: -1>} : tensor<?xf32> -> tensor<?xf32>
+  %t = ag.tanh %e : tensor<?xf32>
+  %w = ag.subtensor %x[] {kinds = array<i64: 0>, starts = array<i64: -9223372036854775807>, stops = array<i64: -9223372036854775807>, steps = array<i64: -1>} : tensor<?xf32> -> tensor<?xf32>
+  %n = ag.neg %w : tensor<?xf32>
+  %f = ag.exp %n : tensor<?xf32>
+  %r = ag.subtensor %f[] {kinds = array<i64: 0>, starts = array<i64: -9223372036854775807>, stops = array<i64: -9223372036854775807>, steps = array<i64: -1>} : tensor<?xf32> -> tensor<?xf32>
+  %a = ag.add %f, %r : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+  %b = ag.sub %t, %v : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+  %s = ag.mul %a, %b : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+  %z = ag.reduce_sum %s {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+  func.return %z : tensor<f32>
+}
