@@ -292,6 +292,15 @@ FLAGS: dict[str, Flag] = {
             expected=_BOOL,
         ),
         Flag(
+            "check_ir",
+            False,
+            "Verify the IR again after the graph pipeline, so that a pass that leaves an "
+            "invalid op is caught at that op (the emitted IR and the final LLVM-dialect "
+            "module are always verified); the test suite turns it on.",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
             "exception_verbosity",
             "low",
             "How much an error raised for a graph tells: 'low' a short message, 'high' "

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -30,7 +30,8 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
@@ -40,6 +41,7 @@ from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
     as_index,
+    copy_in_order,
     index_constant,
     load,
     loop_nest,
@@ -604,7 +606,37 @@ def emit_reshape(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) 
             flat = add(inner, flat, mul(inner, iv, stride))
         store(inner, load(inner, x, _unravel(inner, flat, x.dims)), out, ivs)
 
-    loop_nest(b, [as_index(b, d) for d in out.dims], body)
+    row_strides: list[Idx] = []
+    running = 1
+    for d in reversed(out.dims[:-1]):
+        row_strides.insert(0, running)
+        running = mul(b, running, d)
+
+    def general(g: Builder) -> None:
+        if len(x.dims) < 2 or len(out.dims) < 2:
+            loop_nest(g, [as_index(g, d) for d in out.dims], body)
+            return
+        # the last axis kept (a view such as `x[::-1]` merged or split along its leading
+        # axes): the division per row only, hoisted out of the inner loop by LLVM
+        same = g.insert(
+            arith.CmpiOp(as_index(g, x.dims[-1]), as_index(g, out.dims[-1]), "eq")
+        ).result
+        rows, elements = Block(), Block()
+        loop_nest(Builder(InsertPoint.at_end(rows)), [as_index(g, d) for d in out.dims], by_row)
+        loop_nest(Builder(InsertPoint.at_end(elements)), [as_index(g, d) for d in out.dims], body)
+        for block in (rows, elements):
+            block.add_op(scf.YieldOp())
+        g.insert(scf.IfOp(same, [], Region(rows), Region(elements)))
+
+    def by_row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        row: Idx = 0
+        for iv, stride in zip(ivs[:-1], row_strides, strict=True):
+            row = add(inner, row, mul(inner, iv, stride))
+        at = [*_unravel(inner, row, x.dims[:-1]), ivs[-1]]
+        store(inner, load(inner, x, at), out, ivs)
+
+    # contiguous buffers (the usual case): one flat loop, no division per element
+    copy_in_order(b, x, out, general)
 
 
 # --- ag.concatenate --------------------------------------------------------------------

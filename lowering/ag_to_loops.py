@@ -58,6 +58,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StridedLayoutAttr,
     StringAttr,
     TensorType,
@@ -560,6 +561,8 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
         lowering = CONTROL_FLOW.get(type(op))
         if lowering is not None:
             lowering.compute(state, op)
+        elif _reinterpreted(state, op, index, last_use):
+            pass
         elif type(op) in STATEMENTS:
             assert state.statements is not None
             shared = replace(state.statements, env=state.env)
@@ -573,6 +576,54 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             emit_op(b, op, dests, operands)
             state.env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
+
+
+def _reinterpreted(
+    state: _ComputeState, op: Operation, index: int, last_use: dict[SSAValue, int]
+) -> bool:
+    """`ag.reshape` of an intermediate this state owns whose last use it is (its views'
+    included): the result takes over the buffer (`memref.reinterpret_cast`, row-major,
+    no copy). Owned buffers are contiguous (`memref.alloc`), so the row-major order is
+    the memory order. (A subtensor is a view, see `ag_views`.)"""
+    if not isinstance(op, ag.ReshapeOp):
+        return False
+    source = op.operands[0]
+    result = op.results[0]
+    if source not in state.owned or last_use[source] != index:
+        return False
+    if result in state.first_output or result in state.escaping:
+        return False
+    buffer = state.env[source]
+    if not isinstance(buffer.type.layout, NoneAttr):
+        return False
+    b = state.builder
+    context = _ComputeContext(b, op, [state.env[o] for o in op.operands])
+    (dims,), _ = results_dims(op, [state.env[o].dims for o in op.operands], context)
+    t = buffer_type(result.type)
+    shape = t.get_shape()
+    # static entries where the type has them (its verifier wants them so), else values
+    strides: list[Dim] = [1]
+    for d in reversed(dims[1:]):
+        last = strides[0]
+        if isinstance(last, int) and isinstance(d, int):
+            strides.insert(0, last * d)
+        else:
+            strides.insert(0, b.insert(arith.MuliOp(as_index(b, last), as_index(b, d))).result)
+    cast = memref.ReinterpretCastOp(
+        buffer.memref,
+        [],
+        [as_index(b, d) for d, n in zip(dims, shape, strict=True) if n == DYNAMIC_INDEX],
+        [v for v in strides if not isinstance(v, int)],
+        [0],
+        list(shape),
+        [v if isinstance(v, int) else DYNAMIC_INDEX for v in strides],
+        t,
+    )
+    alias = b.insert(cast).result
+    state.owned.discard(source)
+    state.owned.add(result)
+    state.env[result] = Buffer(alias, tuple(dims))
+    return True
 
 
 def _first_outputs(ret: func.ReturnOp, env: dict[SSAValue, Buffer]) -> dict[SSAValue, int]:

@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -45,9 +44,11 @@ from arignote.lowering.llvm_utils import (
     append,
     constant,
     convert_type,
+    integer_attr,
     replace_op,
     to_llvm_all,
 )
+from arignote.lowering.rewriting import DispatchingApplier
 
 _BINARY_OPS: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,
@@ -122,7 +123,8 @@ class ConstantLowering(RewritePattern):
         value = op.value
         type_ = convert_type(op.result.type)
         if isinstance(value, IntegerAttr):
-            attr: Attribute = IntegerAttr(value.value.data, type_)
+            same = value.type == type_  # index constants become i64 ones
+            attr: Attribute = value if same else integer_attr(value.value.data, type_)
         elif isinstance(value, FloatAttr):
             attr = value
         else:
@@ -145,6 +147,8 @@ class FastMathFloatLowering(RewritePattern):
     flags (`reassoc` on a reduction's accumulation lets LLVM vectorise it). Without
     flags the ops go through the plain table."""
 
+    op_types = tuple(_FLOAT_ARITH_OPS)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         llvm_op = _FLOAT_ARITH_OPS.get(type(op))
         flags = getattr(op, "fastmath", None)
@@ -158,6 +162,8 @@ class FastMathFloatLowering(RewritePattern):
 
 class IntrinsicBinaryOpLowering(RewritePattern):
     """NaN-propagating float min/max and integer min/max → `llvm.call_intrinsic`."""
+
+    op_types = tuple(_INTRINSIC_BINARY_OPS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         base = _INTRINSIC_BINARY_OPS.get(type(op))
@@ -221,6 +227,8 @@ class SelectLowering(RewritePattern):
 class CastLowering(RewritePattern):
     """Casts with a direct `llvm` counterpart (see `_CAST_OPS`)."""
 
+    op_types = tuple(_CAST_OPS)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         llvm_op = _CAST_OPS.get(type(op))
         if llvm_op is None:
@@ -234,6 +242,8 @@ class CastLowering(RewritePattern):
 
 class FPToIntLowering(RewritePattern):
     """`arith.fptosi/fptoui` → saturating `llvm.fpto{s,u}i.sat.<int>.<float>`."""
+
+    op_types = tuple(_FP_TO_INT_OPS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         base = _FP_TO_INT_OPS.get(type(op))
@@ -317,28 +327,28 @@ class FloorDivSILowering(RewritePattern):
         replace_op(rewriter, op, ops, result)
 
 
+ARITH_PATTERNS: tuple[RewritePattern, ...] = (
+    ConstantLowering(),
+    FastMathFloatLowering(),
+    DirectLowering(_BINARY_OPS),
+    IntrinsicBinaryOpLowering(),
+    NegfLowering(),
+    CmpiLowering(),
+    CmpfLowering(),
+    SelectLowering(),
+    CastLowering(),
+    FPToIntLowering(),
+    UIToFPLowering(),
+    IndexCastLowering(),
+    FloorDivSILowering(),
+)
+"""The patterns of `convert-arith-to-llvm`, in the order they are tried (stateless)."""
+
+
 class ConvertArithToLLVMPass(ModulePass):
     """Rewrite scalar `arith` ops into `llvm` ops; `index` becomes `i64`."""
 
     name = "convert-arith-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConstantLowering(),
-                    FastMathFloatLowering(),
-                    DirectLowering(_BINARY_OPS),
-                    IntrinsicBinaryOpLowering(),
-                    NegfLowering(),
-                    CmpiLowering(),
-                    CmpfLowering(),
-                    SelectLowering(),
-                    CastLowering(),
-                    FPToIntLowering(),
-                    UIToFPLowering(),
-                    IndexCastLowering(),
-                    FloorDivSILowering(),
-                ]
-            )
-        ).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(ARITH_PATTERNS)).rewrite_module(op)

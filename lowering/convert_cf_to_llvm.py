@@ -16,7 +16,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -24,6 +23,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from arignote.lowering.llvm_utils import legalize_block_arguments, replace_op, to_llvm_all
+from arignote.lowering.rewriting import DispatchingApplier
 
 
 class BranchLowering(RewritePattern):
@@ -55,12 +55,14 @@ class ConditionalBranchLowering(RewritePattern):
         replace_op(rewriter, op, ops, None)
 
 
+CF_PATTERNS: tuple[RewritePattern, ...] = (BranchLowering(), ConditionalBranchLowering())
+"""The patterns of `convert-cf-to-llvm` (stateless)."""
+
+
 class ConvertCfToLLVMPass(ModulePass):
     """Rewrite `cf` branches into `llvm` branches with converted block arguments."""
 
     name = "convert-cf-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([BranchLowering(), ConditionalBranchLowering()])
-        ).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(CF_PATTERNS)).rewrite_module(op)

@@ -51,7 +51,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -71,6 +70,7 @@ from arignote.lowering.llvm_utils import (
     retype_block_argument,
     to_llvm,
 )
+from arignote.lowering.rewriting import DispatchingApplier
 
 NOALIAS = "llvm.noalias"
 """The argument attribute marking a memref argument whose data nothing else aliases."""
@@ -247,12 +247,14 @@ class CallLowering(RewritePattern):
         replace_op(rewriter, op, ops, call.returned)
 
 
+FUNC_PATTERNS: tuple[RewritePattern, ...] = (FuncLowering(), ReturnLowering(), CallLowering())
+"""The patterns of `convert-func-to-llvm` (stateless)."""
+
+
 class ConvertFuncToLLVMPass(ModulePass):
     """Rewrite `func` functions, calls and returns into `llvm` ones (see the module ABI)."""
 
     name = "convert-func-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([FuncLowering(), ReturnLowering(), CallLowering()])
-        ).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(FUNC_PATTERNS)).rewrite_module(op)

@@ -28,7 +28,6 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -46,6 +45,7 @@ from arignote.lowering.llvm_utils import (
     replace_op,
     to_llvm_all,
 )
+from arignote.lowering.rewriting import DispatchingApplier
 
 
 def _fabs(operand: SSAValue) -> Operation:
@@ -119,6 +119,8 @@ class FmaLowering(RewritePattern):
 class CallIntrinsicLowering(RewritePattern):
     """Unary float ops on intrinsics without an xDSL op → `llvm.call_intrinsic`."""
 
+    op_types = tuple(_CALL_INTRINSIC_OPS)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         base = _CALL_INTRINSIC_OPS.get(type(op))
         if base is None:
@@ -146,6 +148,8 @@ class AbsILowering(RewritePattern):
 
 class LibmLowering(RewritePattern):
     """Float ops without an LLVM intrinsic → `llvm.call` of the libm function."""
+
+    op_types = tuple(_LIBM_OPS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         base = _LIBM_OPS.get(type(op))
@@ -188,6 +192,8 @@ _INLINE_OPS: dict[type[Operation], str] = {
 class InlineMathLowering(RewritePattern):
     """`math.exp/log/log1p/expm1/tanh` on f32/f64 → inline vectorisable `llvm` ops."""
 
+    op_types = tuple(_INLINE_OPS)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         name = _INLINE_OPS.get(type(op))
         if name is None or not isinstance(op.results[0].type, AnyFloat):
@@ -198,6 +204,23 @@ class InlineMathLowering(RewritePattern):
         (operand,) = to_llvm_all(op.operands, ops)
         result = vector_math.emit(name, operand, ops)
         replace_op(rewriter, op, ops, result)
+
+
+_PATTERNS: tuple[RewritePattern, ...] = (
+    DirectLowering(_UNARY_INTR_OPS),
+    DirectLowering(_BINARY_INTR_OPS),
+    FmaLowering(),
+    CallIntrinsicLowering(),
+    AbsILowering(),
+    LibmLowering(),
+    RsqrtLowering(),
+)
+
+
+def math_patterns(libm: bool = False) -> tuple[RewritePattern, ...]:
+    """The patterns of `convert-math-to-llvm` (option `libm`), in the order they are
+    tried (stateless)."""
+    return _PATTERNS if libm else (InlineMathLowering(), *_PATTERNS)
 
 
 @dataclass(frozen=True)
@@ -213,18 +236,4 @@ class ConvertMathToLLVMPass(ModulePass):
     libm: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        inline: list[RewritePattern] = [] if self.libm else [InlineMathLowering()]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    *inline,
-                    DirectLowering(_UNARY_INTR_OPS),
-                    DirectLowering(_BINARY_INTR_OPS),
-                    FmaLowering(),
-                    CallIntrinsicLowering(),
-                    AbsILowering(),
-                    LibmLowering(),
-                    RsqrtLowering(),
-                ]
-            )
-        ).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(math_patterns(self.libm))).rewrite_module(op)

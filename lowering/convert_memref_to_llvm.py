@@ -1,7 +1,7 @@
 """`convert-memref-to-llvm`: ranked memrefs to MLIR's descriptor struct in the `llvm` dialect.
 
 Accepts `memref.alloc`, `memref.alloca`, `memref.dealloc`, `memref.load`, `memref.store`,
-`memref.dim`, ranked-to-ranked `memref.cast`, `memref.subview`,
+`memref.dim`, ranked-to-ranked `memref.cast`, `memref.subview`, `memref.reinterpret_cast`,
 `memref.extract_aligned_pointer_as_index` and `memref.extract_strided_metadata` on
 memrefs of any rank (0 included) with an identity or `strided<[...], offset: ...>`
 layout (any mix of static and dynamic entries). Leaves `llvm` ops; memref values are reached through
@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -66,6 +65,7 @@ from arignote.lowering.llvm_utils import (
     to_llvm,
     to_llvm_all,
 )
+from arignote.lowering.rewriting import DispatchingApplier
 
 Index = int | SSAValue
 """An i64 quantity known statically (int) or at run time (SSA value)."""
@@ -393,25 +393,48 @@ class SubviewLowering(RewritePattern):
         replace_op(rewriter, op, ops, new)
 
 
+class ReinterpretCastLowering(RewritePattern):
+    """`memref.reinterpret_cast` → a descriptor of the same pointers with the op's offset,
+    sizes and strides (one offset; static entries from the op's properties)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.ReinterpretCastOp, rewriter: PatternRewriter, /):
+        result = _memref_type(op.result)
+        ops: list[Operation] = []
+        descriptor = to_llvm(op.source, ops)
+        (offset,) = _mixed(op.static_offsets.get_values(), op.offsets, ops)
+        sizes = _mixed(op.static_sizes.get_values(), op.sizes, ops)
+        strides = _mixed(op.static_strides.get_values(), op.strides, ops)
+        new = append(ops, llvm.UndefOp(descriptor_type(result)))
+        new = insert(new, extract(descriptor, [0], PTR, ops), [0], ops)
+        new = insert(new, extract(descriptor, [1], PTR, ops), [1], ops)
+        new = insert(new, _materialize(offset, ops), [2], ops)
+        for dim, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
+            new = insert(new, _materialize(size, ops), [3, dim], ops)
+            new = insert(new, _materialize(stride, ops), [4, dim], ops)
+        replace_op(rewriter, op, ops, new)
+
+
+MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
+    AllocLowering(),
+    AllocaLowering(),
+    DeallocLowering(),
+    LoadLowering(),
+    StoreLowering(),
+    DimLowering(),
+    CastLowering(),
+    ExtractAlignedPointerLowering(),
+    ExtractStridedMetadataLowering(),
+    SubviewLowering(),
+    ReinterpretCastLowering(),
+)
+"""The patterns of `convert-memref-to-llvm`, in the order they are tried (stateless)."""
+
+
 class ConvertMemRefToLLVMPass(ModulePass):
     """Rewrite memref allocation, access and queries into `llvm` ops on descriptors."""
 
     name = "convert-memref-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    AllocLowering(),
-                    AllocaLowering(),
-                    DeallocLowering(),
-                    LoadLowering(),
-                    StoreLowering(),
-                    DimLowering(),
-                    CastLowering(),
-                    ExtractAlignedPointerLowering(),
-                    ExtractStridedMetadataLowering(),
-                    SubviewLowering(),
-                ]
-            )
-        ).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(MEMREF_PATTERNS)).rewrite_module(op)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache, lru_cache
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -50,7 +52,13 @@ ALLOC_ALIGNMENT = 64
 
 def descriptor_type(memref_type: MemRefType) -> llvm.LLVMStructType:
     """The descriptor struct of a ranked memref type."""
-    rank = memref_type.get_num_dims()
+    return _descriptor_type(memref_type.get_num_dims())
+
+
+@cache
+def _descriptor_type(rank: int) -> llvm.LLVMStructType:
+    # attributes are immutable: one per rank for the process (building and verifying
+    # the struct type costs more than the op that uses it)
     if rank == 0:
         return llvm.LLVMStructType.from_type_list([PTR, PTR, i64])
     array = llvm.LLVMArrayType(rank, i64)
@@ -164,27 +172,51 @@ def append(ops: list[Operation], op: Operation) -> SSAValue:
 
 def constant(value: int, type_: Attribute, ops: list[Operation]) -> SSAValue:
     """An `llvm.mlir.constant` integer."""
-    return append(ops, llvm.ConstantOp(IntegerAttr(value, type_), type_))
+    return append(ops, llvm.ConstantOp(integer_attr(value, type_), type_))
+
+
+def integer_attr(value: int, type_: Attribute) -> IntegerAttr:
+    """`IntegerAttr(value, type_)`, built once per process for the most recent values
+    (attributes are immutable; building one, with its checks, costs more than the op)."""
+    return _integer_attr(int(value), type_)
+
+
+@lru_cache(maxsize=4096)
+def _integer_attr(value: int, type_: Attribute) -> IntegerAttr:
+    return IntegerAttr(value, type_)  # pyright: ignore[reportArgumentType]
+
+
+def float_attr(value: float, type_: Attribute) -> FloatAttr:
+    """`FloatAttr(value, type_)`, built once per process for the most recent values
+    (keyed by the bits of `value`: 0.0 and -0.0 are two attributes)."""
+    return _float_attr(float(value).hex(), type_)
+
+
+@lru_cache(maxsize=4096)
+def _float_attr(bits: str, type_: Attribute) -> FloatAttr:
+    return FloatAttr(float.fromhex(bits), type_)  # pyright: ignore[reportArgumentType]
+
+
+@cache
+def _position(position: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, position)
 
 
 def extract(
     container: SSAValue, position: Sequence[int], type_: Attribute, ops: list[Operation]
 ) -> SSAValue:
     """`llvm.extractvalue container[position]`."""
-    return append(
-        ops, llvm.ExtractValueOp(DenseArrayBase.from_list(i64, position), container, type_)
-    )
+    return append(ops, llvm.ExtractValueOp(_position(tuple(position)), container, type_))
 
 
 def insert(
     container: SSAValue, value: SSAValue, position: Sequence[int], ops: list[Operation]
 ) -> SSAValue:
     """`llvm.insertvalue value, container[position]`."""
-    return append(
-        ops, llvm.InsertValueOp(DenseArrayBase.from_list(i64, position), container, value)
-    )
+    return append(ops, llvm.InsertValueOp(_position(tuple(position)), container, value))
 
 
+@cache
 def nsw() -> llvm.OverflowAttr:
     """The no-signed-wrap flag used on address arithmetic (it helps vectorisation)."""
     return llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP,))
@@ -254,6 +286,11 @@ class DirectLowering(RewritePattern):
     converted operands in order and gives the one result."""
 
     table: Mapping[type[Operation], Callable[..., Operation]]
+
+    @property
+    def op_types(self) -> tuple[type[Operation], ...]:
+        """The op classes it rewrites (for `arignote.lowering.rewriting`)."""
+        return tuple(self.table)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         llvm_op = self.table.get(type(op))

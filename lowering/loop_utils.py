@@ -14,9 +14,13 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
+
+from arignote.lowering.llvm_utils import integer_attr
+
+INDEX = IndexType()
 
 Dim = int | SSAValue
 """A dimension length: a compile-time constant or an `index` SSA value."""
@@ -50,7 +54,7 @@ class Buffer:
 
 def index_constant(b: Builder, value: int) -> SSAValue:
     """An `arith.constant` of type `index`."""
-    return b.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+    return b.insert(arith.ConstantOp(integer_attr(value, INDEX))).result
 
 
 def as_index(b: Builder, dim: Dim) -> SSAValue:
@@ -269,3 +273,44 @@ def load(b: Builder, buffer: Buffer, indices: Sequence[SSAValue]) -> SSAValue:
 
 def store(b: Builder, value: SSAValue, buffer: Buffer, indices: Sequence[SSAValue]) -> None:
     b.insert(memref.StoreOp.get(value, buffer.memref, indices))
+
+
+def copy_in_order(
+    b: Builder, source: Buffer, dest: Buffer, general: Callable[[Builder], None]
+) -> None:
+    """`dest`'s elements in row-major order = `source`'s (the same element count, ranks
+    may differ: a reshape). When both are row-major contiguous (identity layouts are,
+    strided ones are checked at run time), one flat unit-stride loop (indices
+    `(0, ..., 0, i)`, see `loop_nest`) that LLVM vectorises; otherwise `general` emits
+    the copy. A rank-0 buffer or a static 1 (maybe a broadcast) takes `general` only."""
+    buffers = (source, dest)
+    if any(not x.dims or 1 in x.shape for x in buffers):
+        general(b)
+        return
+    checks = [c for c in (_contiguity_check(b, x) for x in buffers) if c is not None]
+
+    def flat(inner: Builder) -> None:
+        total = as_index(inner, dest.dims[0])
+        for d in dest.dims[1:]:
+            total = inner.insert(arith.MuliOp(total, as_index(inner, d))).result
+        zero, one = index_constant(inner, 0), index_constant(inner, 1)
+
+        def element(body: Builder, iv: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            at = [zero] * (len(source.dims) - 1) + [iv]
+            store(body, load(body, source, at), dest, [zero] * (len(dest.dims) - 1) + [iv])
+            return ()
+
+        for_loop(inner, zero, total, one, (), element)
+
+    if not checks:
+        flat(b)
+        return
+    condition = checks[0]
+    for check in checks[1:]:
+        condition = b.insert(arith.AndIOp(condition, check)).result
+    fast, slow = Block(), Block()
+    flat(Builder(InsertPoint.at_end(fast)))
+    general(Builder(InsertPoint.at_end(slow)))
+    for block in (fast, slow):
+        block.add_op(scf.YieldOp())
+    b.insert(scf.IfOp(condition, [], Region(fast), Region(slow)))

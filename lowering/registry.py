@@ -66,6 +66,12 @@ def _func_to_llvm() -> type[ModulePass]:
     return ConvertFuncToLLVMPass
 
 
+def _to_llvm() -> type[ModulePass]:
+    from arignote.lowering.convert_to_llvm import ConvertToLLVMPass
+
+    return ConvertToLLVMPass
+
+
 def _stabilize() -> type[ModulePass]:
     from arignote.lowering.stabilize import StabilizePass
 
@@ -100,6 +106,12 @@ def _scan_history() -> type[ModulePass]:
     from arignote.lowering.scan_history import ScanHistoryPass
 
     return ScanHistoryPass
+
+
+def _scan_pushout() -> type[ModulePass]:
+    from arignote.lowering.scan_pushout import ScanPushoutPass
+
+    return ScanPushoutPass
 
 
 def _canonicalize() -> type[ModulePass]:
@@ -146,6 +158,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
     "scan-history": _scan_history,
+    "scan-pushout": _scan_pushout,
     "fusion": _fusion,
     "inplace-update": _inplace_update,
     "inplace": _inplace,
@@ -157,6 +170,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-memref-to-llvm": _memref_to_llvm,
     "convert-cf-to-llvm": _cf_to_llvm,
     "convert-func-to-llvm": _func_to_llvm,
+    "convert-to-llvm": _to_llvm,
 }
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.

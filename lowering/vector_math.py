@@ -42,10 +42,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import AnyFloat, Float32Type, IntegerType, i64
 from xdsl.ir import Operation, SSAValue
 
-from arignote.lowering.llvm_utils import append
+from arignote.lowering.llvm_utils import append, float_attr, integer_attr
 
 # --- per-type constants --------------------------------------------------------------------
 
@@ -192,10 +192,10 @@ class _Emitter:
         self.suffix = f"f{self.fmt.width}"
 
     def c(self, value: float) -> SSAValue:
-        return append(self.ops, llvm.ConstantOp(FloatAttr(value, self.t), self.t))
+        return append(self.ops, llvm.ConstantOp(float_attr(value, self.t), self.t))
 
     def ic(self, value: int) -> SSAValue:
-        return append(self.ops, llvm.ConstantOp(IntegerAttr(value, self.it), self.it))
+        return append(self.ops, llvm.ConstantOp(integer_attr(value, self.it), self.it))
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return append(self.ops, llvm.FAddOp(a, b))
@@ -265,7 +265,7 @@ class _Emitter:
 
     def icmp(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
         flag = llvm.ICmpPredicateFlag(predicate).to_int()
-        return append(self.ops, llvm.ICmpOp(a, b, IntegerAttr(flag, i64)))
+        return append(self.ops, llvm.ICmpOp(a, b, integer_attr(flag, i64)))
 
     # --- pieces shared by the functions ---
 

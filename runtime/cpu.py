@@ -3,7 +3,7 @@
 `NativeModule(module_op)` translates a `builtin.module` holding only `llvm.func` /
 `llvm.mlir.global` ops with xDSL's `convert_module`, links in any extra LLVM IR (the
 CPython entry points of `arignote.runtime.entry`), optimises it at O3 for the host CPU
-(loop and SLP vectorisation on), compiles it to an object file (`object_code`) and loads
+(loop vectorisation on, see `TUNING`), compiles it to an object file (`object_code`) and loads
 that into MCJIT; `NativeModule.from_object` loads an object file kept by the compile
 cache (`arignote.runtime.cache`) without compiling. `address(name)` gives a function's
 entry point for `ctypes.CFUNCTYPE`.
@@ -46,12 +46,41 @@ MAX_RANK = 8
 
 OPT_LEVEL = 3
 
+TUNING = {
+    "loop_vectorization": True,
+    "slp_vectorization": False,
+    "loop_unrolling": False,
+    "loop_interleaving": True,
+}
+"""The O3 pipeline's tuning options (`llvm.PipelineTuningOptions`).
+
+- The loop vectoriser (with interleaving) is what makes ag-to-loops' loops fast.
+- The SLP (straight-line) vectoriser is off: it took a sixth of the optimisation time
+  of the logreg step, and the loops arignote emits leave it nothing to do (the logreg,
+  elemwise, mlp, rnn and call-overhead workloads ran as fast without it, measured side
+  by side; docs/benchmarks.md, compile time).
+- Loop unrolling is off: LLVM 22's O3 with the loop-unroll pass AND loop vectorisation
+  does not finish on a fully unrollable 32-step integer-power loop (exponentiation by
+  squaring, as ag-to-loops emits); the vectoriser still interleaves."""
+
+LLVM_OPTIONS = ("--disable-lsr",)
+"""LLVM command-line options set once in the process (`llvm.set_option`).
+
+`--disable-lsr` turns off Loop Strength Reduction in code generation: on the logreg
+training step it took a third of code generation's time (and made the code larger)
+while the loops ag-to-loops emits, indexed with one induction variable on x86's scaled
+addressing, ran no slower without it (logreg, elemwise and mlp steps measured side by
+side; see docs/benchmarks.md, compile time). LLVM's options are global to the process:
+another user of llvmlite in it compiles without LSR too."""
+
 
 @cache
 def _initialize() -> None:
     """Initialise LLVM's native target once, and make libm's symbols visible to MCJIT."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    for option in LLVM_OPTIONS:
+        llvm.set_option("", option)
     # libm by its usual name first: find_library runs `ldconfig -p` (milliseconds)
     for name in ("libm.so.6", "libm.dylib"):
         try:
@@ -112,13 +141,8 @@ def _internalize_helpers(module: llvm.ModuleRef) -> None:
 
 def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     tuning = llvm.PipelineTuningOptions(speed_level=OPT_LEVEL)
-    tuning.loop_vectorization = True
-    tuning.slp_vectorization = True
-    # LLVM 22's O3 with the loop-unroll pass AND loop vectorisation does not finish on a
-    # fully unrollable 32-step integer-power loop (exponentiation by squaring, as
-    # ag-to-loops emits): unrolling stays off; the vectoriser still interleaves.
-    tuning.loop_unrolling = False
-    tuning.loop_interleaving = True
+    for name, value in TUNING.items():
+        setattr(tuning, name, value)
     builder = llvm.create_pass_builder(machine, tuning)
     builder.getModulePassManager().run(module, builder)
 
@@ -211,7 +235,8 @@ def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngi
 
 def target_fingerprint() -> str:
     """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
-    versions, the target triple, host CPU name and features, the optimisation level."""
+    versions, the target triple, host CPU name and features, the optimisation level, its
+    tuning and the LLVM options."""
     import llvmlite
 
     return "|".join(
@@ -220,6 +245,8 @@ def target_fingerprint() -> str:
             "llvm " + ".".join(map(str, llvm.llvm_version_info)),
             *host_cpu(),
             f"O{OPT_LEVEL}",
+            *[f"{name}={value}" for name, value in sorted(TUNING.items())],
+            *LLVM_OPTIONS,
         ]
     )
 

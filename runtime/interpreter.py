@@ -38,11 +38,6 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.interpreters.arith import ArithFunctions
-from xdsl.interpreters.builtin import BuiltinFunctions
-from xdsl.interpreters.cf import CfFunctions
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 
@@ -737,6 +732,15 @@ def make_interpreter(
 ) -> Interpreter:
     """An interpreter for `module` with the `ag`, `func`, `arith`, `scf`, `cf` and
     `builtin` implementations registered."""
+    # xDSL's implementations, imported here: their package imports every interpreter
+    # xDSL has (RISC-V, linalg, ...: a third of a second), which constant folding, the
+    # only user of this module in a native compile, does not need
+    from xdsl.interpreters.arith import ArithFunctions
+    from xdsl.interpreters.builtin import BuiltinFunctions
+    from xdsl.interpreters.cf import CfFunctions
+    from xdsl.interpreters.func import FuncFunctions
+    from xdsl.interpreters.scf import ScfFunctions
+
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions

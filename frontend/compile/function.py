@@ -33,6 +33,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from arignote.compile.clone import check_replacement, needed_ops, rebuild, replacement_pairs
+from arignote.compile.gcpause import gc_paused
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
 from arignote.compile.regions import emit_ops
@@ -261,16 +262,17 @@ class _Compiled:
         args = [i.variable.value for i in plan.ins] + [s.value for s in self.shared_args]
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
         start = time.perf_counter()
-        self.module = _emit(args, names, results, symbol)
-        _mark_updates(self.module, plan, self.shared_args)
-        if plan.profile is not None:
-            from arignote.compile.profiling import compile_profiled
+        with gc_paused():  # (arignote.compile.gcpause: the IR's cycles are collected after)
+            self.module = _emit(args, names, results, symbol)
+            _mark_updates(self.module, plan, self.shared_args)
+            if plan.profile is not None:
+                from arignote.compile.profiling import compile_profiled
 
-            self._optimized, self.run = compile_profiled(
-                plan.mode, self.module, symbol, plan.profile
-            )
-        else:
-            self.run, self._optimized = plan.mode.compile(self.module, symbol)
+                self._optimized, self.run = compile_profiled(
+                    plan.mode, self.module, symbol, plan.profile
+                )
+            else:
+                self.run, self._optimized = plan.mode.compile(self.module, symbol)
         self.compile_time = time.perf_counter() - start
 
     @property

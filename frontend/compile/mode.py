@@ -170,6 +170,8 @@ class Mode:
                 return run, lambda: _optimized(module, pipeline)
         module.verify()
         optimized = self.optimize(module)
+        if config.check_ir and optimized is not module:
+            optimized.verify()
         run = self.link(module, optimized, symbol)
         if key is not None:
             codecache.save(key, run)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -14,6 +14,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.utils.exceptions import VerifyException
 
 import arignote
 import arignote.tensor as T
@@ -199,6 +200,33 @@ def test_planted_bad_rewrite_raises_bad_optimization(bad_pass: None) -> None:
     # through the config flag too
     with arignote.change_flags(optimizer_including="planted"), pytest.raises(BadOptimization):
         arignote.function([x, y], x + y, mode="DebugMode")
+
+
+class _Untyped(RewritePattern):
+    """Planted: an add whose result type no longer matches its operands (invalid IR)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ag.AddOp, rewriter: PatternRewriter) -> None:
+        if op.result.type != op.lhs.type:
+            return
+        bad = ag.AddOp.create(operands=[op.lhs, op.rhs], result_types=[TensorType(i64, [7])])
+        rewriter.replace_op(op, bad)
+
+
+class _InvalidPass(ModulePass):
+    name = "bad-add-type"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(_Untyped(), apply_recursively=False).rewrite_module(op)
+
+
+def test_check_ir_catches_a_pass_leaving_invalid_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.ARIGNOTE_PASSES, "bad-add-type", lambda: _InvalidPass)
+    monkeypatch.setitem(pipelines.PASS_TAGS, "bad-add-type", ("planted",))
+    x, y = T.dvectors("x", "y")
+    mode = Mode(linker="py").including("planted")
+    with arignote.change_flags(check_ir=True), pytest.raises(VerifyException, match="ag.add"):
+        arignote.function([x, y], x + y, mode=mode)
 
 
 def test_planted_bad_lowering_raises_bad_thunk_output(monkeypatch: pytest.MonkeyPatch) -> None:

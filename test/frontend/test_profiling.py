@@ -193,3 +193,20 @@ def test_an_ifelse_is_one_timed_node(linker: str) -> None:
     np.testing.assert_allclose(f(0.0, np.zeros(3)), [0.0] * 3)
     assert [n.op for n in stats.nodes] == ["if{}", "Elemwise{add}"]
     assert stats.node_counters()[1].tolist() == [2, 2]
+
+
+def test_profiled_softmax_step_verifies() -> None:
+    """Profiling verifies the optimized module: fusion's `log(m.dimshuffle(0, 'x'))` region
+    (a vector read only through a dimshuffle into a ?x1 domain) must pass the verifier."""
+    rng = np.random.default_rng(0)
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    w = arignote.shared(rng.standard_normal((6, 4)), name="w")
+    loss = -(y * T.nnet.logsoftmax(T.dot(x, w))).sum(axis=1).mean()
+    f = arignote.function(
+        [x, y], loss, updates=[(w, w - 0.1 * arignote.grad(loss, w))], profile=True
+    )
+    xv, yv = rng.standard_normal((5, 6)), np.eye(4)[rng.integers(0, 4, 5)]
+    logits = xv @ w.get_value()
+    logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(f(xv, yv), -(yv * logp).sum(axis=1).mean(), rtol=1e-12)
+    assert "Elemwise{Composite{" in _report(f)

@@ -123,3 +123,52 @@ func.func @alloc_arange(%v: tensor<f32>, %n: tensor<i64>) -> (tensor<?x3xf32>, t
 // CHECK:         arith.floordivsi
 // CHECK:         arith.maxsi
 // CHECK-LABEL: func.func @alloc_arange(
+
+// A reshape, the last use of an intermediate the function allocated: no copy, the
+// result takes over the buffer (`memref.reinterpret_cast`, row-major strides); the
+// subtensor after it is a view of it, and the buffer is freed after the view's last use.
+
+func.func @reshape_in_place(%x: tensor<?x?xf32>, %n: tensor<i64>) -> tensor<?x?xf32> {
+  %e = ag.exp %x : tensor<?x?xf32>
+  %r = ag.reshape %e[%n] {shape = array<i64: -9223372036854775808, -1>} : tensor<?x?xf32>, tensor<i64> -> tensor<?x?xf32>
+  %t = ag.subtensor %r[%n] {kinds = array<i64: 0, 0>, starts = array<i64: -9223372036854775807, -9223372036854775807>, stops = array<i64: -9223372036854775808, -9223372036854775807>, steps = array<i64: -9223372036854775807, -9223372036854775807>} : tensor<?x?xf32>, tensor<i64> -> tensor<?x?xf32>
+  %l = ag.log %t : tensor<?x?xf32>
+  func.return %l : tensor<?x?xf32>
+}
+
+// CHECK-LABEL: func.func @reshape_in_place(
+// CHECK:         %[[E:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// CHECK:         math.exp
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[R:.*]] = memref.reinterpret_cast %[[E]] to offset: [0], sizes: [%{{.*}}, %{{.*}}], strides: [%{{.*}}, 1] : memref<?x?xf32> to memref<?x?xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[T:.*]] = memref.subview %[[R]][0, 0]
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.load %[[T]]
+// CHECK:         math.log
+// CHECK:         memref.dealloc %[[R]] : memref<?x?xf32>
+// CHECK-NOT:     memref.dealloc
+// CHECK:         func.return
+
+// A reshape of a function argument (any strides): one flat loop when its strides are
+// row-major (checked at run time), the gather through the flat index otherwise.
+
+func.func @reshape_argument(%x: tensor<?x?x?xf32>) -> tensor<?x4xf32> {
+  %0 = ag.reshape %x[] {shape = array<i64: -1, 4>} : tensor<?x?x?xf32> -> tensor<?x4xf32>
+  %1 = ag.exp %0 : tensor<?x4xf32>
+  %2 = ag.reshape %1[] {shape = array<i64: 2, -1>} : tensor<?x4xf32> -> tensor<2x?xf32>
+  %3 = ag.log %2 : tensor<2x?xf32>
+  %4 = ag.reshape %3[] {shape = array<i64: -1, 4>} : tensor<2x?xf32> -> tensor<?x4xf32>
+  func.return %4 : tensor<?x4xf32>
+}
+
+// CHECK-LABEL: func.func @reshape_argument(
+// CHECK:         memref.extract_strided_metadata %arg0
+// CHECK:         scf.if
+// CHECK:           scf.for %{{.*}} = %[[Z:.*]] to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        memref.load %arg0[%[[Z]], %[[Z]], %{{.*}}]
+// CHECK-NEXT:        memref.store
+// CHECK-NEXT:      }
+// CHECK-NEXT:    } else {
+// CHECK:           arith.remsi
+// CHECK:         memref.reinterpret_cast

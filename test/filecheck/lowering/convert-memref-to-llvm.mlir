@@ -80,3 +80,27 @@ func.func @alloc_dealloc(%n: index) -> index {
   memref.dealloc %m : memref<?x3xf32>
   return %d : index
 }
+
+// memref.reinterpret_cast: the source's two pointers, the op's offset, sizes and strides
+// (static ones as constants).
+
+func.func @reinterpret(%m: memref<?x?xf32>, %n: index) -> memref<?x4xf32> {
+  %r = memref.reinterpret_cast %m to offset: [0], sizes: [%n, 4], strides: [4, 1] : memref<?x?xf32> to memref<?x4xf32>
+  func.return %r : memref<?x4xf32>
+}
+
+// CHECK-LABEL: func.func @reinterpret
+// CHECK:         %[[SRC:.*]] = builtin.unrealized_conversion_cast %m
+// CHECK:         %[[N:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK:         %[[D0:.*]] = llvm.mlir.undef
+// CHECK:         %[[ALLOC:.*]] = llvm.extractvalue %[[SRC]][0]
+// CHECK-NEXT:    %[[D1:.*]] = llvm.insertvalue %[[ALLOC]], %[[D0]][0]
+// CHECK-NEXT:    %[[ALIGNED:.*]] = llvm.extractvalue %[[SRC]][1]
+// CHECK-NEXT:    %[[D2:.*]] = llvm.insertvalue %[[ALIGNED]], %[[D1]][1]
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[D3:.*]] = llvm.insertvalue %[[ZERO]], %[[D2]][2]
+// CHECK-NEXT:    %[[D4:.*]] = llvm.insertvalue %[[N]], %[[D3]][3, 0]
+// CHECK-NEXT:    %[[FOUR:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[D5:.*]] = llvm.insertvalue %[[FOUR]], %[[D4]][4, 0]
+// CHECK:         llvm.insertvalue %{{.*}}, %[[D5]][3, 1]
+// CHECK:         llvm.insertvalue %{{.*}}, %{{.*}}[4, 1]

@@ -12,6 +12,7 @@
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-history {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   scan-pushout {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fusion {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace-update {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
@@ -23,6 +24,7 @@
 // CHECK-NEXT:   convert-memref-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-cf-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-func-to-llvm {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   convert-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: pipelines
 // CHECK-NEXT:   to-loops {{ +}}{{[^ ].*}}

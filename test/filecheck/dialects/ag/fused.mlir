@@ -28,6 +28,20 @@ func.func @elementwise(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf3
   func.return %r, %e : tensor<?x?xf32>, tensor<?x?xf32>
 }
 
+// A vector read only through a dimshuffle into a ?x1 domain (logsoftmax's log of the row sums).
+// CHECK-LABEL: func.func @column_domain
+// CHECK:         ag.dimshuffle %s {pattern = array<i64: 0, -1>} : tensor<?xf32> -> tensor<?x1xf32>
+// CHECK-NEXT:    ag.log %c : tensor<?x1xf32>
+func.func @column_domain(%v: tensor<?xf32>) -> tensor<?x1xf32> {
+  %r = ag.fused %v : tensor<?xf32> -> tensor<?x1xf32> {
+  ^bb0(%s: tensor<?xf32>):
+    %c = ag.dimshuffle %s {pattern = array<i64: 0, -1>} : tensor<?xf32> -> tensor<?x1xf32>
+    %l = ag.log %c : tensor<?x1xf32>
+    ag.yield %l : tensor<?x1xf32>
+  }
+  func.return %r : tensor<?x1xf32>
+}
+
 // CHECK-LABEL: func.func @reduction
 // CHECK-NEXT:    %s = ag.fused %x, %y : tensor<?x?xf64>, tensor<?x?xf64> -> tensor<?xf64> {
 // CHECK-NEXT:    ^bb0(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>):

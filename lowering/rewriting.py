@@ -1,0 +1,87 @@
+"""Pattern application for the lowering passes, dispatched on the op's class.
+
+xDSL's `GreedyRewritePatternApplier` calls every pattern of its list on every op the
+walker visits (a pattern typed with `@op_type_rewrite_pattern` then tests `isinstance`
+and returns): a conversion pass with a dozen patterns makes a dozen calls per op, on a
+module of thousands of ops, twice (the walker's second walk confirms the fixed point).
+`DispatchingApplier` has the same semantics (trivially dead ops erased first, then the
+patterns in list order until one acts) but calls only the patterns that can match the
+op's class, a list computed once per class:
+
+- a pattern whose `match_and_rewrite` is typed with `@op_type_rewrite_pattern` matches
+  the op classes of its annotation (a union gives several);
+- a pattern with an `op_types` attribute (a tuple of op classes) matches those, e.g. a
+  table-driven pattern (`{arith.AddfOp: llvm.FAddOp, ...}`) gives its table's keys;
+- any other pattern is tried on every op.
+
+```python
+PatternRewriteWalker(DispatchingApplier([LoadLowering(), StoreLowering()])).rewrite_module(m)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Union, get_args, get_origin
+
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+ANY_OP: None = None
+"""`pattern_op_types` of a pattern tried on every op."""
+
+
+def _annotated_types(pattern: RewritePattern) -> tuple[type[Operation], ...] | None:
+    """The op classes of an `@op_type_rewrite_pattern` method, read from the closure
+    the decorator builds (its `expected_type`); None for an undecorated method."""
+    method = type(pattern).match_and_rewrite
+    code, closure = getattr(method, "__code__", None), getattr(method, "__closure__", None)
+    if code is None or closure is None or "expected_type" not in code.co_freevars:
+        return None
+    expected = closure[code.co_freevars.index("expected_type")].cell_contents
+    types = get_args(expected) if get_origin(expected) in (Union, type(int | str)) else (expected,)
+    if not all(isinstance(t, type) and issubclass(t, Operation) for t in types):
+        return None
+    return tuple(types)
+
+
+def pattern_op_types(pattern: RewritePattern) -> tuple[type[Operation], ...] | None:
+    """The op classes `pattern` can rewrite (an op matches if it is an instance of one),
+    or `ANY_OP` (None) when that is not known."""
+    declared = getattr(pattern, "op_types", None)
+    if declared is not None:
+        return tuple(declared)
+    return _annotated_types(pattern)
+
+
+class DispatchingApplier(RewritePattern):
+    """`GreedyRewritePatternApplier` (without folding) calling only the patterns that
+    can match an op's class; see the module docstring."""
+
+    def __init__(self, patterns: Sequence[RewritePattern], dce_enabled: bool = True):
+        self.patterns = list(patterns)
+        self.dce_enabled = dce_enabled
+        self._types = [pattern_op_types(p) for p in self.patterns]
+        self._by_class: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+
+    def patterns_for(self, cls: type[Operation]) -> tuple[RewritePattern, ...]:
+        """The patterns tried on an op of class `cls`, in list order."""
+        found = self._by_class.get(cls)
+        if found is None:
+            found = tuple(
+                p
+                for p, types in zip(self.patterns, self._types, strict=True)
+                if types is ANY_OP or issubclass(cls, types)
+            )
+            self._by_class[cls] = found
+        return found
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if self.dce_enabled and is_trivially_dead(op):
+            rewriter.erase(op)
+            return
+        for pattern in self.patterns_for(type(op)):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
