@@ -155,6 +155,14 @@ def _default_compiledir() -> str:
     return os.path.join(os.path.expanduser("~"), ".arignote", "compiledir")
 
 
+def _default_openmp() -> bool:
+    """Whether parallel loops pay by default: more than one thread and a thread pool
+    on this platform."""
+    from arignote.runtime.threadpool import available, default_threads
+
+    return available() and default_threads() > 1
+
+
 FLAGS: dict[str, Flag] = {
     f.name: f
     for f in (
@@ -318,6 +326,25 @@ FLAGS: dict[str, Flag] = {
             "them alive between calls (faster, more memory), like the '_nogc' linkers.",
             convert=to_bool,
             expected=_BOOL,
+        ),
+        Flag(
+            "openmp",
+            _default_openmp(),
+            "Run large loops of native code on several threads (arignote's own thread "
+            "pool; OMP_NUM_THREADS, else the usable cores, sets how many): elementwise "
+            "loops and the row loop of gemv_pair. False compiles serial "
+            "code. The default is True when more than one thread is available.",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
+            "openmp_elemwise_minsize",
+            200000,
+            "With openmp, the least work for which a loop is split across threads: "
+            "elements times the elementwise ops computed per element (a single "
+            "elementwise op splits from this many elements).",
+            convert=to_count,
+            expected=_COUNT,
         ),
         Flag(
             "compute_test_value",

@@ -657,14 +657,14 @@ def dump_ir(fn: Any, stage: str = "optimized") -> str:
         return str(compiled.module)
     if stage == "optimized":
         return str(compiled.optimized)
+    from arignote.compile.mode import loops_pipeline
     from arignote.lowering.driver import apply_pipeline, lower_to_llvm, make_context
-    from arignote.lowering.pipelines import LOOPS_LOWERING
 
     module = compiled.optimized.clone()
     if stage == "loops":
-        apply_pipeline(make_context(), module, LOOPS_LOWERING)
+        apply_pipeline(make_context(), module, loops_pipeline())
         return str(module)
-    lowered = lower_to_llvm(module).module
+    lowered = lower_to_llvm(module, loops_pipeline=loops_pipeline()).module
     if stage == "llvm-dialect":
         return str(lowered)
     from arignote.runtime.cpu import llvm_ir_text

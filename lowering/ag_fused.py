@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from arignote.dialects import ag
-from arignote.lowering import ag_scalar
+from arignote.lowering import ag_scalar, parallel_loops
 from arignote.lowering.ag_kernels import MULTI_KERNELS, compensated_sum
 from arignote.lowering.ag_shapes import MULTI_RESULT_SHAPE_RULES, Check, result_dims
 from arignote.lowering.loop_utils import (
@@ -141,7 +141,18 @@ def _elementwise(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Seque
         for dest, scalar in zip(dests, scalars, strict=True):
             store(inner, scalar, dest, ivs)
 
-    loop_nest(b, [as_index(b, d) for d in dests[0].dims], body)
+    bounds = [as_index(b, d) for d in dests[0].dims]
+    if bounds and parallel_loops.enabled():
+        parallel_loops.parallel_nest(b, bounds, body, elementwise_cost(op))
+    else:
+        loop_nest(b, bounds, body)
+
+
+def elementwise_cost(op: ag.FusedOp) -> int:
+    """Work units per element of an elementwise `ag.fused`: its computing ops, except
+    the free ones (casts, dimshuffles, constants), at least 1."""
+    free = (ag.ConstantOp, ag.DimShuffleOp, ag.CastOp)
+    return max(1, sum(1 for inner in op.computing_ops if not isinstance(inner, free)))
 
 
 def _reduction(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Sequence[Buffer]):

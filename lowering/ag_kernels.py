@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, i64
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
-from arignote.lowering import ag_scalar
+from arignote.lowering import ag_scalar, parallel_loops
 from arignote.lowering.ag_shapes import contracted_dim
 from arignote.lowering.loop_utils import (
     Buffer,
@@ -51,8 +51,12 @@ def broadcast_indices(
     return indices  # pyright: ignore[reportReturnType]
 
 
-def elementwise(b: Builder, out: Buffer, ins: Sequence[Buffer], scalar: ScalarBody) -> None:
-    """`out[i] = scalar(ins[0][i'], ins[1][i'], ...)` with broadcast indices `i'`."""
+def elementwise(
+    b: Builder, out: Buffer, ins: Sequence[Buffer], scalar: ScalarBody, parallel: bool = False
+) -> None:
+    """`out[i] = scalar(ins[0][i'], ins[1][i'], ...)` with broadcast indices `i'`; with
+    `parallel`, the outer loop is an `ag.parallel_for` when parallel loops are on (one
+    unit of work an element, see `parallel_loops`)."""
     broadcasts = any(d == 1 for x in ins for d in x.shape)
     zero = index_constant(b, 0) if broadcasts else None
 
@@ -60,7 +64,11 @@ def elementwise(b: Builder, out: Buffer, ins: Sequence[Buffer], scalar: ScalarBo
         values = [load(inner, x, broadcast_indices(x, ivs, zero)) for x in ins]
         store(inner, scalar(inner, values), out, ivs)
 
-    loop_nest(b, _bounds(b, out), body, [out, *ins])
+    bounds = _bounds(b, out)
+    if parallel and bounds and parallel_loops.enabled():
+        parallel_loops.parallel_nest(b, bounds, body, 1)
+    else:
+        loop_nest(b, bounds, body, [out, *ins])
 
 
 def copy(b: Builder, source: Buffer, dest: Buffer) -> None:
@@ -70,12 +78,12 @@ def copy(b: Builder, source: Buffer, dest: Buffer) -> None:
 
 def emit_binary(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     emit = ag_scalar.BINARY[type(op)]
-    elementwise(b, out, ins, lambda inner, v: emit(inner, v[0], v[1]))
+    elementwise(b, out, ins, lambda inner, v: emit(inner, v[0], v[1]), parallel=True)
 
 
 def emit_unary(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     emit = ag_scalar.UNARY[type(op)]
-    elementwise(b, out, ins, lambda inner, v: emit(inner, v[0]))
+    elementwise(b, out, ins, lambda inner, v: emit(inner, v[0]), parallel=True)
 
 
 def _select_scalar(b: Builder, values: Sequence[SSAValue]) -> SSAValue:
@@ -83,12 +91,12 @@ def _select_scalar(b: Builder, values: Sequence[SSAValue]) -> SSAValue:
 
 
 def emit_select(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
-    elementwise(b, out, ins, _select_scalar)
+    elementwise(b, out, ins, _select_scalar, parallel=True)
 
 
 def emit_cast(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     to = out.element_type
-    elementwise(b, out, ins, lambda inner, v: ag_scalar.cast(inner, v[0], to))
+    elementwise(b, out, ins, lambda inner, v: ag_scalar.cast(inner, v[0], to), parallel=True)
 
 
 def emit_dimshuffle(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:

@@ -19,11 +19,11 @@ and a vector row operand that is not a static 1 must have `A`'s row count.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -34,10 +34,11 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.utils import FastMathFlag
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
-from arignote.lowering import ag_scalar
+from arignote.lowering import ag_scalar, parallel_loops
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import copy
 from arignote.lowering.ag_shapes import Check, op_label
@@ -320,11 +321,15 @@ class _PairKernel:
         (d,) = _dot_rows(b, a, x, [i])
         _add_rows(b, self.r, a, [i], [self.row(b, i, d)])
 
-    def loops(self, b: Builder, a: Buffer, x: Buffer) -> None:
-        """Blocks of `ROW_BLOCK` rows, then the remaining rows one by one."""
-        count = as_index(b, a.dims[0])
+    def loops(
+        self, b: Builder, a: Buffer, x: Buffer, rows: tuple[SSAValue, SSAValue] | None = None
+    ) -> None:
+        """Blocks of `ROW_BLOCK` rows, then the remaining rows one by one; over the rows
+        `[first, count)` of `rows` (all of them by default)."""
+        first, count = rows if rows is not None else (index_constant(b, 0), as_index(b, a.dims[0]))
         block = index_constant(b, ROW_BLOCK)
-        remainder = b.insert(arith.RemUIOp(count, block)).result
+        length = b.insert(arith.SubiOp(count, first)).result
+        remainder = b.insert(arith.RemUIOp(length, block)).result
         blocked = b.insert(arith.SubiOp(count, remainder)).result
         scratch = tuple(
             Buffer(
@@ -342,7 +347,7 @@ class _PairKernel:
             self.single(inner, a, x, i)
             return []
 
-        for_loop(b, index_constant(b, 0), blocked, block, [], block_body)
+        for_loop(b, first, blocked, block, [], block_body)
         for_loop(b, blocked, count, index_constant(b, 1), [], single_body)
 
 
@@ -356,10 +361,82 @@ def emit_gemv_pair(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Seque
     read_rows = _row_reader(b, ins[3 + len(op.acc) :])
     kernel = _PairKernel(op, u_out, g_out, r_out, alpha, read_rows)
     (a, a_temp), (x, x_temp) = unit_stride_view(b, ins[0]), unit_stride_view(b, ins[1])
-    kernel.loops(b, a, x)
+    if parallel_loops.enabled():
+        _parallel_rows(b, kernel, a, x)
+    else:
+        kernel.loops(b, a, x)
     for temp in (a_temp, x_temp):
         if temp is not None:
             b.insert(memref.DeallocOp.get(temp))
+
+
+def _zero(b: Builder, r: Buffer) -> None:
+    zero = ag_scalar.constant(b, 0.0, r.element_type)
+    loop_nest(b, [as_index(b, d) for d in r.dims], lambda inner, ivs: store(inner, zero, r, ivs))
+
+
+def _part_accumulator(
+    b: Builder, kernel: _PairKernel, partials: SSAValue, part: SSAValue
+) -> Buffer:
+    """Where part `part` adds its rows: `r` for part 0, else its own zeroed row of
+    `partials` (`(parts - 1) x columns`, flat)."""
+    r = kernel.r
+    cols = as_index(b, r.dims[0])
+    zero, one = index_constant(b, 0), index_constant(b, 1)
+    first = b.insert(arith.CmpiOp(part, zero, "eq")).result
+    row = b.insert(arith.SubiOp(part, one)).result
+    start = b.insert(arith.MuliOp(row, cols)).result
+    start = b.insert(arith.SelectOp(first, zero, start)).result
+    view_type = MemRefType(r.element_type, [DYNAMIC_INDEX], StridedLayoutAttr([1], None))
+    view = b.insert(memref.SubviewOp.get(partials, [start], [cols], [1], view_type)).result
+    chosen = b.insert(arith.SelectOp(first, _cast(b, r.memref, view_type), view)).result
+    target = Buffer(chosen, r.dims)
+    zeroed = Block()
+    _zero(Builder(InsertPoint.at_end(zeroed)), target)
+    zeroed.add_op(scf.YieldOp())
+    others = b.insert(arith.CmpiOp(part, zero, "ne")).result
+    b.insert(scf.IfOp(others, [], Region(zeroed), Region(Block([scf.YieldOp()]))))
+    return target
+
+
+def _parallel_rows(b: Builder, kernel: _PairKernel, a: Buffer, x: Buffer) -> None:
+    """`kernel.loops` as an `ag.parallel_for` over blocks of rows: each part adds its
+    rows into its own accumulator (part 0 into `r`), the others are added to `r` after."""
+    r = kernel.r
+    cols = as_index(b, r.dims[0])
+    one = index_constant(b, 1)
+    # half the pool's chunks: each adds a scratch row to zero and to sum
+    half = b.insert(arith.DivUIOp(b.insert(ag.ParallelWidthOp()).width, index_constant(b, 2)))
+    width = b.insert(arith.MaxUIOp(half.result, one)).result
+    extra = b.insert(arith.SubiOp(width, one)).result
+    size = b.insert(arith.MuliOp(extra, cols)).result
+    flat = MemRefType(r.element_type, [DYNAMIC_INDEX])
+    partials = b.insert(memref.AllocOp([size], [], flat)).memref
+
+    def part(inner: Builder, begin: SSAValue, end: SSAValue, p: SSAValue) -> None:
+        target = _part_accumulator(inner, kernel, partials, p)
+        replace(kernel, r=target).loops(inner, a, x, (begin, end))
+
+    work = b.insert(arith.MuliOp(cols, index_constant(b, 2))).result
+    rows = as_index(b, a.dims[0])
+    parts = parallel_loops.parallel_for(b, rows, work, ROW_BLOCK, part, max_parts=width)
+
+    def add_part(inner: Builder, p: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+        start = inner.insert(arith.MuliOp(inner.insert(arith.SubiOp(p, one)).result, cols))
+
+        def add(level: Builder, ivs: Sequence[SSAValue]) -> None:
+            (k,) = ivs
+            at = level.insert(arith.AddiOp(start.result, k)).result
+            total = level.insert(
+                arith.AddfOp(load(level, r, [k]), load(level, Buffer(partials, (size,)), [at]))
+            )
+            store(level, total.result, r, [k])
+
+        loop_nest(inner, [cols], add)
+        return []
+
+    for_loop(b, one, parts, one, [], add_part)
+    b.insert(memref.DeallocOp.get(partials))
 
 
 class GemvPairLowering:

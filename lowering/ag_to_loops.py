@@ -99,6 +99,7 @@ from arignote.lowering.loop_utils import (
     load,
     memref_dims,
 )
+from arignote.lowering.parallel_loops import parallel_loops
 from arignote.lowering.profile_timers import declare_profile_counters  # registers timers
 from arignote.lowering.statements import STATEMENTS, StatementState
 
@@ -721,9 +722,15 @@ class ConvertAgToLoopsPass(ModulePass):
 
     name = "ag-to-loops"
 
+    parallel_min_work: int = 0
+    """Emit `ag.parallel_for` for loops of at least this much work (0: serial loops;
+    see `arignote.lowering.parallel_loops`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         declare_profile_counters(op)
-        PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False).rewrite_module(op)
+        with parallel_loops(self.parallel_min_work):
+            walker = PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False)
+            walker.rewrite_module(op)
         declare_libm_functions(op)
         declare_blas_functions(op)
         declare_print_functions(op)

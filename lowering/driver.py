@@ -65,11 +65,14 @@ def optimize(module: ModuleOp, graph_pipeline: str) -> ModuleOp:
     return module
 
 
-def lower_to_llvm(module: ModuleOp, graph_pipeline: str = "") -> LoweredModule:
-    """Optimize `module` (ag on tensors) with `graph_pipeline`, then lower it to LLVM."""
+def lower_to_llvm(
+    module: ModuleOp, graph_pipeline: str = "", loops_pipeline: str = LOOPS_LOWERING
+) -> LoweredModule:
+    """Optimize `module` (ag on tensors) with `graph_pipeline`, then lower it to loops
+    with `loops_pipeline` (`pipelines.loops_lowering(...)`) and to LLVM."""
     ctx = make_context()
     apply_pipeline(ctx, module, graph_pipeline)
-    apply_pipeline(ctx, module, LOOPS_LOWERING)
+    apply_pipeline(ctx, module, loops_pipeline)
     checks = {}
     for op in module.ops:
         if isinstance(op, FuncOp) and CHECKS_ATTR in op.attributes:

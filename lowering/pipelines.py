@@ -9,6 +9,19 @@ from __future__ import annotations
 LOOPS_LOWERING = "ag-to-loops"
 """`ag` on tensors → `scf` loops over `memref` with `arith`/`math` (the native ABI)."""
 
+PARALLELIZE = "parallelize"
+"""Outlines the `ag.parallel_for` loops onto the thread pool (a no-op without them)."""
+
+
+def loops_lowering(parallel_min_work: int = 0) -> str:
+    """`LOOPS_LOWERING`, or with `parallel_min_work > 0` the lowering whose loops of at
+    least that much work run on several threads (see `arignote.lowering.parallel_loops`):
+    `ag-to-loops{parallel_min_work=N},parallelize`."""
+    if parallel_min_work <= 0:
+        return LOOPS_LOWERING
+    return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{PARALLELIZE}"
+
+
 LLVM_LOWERING = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 """Loops over memrefs → the `llvm` dialect, ready for `xdsl.backend.llvm`.
 

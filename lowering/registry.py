@@ -144,6 +144,12 @@ def _profile_timers() -> type[ModulePass]:
     return ProfileTimersPass
 
 
+def _parallelize() -> type[ModulePass]:
+    from arignote.lowering.parallelize import ParallelizePass
+
+    return ParallelizePass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "stabilize": _stabilize,
@@ -158,6 +164,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "inplace": _inplace,
     "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,
+    "parallelize": _parallelize,
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,
     "convert-memref-to-llvm": _memref_to_llvm,

@@ -166,12 +166,15 @@ def load(directory: str, key: str, verbose: bool = False) -> NativeFunction | No
 
 def portable(imports: Sequence[str]) -> bool:
     """Whether code using the external symbols `imports` means the same in any process:
-    each is an entry-point symbol (`arignote_Py*`, bound again in every process) or is
-    exported by a shared library loaded here (libc, libm, the BLAS). A symbol bound
-    only in this process's JIT (e.g. a callback) makes the code unfit for the cache."""
+    each is an entry-point symbol (`arignote_Py*`) or a thread pool symbol (both bound
+    again in every process) or is exported by a shared library loaded here (libc, libm,
+    the BLAS). A symbol bound only in this process's JIT (e.g. a callback) makes the
+    code unfit for the cache."""
     from arignote.runtime.entry import process_symbols, register_symbols
+    from arignote.runtime.threadpool import SYMBOLS
 
-    bound = process_symbols() if imports and register_symbols() else {}
+    bound = set(process_symbols()) if imports and register_symbols() else set()
+    bound.update(SYMBOLS)
     return all(name in bound or _exported(name) for name in imports)
 
 

@@ -223,9 +223,12 @@ def _imports(module: llvm.ModuleRef) -> tuple[str, ...]:
 
 def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
     """An MCJIT engine (owning `machine`) with `object_code` loaded and finalized."""
+    from arignote.runtime import threadpool
     from arignote.runtime.entry import register_symbols
 
     register_symbols()
+    if threadpool.uses_pool(object_code):
+        threadpool.register_symbols()
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
     engine.finalize_object()

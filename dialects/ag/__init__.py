@@ -131,6 +131,7 @@ from arignote.dialects.ag.math import (
     SigmoidOp,
     SoftplusOp,
 )
+from arignote.dialects.ag.parallel import PARALLEL_OPS, ParallelForOp, ParallelWidthOp
 from arignote.dialects.ag.reductions import (
     ReduceMaxOp,
     ReduceMinOp,
@@ -197,11 +198,15 @@ Ag = Dialect(
         *DEBUG_OPS,
         IfOp,
         FusedOp,
+        *PARALLEL_OPS,
     ],
     [],
 )
 
 __all__ = [
+    "PARALLEL_OPS",
+    "ParallelForOp",
+    "ParallelWidthOp",
     "GemvPairOp",
     "ROW_OPS",
     "DEBUG_OPS",

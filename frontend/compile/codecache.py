@@ -11,7 +11,8 @@ under a key that is the BLAKE2 digest of:
   modification time of each module: an edited compiler never reuses stale code);
 * the flags that change code: the linker, the graph pipeline the mode runs (after
   `optimizer`, `Mode.including/excluding`, `config.optimizer_including/excluding`),
-  the loop and LLVM lowering pipelines, `floatX` and the profiling flags;
+  the loop lowering (which `openmp` and `openmp_elemwise_minsize` choose) and the LLVM
+  lowering pipelines, `floatX` and the profiling flags;
 * `arignote.runtime.cache.native_fingerprint()`: the LLVM/llvmlite versions, host CPU
   name and features, Python and numpy versions.
 
@@ -71,13 +72,14 @@ def source_fingerprint() -> str:
 def flags_text(mode: Mode, pipeline: str) -> str:
     """The part of the key that the mode (whose graph pipeline is `pipeline` now) and
     the configuration flags give."""
-    from arignote.lowering.pipelines import LLVM_LOWERING, LOOPS_LOWERING
+    from arignote.compile.mode import loops_pipeline
+    from arignote.lowering.pipelines import LLVM_LOWERING
 
     return "\n".join(
         [
             f"linker {mode.linker}",
             f"graph {pipeline}",
-            f"loops {LOOPS_LOWERING}",
+            f"loops {loops_pipeline()}",
             f"llvm {LLVM_LOWERING}",
             f"floatX {config.floatX}",
             f"profile {config.profile} {config.profile_memory} {config.profile_optimizer}",
@@ -191,11 +193,19 @@ def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
     return h.hexdigest()
 
 
+def _pool_objects() -> None:
+    """The thread pool keeps its object code in the cache directory too."""
+    from arignote.runtime.threadpool import set_object_directory
+
+    set_object_directory(cache_directory())
+
+
 def load(key: str) -> Run | None:
     """The run of the entry `key`, or None (miss)."""
     from arignote.compile.mode import native_run
     from arignote.runtime import cache as store
 
+    _pool_objects()
     fn = store.load(cache_directory(), key, config.compile_cache_verbose)
     return None if fn is None else native_run(fn)
 

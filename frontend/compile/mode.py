@@ -238,6 +238,21 @@ def compile_native(module: ModuleOp, symbol: str) -> Run:
     return native_run(native_function(module, symbol))
 
 
+def parallel_min_work() -> int:
+    """The work from which native loops run on several threads: `openmp_elemwise_minsize`
+    with `config.openmp` (and a thread pool on this platform), else 0 (serial code)."""
+    from arignote.runtime.threadpool import available
+
+    return config.openmp_elemwise_minsize if config.openmp and available() else 0
+
+
+def loops_pipeline() -> str:
+    """The loop lowering the flags ask for (`openmp`, `openmp_elemwise_minsize`)."""
+    from arignote.lowering.pipelines import loops_lowering
+
+    return loops_lowering(parallel_min_work())
+
+
 def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> NativeFunction:
     """`module`'s `@symbol` after `graph_pipeline`, lowered to LLVM and compiled (on a
     copy of `module`, whose prints first get their callback ids)."""
@@ -251,7 +266,7 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     assert isinstance(func, FuncOp)
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
-    lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline)
+    lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline, loops_pipeline())
     checks = lowered.checks.get(f"{symbol}__shape", [])
     aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
     return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)

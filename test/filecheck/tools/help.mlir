@@ -18,6 +18,7 @@
 // CHECK-NEXT:   inplace {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   parallelize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-math-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-memref-to-llvm {{ +}}{{[^ ].*}}

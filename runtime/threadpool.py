@@ -1,0 +1,279 @@
+"""The native thread pool behind `ag.parallel_for` (see `arignote.lowering.parallelize`).
+
+JIT code runs a parallel loop by calling
+
+    int64 arignote_parallel_for(task*, ctx*, int64 begin, int64 end,
+                                int64 min_trips, int64 align, int64 max_parts)
+    void  task(int64 begin, int64 end, int64 part, ctx*)
+
+which splits `[begin, end)` into at most `threads()` parts (and at most `max_parts`
+when it is positive), every boundary but `end`
+at `begin + k * chunk` with `chunk` a multiple of `align`, runs part 0 on the calling
+thread and the others on the pool's workers, waits for all of them and returns the
+number of parts. When the range has fewer than `min_trips` iterations, when there is
+one thread, or when the pool is busy (a parallel loop started by another thread, or
+from inside a task), it calls `task(begin, end, 0, ctx)` itself and returns 1.
+`int64 arignote_parallel_width()` is the most parts a call may use (at least 1).
+
+The pool is native code built here with llvmlite's IR builder, compiled once per
+process into its own MCJIT engine (no C compiler needed), and bound to those symbol
+names with `llvm.add_symbol` when a module that calls it is loaded
+(`register_symbols`), so compiled modules hold no process-specific address and stay
+cacheable. Its workers are POSIX threads (`pthread_create` from libc) started on the
+first parallel loop; they never run Python nor take the GIL, and block every signal.
+
+Dispatch: the caller publishes the job, then increments the generation counter `gen`;
+a worker waiting for a new generation spins on it for a while (`SPIN` pauses, about
+0.1 to 0.3 ms), then sleeps in `futex(FUTEX_WAIT)` on it (the caller wakes sleepers
+only when there are some). Each worker decrements `pending` after its part; the caller,
+having run part 0, spins on `pending` then sleeps on it the same way. A dispatch costs
+two cache-line transfers when the workers are spinning (well under a microsecond), a
+futex wake (a few microseconds) when they sleep.
+
+Lifetime: `os.register_at_fork` resets the pool in a forked child (whose only thread
+is the one that forked): the child starts its own workers on its first parallel loop.
+At exit (`atexit`) the workers are stopped and joined. Linux only (futex): elsewhere
+`available()` is False and the frontend compiles serial loops.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import sys
+import threading
+from functools import cache
+
+PARALLEL_FOR = "arignote_parallel_for"
+"""`int64 (task*, ctx*, begin, end, min_trips, align, max_parts)`: runs a parallel loop."""
+
+PARALLEL_WIDTH = "arignote_parallel_width"
+"""`int64 ()`: the most parts `arignote_parallel_for` splits a loop into."""
+
+SYMBOLS = (PARALLEL_FOR, PARALLEL_WIDTH)
+
+MAX_THREADS = 64
+"""At most this many threads (the caller and `MAX_THREADS - 1` workers)."""
+
+OVERSPLIT = 4
+"""A parallel loop is split into up to this many chunks per thread, claimed by the
+threads as they come: a thread the OS runs late (or not at all) leaves its share to
+the others instead of holding up the loop."""
+
+SPIN = 1 << 11
+"""Pause instructions a worker spins before sleeping in the kernel (0.1 to 0.3 ms): long
+enough to stay awake between the steps of a training loop, short enough not to take
+much from the calling thread on a busy machine. The caller, waiting for chunks that
+workers still run, spins `SPIN // 16`. `OMP_WAIT_POLICY` changes it (`spin_count`)."""
+
+WAIT_POLICY_SPIN = {"passive": 64, "active": 1 << 15}
+"""Spins for OpenMP's `OMP_WAIT_POLICY`: `passive` sleeps almost at once (best when
+other processes keep every core busy), `active` spins a few milliseconds."""
+
+
+def spin_count() -> int:
+    """`SPIN`, or the spin of `OMP_WAIT_POLICY` (`passive` / `active`) when it is set."""
+    policy = os.environ.get("OMP_WAIT_POLICY", "").strip().lower()
+    return WAIT_POLICY_SPIN.get(policy, SPIN)
+
+
+_FUTEX = {"x86_64": 202, "aarch64": 98}
+"""`SYS_futex` per machine."""
+_FUTEX_WAIT_PRIVATE = 128
+_FUTEX_WAKE_PRIVATE = 129
+_PAUSE = {"x86_64": "pause", "aarch64": "yield"}
+
+
+def available() -> bool:
+    """Whether this process can run the pool (Linux on x86-64 or AArch64)."""
+    return sys.platform.startswith("linux") and platform.machine() in _FUTEX
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (`os.sched_getaffinity`), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """`OMP_NUM_THREADS` when it is a positive integer, else `usable_cores()`; at most
+    `MAX_THREADS`."""
+    text = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    count = int(text) if text.isdigit() and int(text) > 0 else usable_cores()
+    return min(count, MAX_THREADS)
+
+
+# --- the pool in LLVM IR -----------------------------------------------------------------
+
+
+def pool_ir(machine: str) -> str:
+    """The LLVM IR text of the pool for `machine` (`platform.machine()`)."""
+    from arignote.runtime._threadpool_ir import PoolBuilder
+
+    spin = spin_count()
+    return PoolBuilder(_FUTEX[machine], _PAUSE[machine], spin, MAX_THREADS, OVERSPLIT).build()
+
+
+OBJECT_PREFIX = "threadpool-"
+_object_directory: str | None = None
+
+
+def set_object_directory(directory: str | None) -> None:
+    """Keep the pool's object code in `directory` (the compile cache's), so that a new
+    process loads it instead of compiling it (None: compile it in each process)."""
+    global _object_directory
+    _object_directory = directory
+
+
+def _object_key(machine: str) -> str:
+    """What the pool's object code depends on: its generator's source, its parameters,
+    the target (LLVM version, CPU)."""
+    import hashlib
+
+    from arignote.runtime.cpu import target_fingerprint
+
+    h = hashlib.blake2b(digest_size=16)
+    generator = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_threadpool_ir.py")
+    for path in (__file__, generator):  # (importing the generator takes milliseconds)
+        with open(path, "rb") as f:
+            h.update(f.read())
+    h.update(f"{machine} {spin_count()} {MAX_THREADS} {OVERSPLIT} {target_fingerprint()}".encode())
+    return h.hexdigest()
+
+
+def _compile_object(machine: str) -> bytes:
+    """The pool's object code, compiled at O1 (its code is all waiting and calls)."""
+    import llvmlite.binding as llvm
+
+    from arignote.runtime.cpu import host_cpu
+
+    triple, cpu, features = host_cpu()
+    target = llvm.Target.from_triple(triple).create_target_machine(
+        cpu=cpu, features=features, opt=1, codemodel="jitdefault"
+    )
+    module = llvm.parse_assembly(pool_ir(machine))
+    module.triple, module.data_layout = target.triple, str(target.target_data)
+    module.verify()
+    return target.emit_object(module)
+
+
+def _object_code(machine: str) -> bytes:
+    """The pool's object code: from the object directory when it holds it, else
+    compiled (and stored there, atomically)."""
+    directory = _object_directory
+    if directory is None:
+        return _compile_object(machine)
+    path = os.path.join(directory, OBJECT_PREFIX + _object_key(machine) + ".o")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        pass
+    code = _compile_object(machine)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as f:
+            f.write(code)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    return code
+
+
+class _Pool:
+    """The compiled pool of this process: its engine and its control functions."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        import llvmlite.binding as llvm
+
+        from arignote.runtime.cpu import host_target_machine
+
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(_object_code(platform.machine())))
+        engine.finalize_object()
+        self.engine = engine
+        address = engine.get_function_address
+        self.addresses = {name: address(name) for name in SYMBOLS}
+        void, i64 = None, ctypes.c_int64
+        self._set_threads = ctypes.CFUNCTYPE(void, i64)(address("arignote_pool_set_threads"))
+        self._width = ctypes.CFUNCTYPE(i64)(self.addresses[PARALLEL_WIDTH])
+        self._threads = ctypes.CFUNCTYPE(i64)(address("arignote_pool_threads"))
+        self._dispatches = ctypes.CFUNCTYPE(i64)(address("arignote_pool_dispatches"))
+        self._workers = ctypes.CFUNCTYPE(i64)(address("arignote_pool_workers"))
+        self.shutdown = ctypes.CFUNCTYPE(void)(address("arignote_pool_shutdown"))
+        self.after_fork = ctypes.CFUNCTYPE(void)(address("arignote_pool_after_fork"))
+        self._set_threads(default_threads())
+
+
+_LOCK = threading.Lock()
+_POOL: _Pool | None = None
+
+
+def _pool() -> _Pool:
+    global _POOL
+    if _POOL is None:
+        with _LOCK:
+            if _POOL is None:
+                if not available():
+                    raise RuntimeError(
+                        f"the native thread pool needs Linux on x86_64 or aarch64, not "
+                        f"{sys.platform} on {platform.machine()}"
+                    )
+                pool = _Pool()
+                atexit.register(pool.shutdown)
+                os.register_at_fork(after_in_child=pool.after_fork)
+                _POOL = pool
+    return _POOL
+
+
+@cache
+def register_symbols() -> None:
+    """Compile the pool (once) and bind `SYMBOLS` for the JIT."""
+    import llvmlite.binding as llvm
+
+    for name, address in _pool().addresses.items():
+        llvm.add_symbol(name, address)
+
+
+def uses_pool(code: bytes | str) -> bool:
+    """Whether LLVM IR text or an object file calls the pool."""
+    if isinstance(code, str):
+        return PARALLEL_FOR in code or PARALLEL_WIDTH in code
+    return PARALLEL_FOR.encode() in code or PARALLEL_WIDTH.encode() in code
+
+
+def set_threads(count: int) -> None:
+    """Use at most `count` threads (the caller included) for later parallel loops; 1
+    runs them serially. Workers are started when a loop first needs them. Not while
+    a parallel loop runs in another thread."""
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_THREADS:
+        raise ValueError(
+            f"set_threads: count must be an integer in 1..{MAX_THREADS}, got {count!r}"
+        )
+    _pool()._set_threads(count)
+
+
+def threads() -> int:
+    """The most threads a parallel loop uses now (the caller included)."""
+    return _pool()._threads()
+
+
+def width() -> int:
+    """The most chunks a parallel loop is split into now (`arignote_parallel_width()`)."""
+    return _pool()._width()
+
+
+def dispatches() -> int:
+    """How many parallel loops this process ran on more than one thread."""
+    return _pool()._dispatches()
+
+
+def workers() -> int:
+    """How many worker threads are running (started by the first parallel loops)."""
+    return _pool()._workers()

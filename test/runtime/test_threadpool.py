@@ -1,0 +1,293 @@
+"""The native thread pool (`arignote.runtime.threadpool`) and the parallel loops built on it:
+the pool's chunking, results of parallel code against serial code and the interpreter,
+dispatch counts, concurrent callers, a forked child, the thread count and the flags."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote.compile import codecache
+from arignote.compile.mode import Mode
+from arignote.configuration import change_flags
+from arignote.runtime import threadpool
+
+pytestmark = pytest.mark.skipif(not threadpool.available(), reason="no thread pool here")
+
+_I64, _PTR = ir.IntType(64), ir.PointerType()
+
+
+@pytest.fixture(scope="module")
+def fill():
+    """`fill(out, begin, end, min_trips, align, max_parts) -> parts`: a parallel loop
+    whose task writes `out[i] = 2 * i + 1000000 * chunk` (native code calling the pool)."""
+    threadpool.register_symbols()
+    m = ir.Module()
+    m.triple = llvm.get_process_triple()
+    parallel_for = ir.Function(
+        m, ir.FunctionType(_I64, [_PTR, _PTR, *[_I64] * 5]), threadpool.PARALLEL_FOR
+    )
+    task = ir.Function(m, ir.FunctionType(ir.VoidType(), [_I64, _I64, _I64, _PTR]), "task")
+    begin, end, chunk, out = task.args
+    entry, loop, done = (task.append_basic_block(n) for n in ("entry", "loop", "done"))
+    b = ir.IRBuilder(entry)
+    b.cbranch(b.icmp_signed("<", begin, end), loop, done)
+    b.position_at_end(loop)
+    i = b.phi(_I64)
+    i.add_incoming(begin, entry)
+    value = b.add(b.mul(i, ir.Constant(_I64, 2)), b.mul(chunk, ir.Constant(_I64, 1000000)))
+    b.store(value, b.gep(out, [i], source_etype=_I64))
+    following = b.add(i, ir.Constant(_I64, 1))
+    i.add_incoming(following, loop)
+    b.cbranch(b.icmp_signed("<", following, end), loop, done)
+    b.position_at_end(done)
+    b.ret_void()
+    run = ir.Function(m, ir.FunctionType(_I64, [_PTR, *[_I64] * 5]), "run")
+    b = ir.IRBuilder(run.append_basic_block())
+    b.ret(b.call(parallel_for, [task, *run.args]))
+    from arignote.runtime.cpu import host_target_machine
+
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(m)), host_target_machine())
+    engine.finalize_object()
+    signature = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, *[ctypes.c_int64] * 5)
+    function = signature(engine.get_function_address("run"))
+
+    def call(out, begin, end, min_trips=0, align=1, max_parts=0):
+        return function(out.ctypes.data, begin, end, min_trips, align, max_parts)
+
+    call.engine = engine  # keeps the code alive
+    return call
+
+
+@pytest.mark.parametrize(
+    ("n", "align", "max_parts"), [(1, 1, 0), (3, 1, 0), (1000, 64, 0), (1001, 16, 0), (999, 8, 2)]
+)
+def test_chunks_cover_the_range_once(fill, n: int, align: int, max_parts: int) -> None:
+    out = np.full(n + 5, -1, np.int64)
+    parts = fill(out, 2, n + 2, 0, align, max_parts)
+    index = np.arange(2, n + 2)
+    assert np.array_equal(out[2 : n + 2] % 1000000, 2 * index)
+    assert (out[:2] == -1).all() and (out[n + 2 :] == -1).all()
+    chunks = out[2 : n + 2] // 1000000
+    assert np.array_equal(np.unique(chunks), np.arange(parts))  # chunk k's range, in order
+    assert (np.diff(chunks) >= 0).all()
+    assert parts <= threadpool.width() and (max_parts == 0 or parts <= max_parts)
+    starts = [index[chunks == k][0] - 2 for k in range(1, parts)]
+    assert all(s % align == 0 for s in starts)
+
+
+def test_serial_below_min_trips_or_one_thread(fill) -> None:
+    out = np.zeros(500, np.int64)
+    before = threadpool.dispatches()
+    assert fill(out, 0, 500, 501, 1) == 1
+    assert np.array_equal(out, 2 * np.arange(500))
+    threadpool.set_threads(1)
+    try:
+        assert threadpool.threads() == 1 and threadpool.width() == 1
+        assert fill(out, 0, 500, 0, 1) == 1
+    finally:
+        threadpool.set_threads(threadpool.default_threads())
+    assert threadpool.dispatches() == before
+    if threadpool.threads() > 1:
+        assert fill(out, 0, 500, 500, 1) > 1
+        assert threadpool.dispatches() == before + 1
+        assert threadpool.workers() == threadpool.threads() - 1
+
+
+def test_wait_policy_sets_the_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert threadpool.spin_count() == threadpool.SPIN
+    for policy, spin in (("PASSIVE", 64), (" active", 1 << 15), ("other", threadpool.SPIN)):
+        monkeypatch.setenv("OMP_WAIT_POLICY", policy)
+        assert threadpool.spin_count() == spin
+
+
+def test_set_threads_checks_its_argument() -> None:
+    for bad in (0, -1, threadpool.MAX_THREADS + 1, 2.0, True):
+        with pytest.raises(ValueError, match="set_threads: count must be an integer"):
+            threadpool.set_threads(bad)
+
+
+# --- parallel loops in compiled functions -----------------------------------------------
+
+SIZES = (1, 63, 64, 999, 1000, 1001, 4097)
+MIN_SIZE = 1000
+"""`openmp_elemwise_minsize` in these tests: small arrays cross it."""
+
+
+def _expression():
+    x, y = T.fvector("x"), T.fvector("y")
+    return [x, y], T.tanh(x * y + T.exp(-x)) * 0.5 + 1 / (1 + T.exp(-y))
+
+
+def _compile(inputs, outputs, openmp: bool, **kwargs):
+    with change_flags(openmp=openmp, openmp_elemwise_minsize=MIN_SIZE):
+        return arignote.function(inputs, outputs, **kwargs)
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_elementwise_parallel_equals_serial_and_interpreter() -> None:
+    inputs, z = _expression()
+    parallel = _compile(inputs, z, True)
+    serial = _compile(inputs, z, False)
+    reference = arignote.function(inputs, z, mode=Mode(linker="py"))
+    rng = np.random.default_rng(0)
+    for n in SIZES:
+        x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+        before = threadpool.dispatches()
+        got = parallel(x, y)
+        # the region costs ~10 units per element: sizes from MIN_SIZE / 10 split
+        assert (threadpool.dispatches() > before) == (n >= 256)
+        assert np.array_equal(got, serial(x, y))
+        np.testing.assert_allclose(got, reference(x, y), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_single_elementwise_op_splits_from_min_size() -> None:
+    x, y = T.fvector("x"), T.fvector("y")
+    parallel, serial = _compile([x, y], x - y, True), _compile([x, y], x - y, False)
+    rng = np.random.default_rng(4)
+    for n in (999, 1000, 3001):
+        a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+        before = threadpool.dispatches()
+        assert np.array_equal(parallel(a, b), serial(a, b))
+        assert (threadpool.dispatches() > before) == (n >= MIN_SIZE)
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_elementwise_matrix_splits_rows() -> None:
+    a, b = T.fmatrix("a"), T.frow("b")
+    z = T.exp(a) * b + a
+    parallel = _compile([a, b], z, True)
+    rng = np.random.default_rng(1)
+    for rows, cols in ((3, 7), (9, 700), (1001, 5)):
+        x = rng.standard_normal((rows, cols)).astype(np.float32)[:, ::-1]  # strided
+        y = rng.standard_normal((1, cols)).astype(np.float32)
+        expected = _compile([a, b], z, False)(x, y)
+        before = threadpool.dispatches()
+        assert np.array_equal(parallel(x, y), expected)
+        assert (threadpool.dispatches() > before) == (rows * cols * 3 >= MIN_SIZE and rows > 1)
+
+
+def _logreg(openmp: bool, feats: int):
+    xs, ys = T.fmatrix("x"), T.fvector("y")
+    w = arignote.shared(np.zeros(feats, np.float32), name="w")
+    b = arignote.shared(np.float32(0.0), name="b")
+    p = 1 / (1 + T.exp(-T.dot(xs, w) - b))
+    xent = -ys * T.log(p) - (1 - ys) * T.log(1 - p)
+    gw, gb = arignote.grad(xent.mean() + 0.01 * (w**2).sum(), [w, b])
+    train = _compile(
+        [xs, ys], [p > 0.5, xent], openmp, updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)]
+    )
+    return train, w, b
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_gemv_pair_rows_in_parallel() -> None:
+    feats = 40
+    (par, wp, bp), (ser, ws, bs) = _logreg(True, feats), _logreg(False, feats)
+    rng = np.random.default_rng(3)
+    for n in (17, 203, 64, 5):  # 2 * feats units per row: all but 5 rows split
+        x = rng.standard_normal((n, feats)).astype(np.float32)
+        y = rng.integers(0, 2, n).astype(np.float32)
+        w0 = (rng.standard_normal(feats) * 0.1).astype(np.float32)
+        for w, b in ((wp, bp), (ws, bs)):
+            w.set_value(w0.copy())
+            b.set_value(np.float32(0.5))
+        before = threadpool.dispatches()
+        for _ in range(3):
+            got, expected = par(x, y), ser(x, y)
+            assert np.array_equal(got[0], expected[0])
+            np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(wp.get_value(), ws.get_value(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(bp.get_value(), bs.get_value(), rtol=1e-5, atol=1e-6)
+        assert (threadpool.dispatches() - before >= 3) == (n > 5)
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_concurrent_callers_share_the_pool() -> None:
+    inputs, z = _expression()
+    f = _compile(inputs, z, True)
+    rng = np.random.default_rng(2)
+    data = [tuple(rng.standard_normal(5000).astype(np.float32) for _ in range(2)) for _ in range(4)]
+    expected = [f(*d) for d in data]
+    failures: list[int] = []
+
+    def work(k: int) -> None:
+        for _ in range(50):
+            if not np.array_equal(f(*data[k]), expected[k]):
+                failures.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_forked_child_starts_its_own_workers() -> None:
+    inputs, z = _expression()
+    f = _compile(inputs, z, True)
+    x = np.linspace(-3, 3, 5000, dtype=np.float32)
+    expected = f(x, x)  # the parent's workers run
+    assert threadpool.workers() >= 1
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            before = threadpool.dispatches()
+            ok = np.array_equal(f(x, x), expected)
+            code = 0 if ok and threadpool.dispatches() == before + 1 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert np.array_equal(f(x, x), expected)
+
+
+def test_thread_count_and_openmp_default_follow_omp_num_threads() -> None:
+    script = (
+        "import arignote; from arignote.runtime import threadpool as tp; "
+        "print(arignote.config.openmp, tp.threads(), tp.width())"
+    )
+    results = {}
+    for value in ("1", "3"):
+        env = dict(os.environ, OMP_NUM_THREADS=value)
+        env.pop("ARIGNOTE_FLAGS", None)
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        results[value] = out.stdout.split()
+    assert results["1"] == ["False", "1", "1"]
+    assert results["3"] == ["True", "3", str(3 * threadpool.OVERSPLIT)]
+
+
+def test_openmp_flags_change_the_cache_key() -> None:
+    inputs, z = _expression()
+    f = arignote.function(inputs, z)
+    module, mode = f._compiled.module, Mode()
+    keys = set()
+    for flags in ({"openmp": False}, {"openmp": True}, {"openmp_elemwise_minsize": 5}):
+        with change_flags({"compile_cache": True, "openmp": True, **flags}):
+            keys.add(codecache.cache_key(mode, module, "fusion"))
+    assert len(keys) == 3
+
+
+def test_openmp_false_compiles_no_pool_call() -> None:
+    inputs, z = _expression()
+    serial = _compile(inputs, z, False)
+    parallel = _compile(inputs, z, True)
+    assert threadpool.PARALLEL_FOR not in serial._compiled.run.native.native_module.llvm_ir
+    assert threadpool.PARALLEL_FOR in parallel._compiled.run.native.native_module.llvm_ir
