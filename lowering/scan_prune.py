@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -150,13 +150,7 @@ def _rebuilt(op: ag.ScanOp, dead: list[int], unread: list[int]) -> ag.ScanOp:
         [op.outputs[i].type for i in kept],
         body,
     )
-    last = [kept.index(i) for i in sorted(op.last_only_outputs) if i in kept]
-    if last:
-        new.last_only = DenseArrayBase.from_list(i64, last)
-    with_initial = [kept.index(i) for i in sorted(op.with_initial_outputs) if i in kept]
-    if with_initial:
-        new.with_initial = DenseArrayBase.from_list(i64, with_initial)
-    new.attributes.update(op.attributes)
+    new.take_output_marks(op, kept)
     return new
 
 

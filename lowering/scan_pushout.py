@@ -62,7 +62,6 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     ModuleOp,
     TensorType,
@@ -330,13 +329,7 @@ def _rebuilt(op: ag.ScanOp, body: _Body, edit: _Edit, rewriter: PatternRewriter)
         [*(op.outputs[i].type for i in kept), *stacked_types],
         op.body.detach_block(block),
     )
-    last = [kept.index(i) for i in sorted(op.last_only_outputs) if i in kept]
-    if last:
-        new.last_only = DenseArrayBase.from_list(i64, last)
-    whole = [kept.index(i) for i in sorted(op.with_initial_outputs) if i in kept]
-    if whole:
-        new.with_initial = DenseArrayBase.from_list(i64, whole)
-    new.attributes.update(op.attributes)
+    new.take_output_marks(op, kept)
     return new
 
 

@@ -184,6 +184,18 @@ class ScanOp(IRDLOperation):
             return set()
         return {int(v) for v in self.with_initial.get_values()}
 
+    def take_output_marks(self, old: ScanOp, kept: Sequence[int]) -> None:
+        """Gives this scan, rebuilt from `old` with `old`'s outputs `kept` (in that order)
+        first, `old`'s `last_only` and `with_initial` marks on those outputs and its
+        discardable attributes (what a pass rebuilding a scan must keep)."""
+        last = [kept.index(i) for i in sorted(old.last_only_outputs) if i in kept]
+        if last:
+            self.last_only = DenseArrayBase.from_list(i64, last)
+        whole = [kept.index(i) for i in sorted(old.with_initial_outputs) if i in kept]
+        if whole:
+            self.with_initial = DenseArrayBase.from_list(i64, whole)
+        self.attributes.update(old.attributes)
+
     @property
     def recurrent_outputs(self) -> list[int]:
         """The indices of the outputs that are fed back (have taps)."""
