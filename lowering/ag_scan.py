@@ -76,6 +76,7 @@ from arignote.lowering.loop_utils import (
     index_constant,
     load,
 )
+from arignote.lowering.scan_accumulate import accumulated_outputs, mark_in_place
 from arignote.lowering.statements import STATEMENTS
 
 
@@ -382,10 +383,10 @@ def _step_buffers(
     for i, taps in enumerate(op.sequence_tap_lists):
         for k in taps:
             args.append(subview(b, ins[layout.seq(i)], add(b, t, k - min(taps)), None))
-    depths, last = _depths(op), op.last_only_outputs
+    depths, rings = _depths(op), _rings(op)
     for j, i in enumerate(op.recurrent_outputs):
         for k in op.output_tap_lists[i]:
-            row = _history_row(b, add(b, t, depths[j] + k), depths[j], i in last)
+            row = _history_row(b, add(b, t, depths[j] + k), rings[i])
             args.append(subview(b, ext[j], row, None))
     args += [ins[layout.nonseq(k)] for k in range(layout.nonseqs)]
     rows: dict[int, Buffer] = {}
@@ -393,17 +394,30 @@ def _step_buffers(
     for i in range(len(op.outputs)):
         if i in position:
             j = position[i]
-            row = _history_row(b, add(b, t, depths[j]), depths[j], i in last)
+            row = _history_row(b, add(b, t, depths[j]), rings[i])
             rows[i] = subview(b, ext[j], row, None)
         else:
-            rows[i] = subview(b, dests[i], 0 if i in last else t, None)
+            rows[i] = subview(b, dests[i], 0 if i in op.last_only_outputs else t, None)
     return _Step(args, rows)
 
 
-def _history_row(b: Builder, row: Dim, depth: int, ring: bool) -> Dim:
+def _rings(op: ag.ScanOp) -> dict[int, int | None]:
+    """Fed-back output → the rows of its ring: `L + 1` when only the last step is kept,
+    1 for an accumulator updated in place (`scan_accumulate`), None (no ring: one row
+    per step) otherwise."""
+    accumulated, last = accumulated_outputs(op), op.last_only_outputs
+    rings: dict[int, int | None] = {}
+    for i, depth in zip(op.recurrent_outputs, _depths(op), strict=True):
+        rings[i] = 1 if i in accumulated else depth + 1 if i in last else None
+    return rings
+
+
+def _history_row(b: Builder, row: Dim, ring: int | None) -> Dim:
     """The row of a history buffer holding history position `row` (modulo the ring's
-    `depth + 1` rows when only the last step is kept)."""
-    return rem(b, row, depth + 1) if ring else row
+    rows when only the last step is kept)."""
+    if ring == 1:
+        return 0
+    return row if ring is None else rem(b, row, ring)
 
 
 def _body_op_dims(
@@ -493,12 +507,12 @@ def _histories(
     """Per fed-back output, a buffer of its `L` earlier values then one row per step
     (a ring of `L + 1` rows when only the last step is kept; the result itself for an
     output `with_initial`)."""
-    layout, result = _Layout.of(op), []
-    last = op.last_only_outputs
+    layout, result, rings = _Layout.of(op), [], _rings(op)
     for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
         init = ins[layout.init(j)]
         state = tuple(init.dims[1:])
-        dims = (add(b, 1 if i in last else steps, depth), *state)
+        ring = rings[i]
+        dims = (add(b, steps, depth) if ring is None else ring, *state)
         if i in op.with_initial_outputs:
             ext = dests[i]
         else:
@@ -514,6 +528,7 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
     """One `scf.for` over the steps (see the module doc)."""
     assert isinstance(op, ag.ScanOp)
     shapes = scan_shapes(op, [x.dims for x in ins], _KernelContext(b, ins))
+    mark_in_place(op, accumulated_outputs(op))
     ext = _histories(b, op, ins, shapes.steps, dests)
     scratch = _scratch(b, op, shapes.body)
 
@@ -524,12 +539,12 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
 
     zero, one = index_constant(b, 0), index_constant(b, 1)
     for_loop(b, zero, as_index(b, shapes.steps), one, [], body)
-    last = op.last_only_outputs
+    rings = _rings(op)
     for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
         if i in op.with_initial_outputs:  # computed in place
             continue
-        if i in last:  # the last step's row (read only when there was a step)
-            row = _history_row(b, add(b, sub(b, shapes.steps, 1), depth), depth, True)
+        if i in op.last_only_outputs:  # the last step's row (read only when there was a step)
+            row = _history_row(b, add(b, sub(b, shapes.steps, 1), depth), rings[i])
             copy(b, subview(b, ext[j], row, dests[i].dims[0]), dests[i])
         else:
             copy(b, subview(b, ext[j], depth, shapes.steps), dests[i])

@@ -73,3 +73,53 @@ func.func @with_initial(%x: tensor<?x?xf32>, %h0: tensor<1x?xf32>) -> tensor<?x?
   }
   func.return %full : tensor<?x?xf32>
 }
+
+// An accumulator (scan_accumulate): a last_only state with the taps [-1] read only as
+// the initial value C of the gemm that yields it keeps ONE row (no ring of L + 1 rows):
+// the step reads and writes row 0, the gemm gets ag.destroy_map = [0, 4] and copies C
+// into its result for 0 rows when both have the same address, then calls sgemm with
+// beta over that row; after the loop row 0 is the result.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK:         %[[ACC:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NOT:       arith.remsi
+// CHECK:           %[[PREV:.*]] = memref.subview %[[ACC]][0, 0, 0]
+// CHECK-NOT:       arith.remsi
+// CHECK:           %[[DEST:.*]] = memref.subview %[[ACC]][0, 0, 0]
+// CHECK:           %[[SAME:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %{{.*}} = arith.select %[[SAME]], %[[ZERO]], %{{.*}} : index
+// CHECK:           func.call @scipy_cblas_sgemm(
+// CHECK:         }
+// CHECK:         memref.subview %[[ACC]][0, 0, 0]
+// CHECK:         memref.dealloc %[[ACC]]
+func.func @accumulate(%x: tensor<?x?x?xf32>, %d: tensor<?x?x?xf32>, %g0: tensor<1x?x?xf32>) -> tensor<?x?x?xf32> {
+  %g = ag.scan sequences(%x, %d : tensor<?x?x?xf32>, tensor<?x?x?xf32>) initials(%g0 : tensor<1x?x?xf32>) non_sequences() attributes {sequence_taps = [array<i64: 0>, array<i64: 0>], output_taps = [array<i64: -1>], last_only = array<i64: 0>} -> tensor<?x?x?xf32> {
+  ^bb0(%xt: tensor<?x?xf32>, %dt: tensor<?x?xf32>, %acc: tensor<?x?xf32>):
+    %one = ag.constant dense<1.000000e+00> : tensor<f32>
+    %n = ag.gemm %one, %xt, %dt, %one, %acc {transpose_a} : tensor<f32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
+    ag.yield %n : tensor<?x?xf32>
+  }
+  func.return %g : tensor<?x?x?xf32>
+}
+
+// The same state read twice (by the gemm and by a mul) keeps its ring of two rows: the
+// step's row is t + 1 modulo 2, and the gemm copies C into it.
+// CHECK-LABEL: func.func @read_twice(
+// CHECK:         %[[ACC:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK:         scf.for
+// CHECK:           %[[PREV:.*]] = arith.remsi
+// CHECK-NEXT:      memref.subview %[[ACC]][%[[PREV]], 0, 0]
+// CHECK:           %[[NEXT:.*]] = arith.remsi
+// CHECK-NEXT:      memref.subview %[[ACC]][%[[NEXT]], 0, 0]
+// CHECK:           func.call @scipy_cblas_sgemm(
+func.func @read_twice(%x: tensor<?x?x?xf32>, %d: tensor<?x?x?xf32>, %g0: tensor<1x?x?xf32>) -> tensor<?x?x?xf32> {
+  %g = ag.scan sequences(%x, %d : tensor<?x?x?xf32>, tensor<?x?x?xf32>) initials(%g0 : tensor<1x?x?xf32>) non_sequences() attributes {sequence_taps = [array<i64: 0>, array<i64: 0>], output_taps = [array<i64: -1>], last_only = array<i64: 0>} -> tensor<?x?x?xf32> {
+  ^bb0(%xt: tensor<?x?xf32>, %dt: tensor<?x?xf32>, %acc: tensor<?x?xf32>):
+    %one = ag.constant dense<1.000000e+00> : tensor<f32>
+    %m = ag.mul %acc, %dt : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+    %n = ag.gemm %one, %xt, %m, %one, %acc {transpose_a} : tensor<f32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
+    ag.yield %n : tensor<?x?xf32>
+  }
+  func.return %g : tensor<?x?x?xf32>
+}
