@@ -210,7 +210,7 @@ class _Untyped(RewritePattern):
         if op.result.type != op.lhs.type:
             return
         bad = ag.AddOp.create(operands=[op.lhs, op.rhs], result_types=[TensorType(i64, [7])])
-        rewriter.replace_op(op, bad)
+        rewriter.replace(op, [bad], bad.results)
 
 
 class _InvalidPass(ModulePass):
