@@ -336,7 +336,7 @@ def _copy_unless_same(b: Builder, op: Operation, source: Buffer, out: Buffer) ->
     """`out = source`; when the op computes over `source` (`ag.destroy_map`, set by the
     `inplace-update` pass: `out` may then be `source`'s own buffer) the copy runs no
     iteration if both start at the same address."""
-    if ag.destroy_map(op).get(0) != 4:
+    if ag.destroy_map(op).get(0) != ag.INITIAL_OPERAND:
         copy(b, source, out)
         return
     offset = None if _is_contiguous(source) else _metadata(b, source)[0]

@@ -89,9 +89,9 @@ def aliases_of(arg: SSAValue) -> set[SSAValue]:
 def _accumulated_operand(op: Operation, r: int) -> int | None:
     """The operand that BLAS-shaped `op` accumulates result `r` onto, if any."""
     if isinstance(op, ag.GemmOp | ag.GemvOp) and op.acc and r == 0:
-        return 4
+        return ag.INITIAL_OPERAND
     if isinstance(op, ag.GemvPairOp) and op.acc and r == 2:
-        return 4
+        return ag.INITIAL_OPERAND
     return None
 
 

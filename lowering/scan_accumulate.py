@@ -25,9 +25,6 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from arignote.dialects import ag
 
-BLAS_INITIAL = 4
-"""The operand index of the initial value `C` of `ag.gemm`/`ag.gemv`."""
-
 
 def _state_arguments(op: ag.ScanOp) -> dict[int, BlockArgument]:
     """Output index → its block argument, for fed-back outputs with the taps `[-1]`."""
@@ -45,7 +42,7 @@ def _state_arguments(op: ag.ScanOp) -> dict[int, BlockArgument]:
 def _accumulates(user: Operation, k: int, arg: SSAValue) -> bool:
     """Whether `user` reading `arg` as its operand `k` may update it in place."""
     if isinstance(user, ag.GemmOp | ag.GemvOp):
-        return k == BLAS_INITIAL
+        return k == ag.INITIAL_OPERAND
     if isinstance(user, ag.AddOp):
         return k == 0 and user.results[0].type == arg.type
     return False
@@ -84,4 +81,4 @@ def mark_in_place(op: ag.ScanOp, outputs: set[int]) -> None:
     for i in outputs:
         producer = yielded[i].op
         if isinstance(producer, ag.GemmOp | ag.GemvOp) and not ag.destroy_map(producer):
-            ag.set_destroy_map(producer, [0, BLAS_INITIAL])
+            ag.set_destroy_map(producer, [0, ag.INITIAL_OPERAND])

@@ -108,6 +108,7 @@ from arignote.dialects.ag.layout import (
 )
 from arignote.dialects.ag.linalg import (
     BLAS_OPS,
+    INITIAL_OPERAND,
     DotOp,
     GemmOp,
     GemvOp,
@@ -246,6 +247,7 @@ __all__ = [
     "ArgReduceOp",
     "BINARY_OPS",
     "BLAS_OPS",
+    "INITIAL_OPERAND",
     "BinaryElementwiseOp",
     "CastOp",
     "CeilOp",

@@ -148,6 +148,12 @@ def gemm_shape(
     return (m, n)
 
 
+INITIAL_OPERAND = 4
+"""The operand index of the accumulated tensor of a BLAS op that accumulates:
+`alpha, a, b, beta, initial` for `ag.gemm`/`ag.gemv`, `a, x, alpha, beta, r0` for
+`ag.gemv_pair` (an `ag.destroy_map` computing a result over it names this index)."""
+
+
 class _BlasOp(IRDLOperation, abc.ABC):
     """`alpha * op(A)·op(B) [+ beta * C0]` with 0-d `alpha`/`beta` (the shape of BLAS's
     gemv/gemm). `acc` holds either nothing or `[beta, C0]`; without it the product is
