@@ -28,15 +28,11 @@ from arignote.dialects import ag
 
 def _state_arguments(op: ag.ScanOp) -> dict[int, BlockArgument]:
     """Output index → its block argument, for fed-back outputs with the taps `[-1]`."""
-    args = op.body.block.args
-    index = sum(len(taps) for taps in op.sequence_tap_lists)
-    result: dict[int, BlockArgument] = {}
-    for i in op.recurrent_outputs:
-        taps = list(op.output_tap_lists[i])
-        if taps == [-1]:
-            result[i] = args[index]
-        index += len(taps)
-    return result
+    return {
+        i: args[0]
+        for i, args in op.output_tap_arguments().items()
+        if op.output_tap_lists[i] == (-1,)
+    }
 
 
 def _accumulates(user: Operation, k: int, arg: SSAValue) -> bool:

@@ -59,18 +59,6 @@ def _erase_dead_body_ops(block: Block, rewriter: PatternRewriter) -> bool:
     return changed
 
 
-def _tap_args(op: ag.ScanOp) -> dict[int, list[SSAValue]]:
-    """Fed-back output → the body arguments of its taps."""
-    args = list(op.body.block.args)
-    position = sum(len(t) for t in op.sequence_tap_lists)
-    result = {}
-    for i in op.recurrent_outputs:
-        count = len(op.output_tap_lists[i])
-        result[i] = args[position : position + count]
-        position += count
-    return result
-
-
 def _depending_on(block: Block, sources: Sequence[SSAValue]) -> set[SSAValue]:
     """The values of `block` computed from `sources` (those included)."""
     found = set(sources)
@@ -85,7 +73,7 @@ def _dead_outputs(op: ag.ScanOp) -> list[int]:
     values no other remaining output depends on."""
     taps = op.output_tap_lists
     dead = {i for i, r in enumerate(op.outputs) if not r.uses and not taps[i]}
-    tap_args = _tap_args(op)
+    tap_args = op.output_tap_arguments()
     yielded = op.yield_op.values
     changed = True
     while changed:
@@ -134,7 +122,7 @@ def _rebuilt(op: ag.ScanOp, dead: list[int], unread: list[int]) -> ag.ScanOp:
     over its body."""
     block = op.body.block
     first = len(block.args) - len(op.non_sequences)
-    dropped_taps = [a for i, args in _tap_args(op).items() if i in dead for a in args]
+    dropped_taps = [a for i, args in op.output_tap_arguments().items() if i in dead for a in args]
     for arg in [*(block.args[first + k] for k in unread), *dropped_taps]:
         block.erase_arg(arg)
     body = op.body.detach_block(block)

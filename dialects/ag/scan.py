@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -183,6 +183,18 @@ class ScanOp(IRDLOperation):
         if self.with_initial is None:
             return set()
         return {int(v) for v in self.with_initial.get_values()}
+
+    def output_tap_arguments(self) -> dict[int, list[BlockArgument]]:
+        """Fed-back output → the body arguments of its taps (they follow the sequences'
+        arguments, output by output)."""
+        args = list(self.body.block.args)
+        position = sum(len(t) for t in self.sequence_tap_lists)
+        result: dict[int, list[BlockArgument]] = {}
+        for i in self.recurrent_outputs:
+            count = len(self.output_tap_lists[i])
+            result[i] = args[position : position + count]
+            position += count
+        return result
 
     def take_output_marks(self, old: ScanOp, kept: Sequence[int]) -> None:
         """Gives this scan, rebuilt from `old` with `old`'s outputs `kept` (in that order)
