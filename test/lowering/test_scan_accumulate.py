@@ -11,22 +11,7 @@ import arignote
 import arignote.tensor as T
 from arignote.lowering import ag_scan
 from arignote.lowering.scan_accumulate import accumulated_outputs
-
-
-def _bptt(x, h0, w, u, b):
-    """NumPy gradients of `hs[-1].sum()` for `h_t = tanh(x_t W + h_{t-1} U + b)`."""
-    hs = [h0]
-    for xt in x:
-        hs.append(np.tanh(xt @ w + hs[-1] @ u + b))
-    dh = np.ones_like(h0)
-    gw, gu, gb = np.zeros_like(w), np.zeros_like(u), np.zeros_like(b)
-    for t in range(len(x), 0, -1):
-        delta = dh * (1 - hs[t] ** 2)
-        gw += x[t - 1].T @ delta
-        gu += hs[t - 1].T @ delta
-        gb += delta.sum(axis=0)
-        dh = delta @ u.T
-    return hs[-1], gw, gu, gb
+from bench.rnn import numpy_call
 
 
 def _rnn_function(linker: str):
@@ -62,7 +47,7 @@ def _reverse_scans(f) -> list:
 def test_rnn_gradients_match_numpy_bptt(linker: str) -> None:
     point = _rnn_point()
     results = _rnn_function(linker)(*point)
-    for got, want in zip(results, _bptt(*point), strict=True):
+    for got, want in zip(results, numpy_call(*point), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
