@@ -128,17 +128,25 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
     return str(add_function_attributes(convert_module(module_op, fallback_target_triple=triple)))
 
 
-NOALIAS_SUFFIX = "__noalias"
-"""Suffix of the bodies that `convert-func-to-llvm` splits off functions with `noalias`
-memref arguments; each has one caller, which the optimiser inlines it into."""
+def internal_functions(module_op: ModuleOp) -> frozenset[str]:
+    """The names of the `llvm.func`s of `module_op` with a body and internal linkage:
+    private helpers (the `@f__noalias` bodies, the outlined parallel loops) that no code
+    outside the module calls."""
+    from xdsl.dialects.llvm import FuncOp
+
+    return frozenset(
+        op.sym_name.data
+        for op in module_op.ops
+        if isinstance(op, FuncOp) and op.linkage.linkage.data == "internal" and op.body.blocks
+    )
 
 
-def _internalize_helpers(module: llvm.ModuleRef) -> None:
-    """Give the `@f__noalias` bodies internal linkage (xDSL's translation drops
-    `llvm.func` linkage), so that they are deleted once inlined instead of compiled
-    twice."""
+def _internalize_helpers(module: llvm.ModuleRef, names: frozenset[str]) -> None:
+    """Give the functions `names` internal linkage again (xDSL's translation drops
+    `llvm.func` linkage), so that each is deleted once inlined into its callers instead
+    of being compiled for callers outside the module that do not exist."""
     for function in module.functions:
-        if function.name.endswith(NOALIAS_SUFFIX) and not function.is_declaration:
+        if function.name in names and not function.is_declaration:
             function.linkage = llvm.Linkage.internal
 
 
@@ -175,7 +183,7 @@ class NativeModule:
             extra = llvm.parse_assembly(text)
             extra.triple, extra.data_layout = module.triple, module.data_layout
             module.link_in(extra)
-        _internalize_helpers(module)
+        _internalize_helpers(module, internal_functions(module_op))
         module.verify()
         _optimize(module, machine)
         self.imports: tuple[str, ...] | None = _imports(module)
