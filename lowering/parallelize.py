@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref
@@ -75,6 +76,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     UnrealizedConversionCastOp,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -109,15 +111,22 @@ Uses = dict[SSAValue, list[tuple[Operation, int]]]
 """Values defined outside a region → the (op, operand index) pairs that use them in it."""
 
 
-def _slot_type(t: Attribute) -> Attribute:
-    """What one context slot holds for a captured scalar of type `t`."""
+def _scalar_type(t: Attribute) -> Attribute:
+    """The llvm type of a captured scalar of type `t`."""
     if isinstance(t, IndexType):
         return i64
-    if isinstance(t, IntegerType | Float32Type | Float64Type | llvm.LLVMPointerType):
-        if isinstance(t, IntegerType) and t.width.data > 64:
-            raise NotImplementedError(f"parallelize: cannot capture a value of type {t}")
+    if isinstance(t, Float32Type | Float64Type | llvm.LLVMPointerType):
+        return t
+    if isinstance(t, IntegerType) and t.width.data in (1, 8, 16, 32, 64):
         return t
     raise NotImplementedError(f"parallelize: cannot capture a value of type {t}")
+
+
+def _byte_size(t: Attribute) -> int:
+    """Size and alignment in bytes of a value of the llvm scalar type `t`."""
+    if isinstance(t, IntegerType):
+        return max(1, t.width.data // 8)
+    return 4 if isinstance(t, Float32Type) else 8
 
 
 def external_uses(region: Region) -> Uses:
@@ -179,21 +188,24 @@ def noalias_positions(captured: Sequence[SSAValue], f: func.FuncOp) -> set[int]:
     return result
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Field:
-    """One context slot (and argument of the body): a captured scalar, or one field
-    of a captured memref's descriptor."""
+    """What the body receives of a captured value (an element of the context struct,
+    an argument of `@f__par<k>__body`): the value of a scalar, or one field of a
+    memref's descriptor."""
 
     type: Attribute
     """Its llvm type."""
     position: tuple[int, ...] = ()
     """For a memref: the field's position in the descriptor."""
     noalias: bool = False
+    slot: int = 0
+    """Its element of the context struct."""
 
 
 @dataclass
 class _Capture:
-    """A value the body uses and does not define, and the slots it travels in."""
+    """A value the body uses and does not define, and what the body receives of it."""
 
     value: SSAValue
     uses: list[tuple[Operation, int]]
@@ -230,7 +242,7 @@ def _descriptor_fields(t: MemRefType) -> list[tuple[tuple[int, ...], int | None]
 
 def _capture(value: SSAValue, uses: list[tuple[Operation, int]], noalias: bool) -> _Capture:
     if not isinstance(value.type, MemRefType):
-        return _Capture(value, uses, [_Field(_slot_type(value.type))])
+        return _Capture(value, uses, [_Field(_scalar_type(value.type))])
     full = not _accessed_only(value, uses)
     fields = [_Field(PTR, (_ALIGNED,), noalias)]
     for position, static in _descriptor_fields(_memref_type(value)):
@@ -259,13 +271,38 @@ def _rebuild(capture: _Capture, values: Sequence[SSAValue], ops: list[Operation]
     return from_llvm(descriptor, t, ops)
 
 
-def _load_slots(ctx: SSAValue, fields: Sequence[_Field], ops: list[Operation]) -> list[SSAValue]:
-    """The values of the slots of `ctx`."""
-    return [append(ops, llvm.LoadOp(_slot(ctx, k, ops), f.type)) for k, f in enumerate(fields)]
+@cache
+def _struct(types: tuple[Attribute, ...]) -> llvm.LLVMStructType:
+    return llvm.LLVMStructType.from_type_list(list(types))
 
 
-def _slot(ctx: SSAValue, k: int, ops: list[Operation]) -> SSAValue:
-    return ctx if k == 0 else append(ops, llvm.GEPOp(ctx, [k], PTR))
+def _layout(fields: Sequence[_Field]) -> llvm.LLVMStructType:
+    """The context struct of `fields` (setting their `slot`s). The elements go by
+    decreasing size and the tail is padded explicitly: a struct without implicit
+    padding, which LLVM splits into its scalar fields."""
+    ordered = sorted(fields, key=lambda f: -_byte_size(f.type))
+    types: list[Attribute] = []
+    for k, field in enumerate(ordered):
+        field.slot = k
+        types.append(field.type)
+    size = sum(_byte_size(t) for t in types)
+    widest = _byte_size(types[0]) if types else 1
+    if size % widest:
+        types.append(llvm.LLVMArrayType(widest - size % widest, i8))
+    return _struct(tuple(types))
+
+
+def _load_context(
+    ctx: SSAValue,
+    struct: llvm.LLVMStructType,
+    captures: Sequence[_Capture],
+    ops: list[Operation],
+) -> list[SSAValue]:
+    """The values of the fields of `captures`, from the context struct at `ctx`."""
+    if not captures:
+        return []
+    loaded = append(ops, llvm.LoadOp(ctx, struct))
+    return [extract(loaded, [f.slot], f.type, ops) for c in captures for f in c.fields]
 
 
 def _function(name: str, entry: Block, fields: Sequence[_Field] | None) -> llvm.FuncOp:
@@ -291,9 +328,11 @@ class _Outliner:
     def __init__(self, f: func.FuncOp, module: ModuleOp):
         self.f, self.module = f, module
         self.name = f.sym_name.data
+        self.entry = f.body.blocks[0]
         self.count = 0
-        self.slots = 1
-        self.ctx: llvm.AllocaOp | None = None
+        self.converted: dict[SSAValue, SSAValue] = {}
+        self.constants: dict[int, SSAValue] = {}
+        self.fields: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
 
     def _unique(self, base: str) -> str:
         while SymbolTable.lookup_symbol(self.module, f"{base}{self.count}") is not None:
@@ -302,20 +341,45 @@ class _Outliner:
         self.count += 1
         return name
 
-    def _context(self) -> SSAValue:
-        """`f`'s context slots (sized by `finish`)."""
-        if self.ctx is None:
-            size = llvm.ConstantOp(integer_attr(1, i64), i64)
-            self.ctx = llvm.AllocaOp(size.result, PTR, 8)
-            Rewriter.insert_op([size, self.ctx], InsertPoint.at_start(self.f.body.blocks[0]))
-        return self.ctx.res
+    def _context(self, struct: llvm.LLVMStructType) -> SSAValue:
+        """A stack slot for a context struct, in `f`'s entry block."""
+        slot = llvm.AllocaOp(self._constant(1), struct, 8)
+        Rewriter.insert_op(slot, InsertPoint.after(self._constant(1).owner))
+        return slot.res
 
-    def finish(self) -> None:
-        """Size the context for the loop with the most slots."""
-        if self.ctx is not None and self.slots > 1:
-            size = self.ctx.size.owner
-            assert isinstance(size, llvm.ConstantOp)
-            Rewriter.replace_op(size, llvm.ConstantOp(integer_attr(self.slots, i64), i64))
+    def _constant(self, value: int) -> SSAValue:
+        """An `i64` constant in `f`'s entry block (one per value)."""
+        if value not in self.constants:
+            op = llvm.ConstantOp(integer_attr(value, i64), i64)
+            Rewriter.insert_op(op, InsertPoint.at_start(self.entry))
+            self.constants[value] = op.result
+        return self.constants[value]
+
+    def _field(self, value: SSAValue, field: _Field) -> SSAValue:
+        """The value of `field` of the captured `value` (extracted right after the
+        conversion of a memref, once per function)."""
+        converted = self._llvm(value)
+        if not field.position:
+            return converted
+        key = (value, field.position)
+        if key not in self.fields:
+            ops: list[Operation] = []
+            self.fields[key] = extract(converted, field.position, field.type, ops)
+            Rewriter.insert_op(ops, _after(converted))
+        return self.fields[key]
+
+    def _llvm(self, value: SSAValue) -> SSAValue:
+        """`value` as its llvm type: a constant as an llvm one, else cast right after
+        its definition (so that it serves every loop); one per value."""
+        known = _known(value)
+        if known is not None:
+            return self._constant(known)
+        if value not in self.converted:
+            ops: list[Operation] = []
+            self.converted[value] = to_llvm(value, ops)
+            if ops:
+                Rewriter.insert_op(ops, _after(value))
+        return self.converted[value]
 
     def outline(self, op: ag.ParallelForOp) -> None:
         if any(isinstance(inner, ag.ParallelForOp) for inner in op.body.walk()):
@@ -324,65 +388,81 @@ class _Outliner:
         _sink_constants(uses, op.body.block)
         noalias = noalias_positions(list(uses), self.f)
         captures = [_capture(v, u, k in noalias) for k, (v, u) in enumerate(uses.items())]
-        fields = [f for c in captures for f in c.fields]
-        self.slots = max(self.slots, len(fields))
+        struct = _layout([f for c in captures for f in c.fields])
         name = self._unique(self.name + OUTLINED_SUFFIX)
-        if any(f.noalias for f in fields):
-            functions = [_task(name, fields), _body(name + BODY_SUFFIX, op, captures, True)]
+        if any(f.noalias for c in captures for f in c.fields):
+            functions = [
+                _task(name, struct, captures),
+                _body(name + BODY_SUFFIX, op, captures, None),
+            ]
         else:
-            functions = [_body(name, op, captures, False)]
+            functions = [_body(name, op, captures, struct)]
         self.module.body.block.add_ops(functions)
-        self._call(op, name, captures)
+        self._call(op, name, struct, captures)
 
-    def _call(self, op: ag.ParallelForOp, task: str, captures: Sequence[_Capture]) -> None:
-        ctx = self._context()
+    def _call(
+        self,
+        op: ag.ParallelForOp,
+        task: str,
+        struct: llvm.LLVMStructType,
+        captures: Sequence[_Capture],
+    ) -> None:
+        ctx = self._context(struct)
         ops: list[Operation] = []
-        values: list[SSAValue] = []
-        for capture in captures:
-            converted = to_llvm(capture.value, ops)
-            if not isinstance(capture.value.type, MemRefType):
-                values.append(converted)
-                continue
-            values += [extract(converted, f.position, f.type, ops) for f in capture.fields]
-        for k, value in enumerate(values):
-            ops.append(llvm.StoreOp(value, _slot(ctx, k, ops)))
+        if captures:
+            context = append(ops, llvm.UndefOp(struct))
+            for capture in captures:
+                for field in capture.fields:
+                    context = insert(context, self._field(capture.value, field), [field.slot], ops)
+            ops.append(llvm.StoreOp(context, ctx))
         function = append(ops, llvm.AddressOfOp(task, PTR))
-        bounds = [to_llvm(v, ops) for v in (op.lower, op.upper, op.min_trips)]
-        align = constant(op.align_value, i64, ops)
-        max_parts = to_llvm(op.max_parts, ops) if op.max_parts else constant(0, i64, ops)
+        bounds = [self._llvm(v) for v in (op.lower, op.upper, op.min_trips)]
+        align = self._constant(op.align_value)
+        max_parts = self._llvm(op.max_parts) if op.max_parts else self._constant(0)
         call = llvm.CallOp(PARALLEL_FOR, function, ctx, *bounds, align, max_parts, return_type=i64)
         ops.append(call)
         assert call.returned is not None
-        parts = from_llvm(call.returned, IndexType(), ops)
+        parts = from_llvm(call.returned, IndexType(), ops) if op.parts.uses else None
         Rewriter.insert_op(ops, InsertPoint.before(op))
-        op.parts.replace_all_uses_with(parts)
+        if parts is not None:
+            op.parts.replace_all_uses_with(parts)
         Rewriter.erase_op(op)
 
 
-def _task(name: str, fields: Sequence[_Field]) -> llvm.FuncOp:
-    """`@name(begin, end, part, ctx)`: loads the slots, calls `@name__body` with them."""
+def _after(value: SSAValue) -> InsertPoint:
+    """Right after the definition of `value`."""
+    owner = value.owner
+    return InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner)
+
+
+def _task(name: str, struct: llvm.LLVMStructType, captures: Sequence[_Capture]) -> llvm.FuncOp:
+    """`@name(begin, end, part, ctx)`: loads the context, calls `@name__body` with the
+    fields of the captured values."""
     entry = Block(arg_types=[i64, i64, i64, PTR])
     ops: list[Operation] = []
-    values = _load_slots(entry.args[3], fields, ops)
+    values = _load_context(entry.args[3], struct, captures, ops)
     ops += [llvm.CallOp(name + BODY_SUFFIX, *entry.args[:3], *values), llvm.ReturnOp()]
     entry.add_ops(ops)
     return _function(name, entry, None)
 
 
 def _body(
-    name: str, op: ag.ParallelForOp, captures: Sequence[_Capture], by_argument: bool
+    name: str,
+    op: ag.ParallelForOp,
+    captures: Sequence[_Capture],
+    struct: llvm.LLVMStructType | None,
 ) -> llvm.FuncOp:
-    """`op`'s body as `@name(begin, end, part, ...)`: the captured values from the
-    arguments after `part` (`by_argument`) or from the slots of a `ctx` argument."""
+    """`op`'s body as `@name(begin, end, part, ...)`: the fields of the captured values
+    are its arguments after `part`, or (with `struct`) loaded from the context struct
+    at its `ctx` argument."""
     fields = [f for c in captures for f in c.fields]
-    if by_argument:
+    ops: list[Operation] = []
+    if struct is None:
         entry = Block(arg_types=[i64, i64, i64, *(f.type for f in fields)])
-        ops: list[Operation] = []
         values: Sequence[SSAValue] = entry.args[3:]
     else:
         entry = Block(arg_types=[i64, i64, i64, PTR])
-        ops = []
-        values = _load_slots(entry.args[3], fields, ops)
+        values = _load_context(entry.args[3], struct, captures, ops)
     position = 0
     for capture in captures:
         count = len(capture.fields)
@@ -401,7 +481,7 @@ def _body(
     Rewriter.inline_block(block, InsertPoint.at_end(entry))
     for arg, hint in zip(entry.args, ("begin", "end", "part"), strict=False):
         arg.name_hint = hint
-    return _function(name, entry, fields if by_argument else None)
+    return _function(name, entry, fields if struct is None else None)
 
 
 def _sink_constants(uses: Uses, block: Block) -> None:
@@ -416,7 +496,8 @@ def _sink_constants(uses: Uses, block: Block) -> None:
                 user.operands[k] = copy.results[0]
 
 
-def _constant(value: SSAValue) -> int | None:
+def _known(value: SSAValue) -> int | None:
+    """The value of an integer `arith.constant`."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
@@ -427,7 +508,7 @@ def upper_bound(value: SSAValue) -> int | None:
     """A constant that the index `value` cannot exceed, when one is evident: its value
     when it is a constant, the least bound of the operands of an `arith.minui` /
     `arith.minsi`."""
-    known = _constant(value)
+    known = _known(value)
     if known is not None:
         return known
     owner = value.owner
@@ -441,10 +522,10 @@ def upper_bound(value: SSAValue) -> int | None:
 
 def runs_serially(op: ag.ParallelForOp) -> bool:
     """Whether the pool would run `op` in one part whatever the run-time values."""
-    lower, upper = _constant(op.lower), upper_bound(op.upper)
+    lower, upper = _known(op.lower), upper_bound(op.upper)
     trips = upper - lower if lower is not None and upper is not None else None
-    max_parts = _constant(op.max_parts) if op.max_parts is not None else None
-    return statically_serial(trips, _constant(op.min_trips), op.align_value, max_parts)
+    max_parts = _known(op.max_parts) if op.max_parts is not None else None
+    return statically_serial(trips, _known(op.min_trips), op.align_value, max_parts)
 
 
 def _inline_serial(op: ag.ParallelForOp) -> None:
@@ -497,7 +578,6 @@ def _parallelize(f: func.FuncOp, module: ModuleOp, used: set[str]) -> None:
         elif isinstance(inner, ag.ParallelWidthOp):
             _width(inner)
             used.add(PARALLEL_WIDTH)
-    outliner.finish()
 
 
 class ParallelizePass(ModulePass):

@@ -1,41 +1,41 @@
 // RUN: arignote-opt %s -p parallelize | filecheck %s
 
 // parallelize: each ag.parallel_for becomes a call of the pool's arignote_parallel_for
-// with a task @f__par<k>(begin, end, part, ctx) and ctx's slots filled on the stack (one
-// alloca per function, as many slots as its largest loop needs). A captured memref
-// travels as its aligned data pointer plus the offset/strides its type leaves dynamic
-// (and its dynamic sizes only when the body does more than load and store); a scalar
-// by value. When a captured memref may stay llvm.noalias (f's noalias argument or an
-// alloc that no other captured memref is a view of), the body is @f__par<k>__body
-// taking the slots' values as arguments (the data pointer noalias), called by the
-// task; otherwise the task is the body and loads its slots itself. Constants are
-// copied into the body. A loop that the pool would run in one part whatever the
-// run-time values is inlined instead.
+// with a task @f__par<k>(begin, end, part, ctx), ctx pointing to a context struct
+// filled on the stack. A captured memref travels as its aligned data pointer plus the
+// offset/strides its type leaves dynamic (and its dynamic sizes only when the body
+// does more than load and store); a scalar by value; the struct's elements by
+// decreasing size, its tail padded explicitly. The caller converts each captured value
+// (and extracts its fields) once, right after its definition. When a captured memref
+// may stay llvm.noalias (f's noalias argument or an alloc that no other captured memref
+// is a view of), the body is @f__par<k>__body taking the fields as arguments (the data
+// pointer noalias), called by the task; otherwise the task is the body and loads the
+// context itself. Constants are copied into the body. A loop that the pool would run
+// in one part whatever the run-time values is inlined instead.
 
 // CHECK:       llvm.func @arignote_parallel_width() -> i64
 // CHECK-NEXT:  llvm.func @arignote_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64) -> i64
 // CHECK-LABEL: func.func @f(
-// CHECK-NEXT:    %[[N:.*]] = llvm.mlir.constant(5) : i64
-// CHECK-NEXT:    %[[CTX:.*]] = llvm.alloca %[[N]] x !llvm.ptr
-// CHECK:         %[[XS:.*]] = builtin.unrealized_conversion_cast %x : memref<?xf32, strided<[?], offset: ?>> to !llvm.struct
-// CHECK-NEXT:    %[[XP:.*]] = llvm.extractvalue %[[XS]][1]
-// CHECK-NEXT:    %[[XO:.*]] = llvm.extractvalue %[[XS]][2]
-// CHECK-NEXT:    %[[XST:.*]] = llvm.extractvalue %[[XS]][4, 0]
-// CHECK-NEXT:    %[[OS:.*]] = builtin.unrealized_conversion_cast %out : memref<?xf32> to !llvm.struct
-// CHECK-NEXT:    %[[OP:.*]] = llvm.extractvalue %[[OS]][1]
-// CHECK-NEXT:    llvm.store %[[XP]], %[[CTX]] : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[S1:.*]] = llvm.getelementptr %[[CTX]][1]
-// CHECK-NEXT:    llvm.store %[[XO]], %[[S1]] : i64, !llvm.ptr
-// CHECK-NEXT:    %[[S2:.*]] = llvm.getelementptr %[[CTX]][2]
-// CHECK-NEXT:    llvm.store %[[XST]], %[[S2]] : i64, !llvm.ptr
-// CHECK-NEXT:    %[[S3:.*]] = llvm.getelementptr %[[CTX]][3]
-// CHECK-NEXT:    llvm.store %s, %[[S3]] : f32, !llvm.ptr
-// CHECK-NEXT:    %[[S4:.*]] = llvm.getelementptr %[[CTX]][4]
-// CHECK-NEXT:    llvm.store %[[OP]], %[[S4]] : !llvm.ptr, !llvm.ptr
+// CHECK-DAG:     %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-DAG:     %[[TRIPS:.*]] = llvm.mlir.constant(500) : i64
+// CHECK-DAG:     %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-DAG:     %[[OS:.*]] = builtin.unrealized_conversion_cast %out : memref<?xf32> to !llvm.struct
+// CHECK-DAG:     %[[OP:.*]] = llvm.extractvalue %[[OS]][1]
+// CHECK-DAG:     %[[XS:.*]] = builtin.unrealized_conversion_cast %x : memref<?xf32, strided<[?], offset: ?>> to !llvm.struct
+// CHECK-DAG:     %[[XST:.*]] = llvm.extractvalue %[[XS]][4, 0]
+// CHECK-DAG:     %[[XO:.*]] = llvm.extractvalue %[[XS]][2]
+// CHECK-DAG:     %[[XP:.*]] = llvm.extractvalue %[[XS]][1]
+// CHECK-DAG:     %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(!llvm.ptr, i64, i64, !llvm.ptr, f32, !llvm.array<4 x i8>)>
+// CHECK:         %[[N:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK:         %[[U:.*]] = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, i64, i64, !llvm.ptr, f32, !llvm.array<4 x i8>)>
+// CHECK-NEXT:    %[[C0:.*]] = llvm.insertvalue %[[XP]], %[[U]][0]
+// CHECK-NEXT:    %[[C1:.*]] = llvm.insertvalue %[[XO]], %[[C0]][1]
+// CHECK-NEXT:    %[[C2:.*]] = llvm.insertvalue %[[XST]], %[[C1]][2]
+// CHECK-NEXT:    %[[C3:.*]] = llvm.insertvalue %s, %[[C2]][4]
+// CHECK-NEXT:    %[[C4:.*]] = llvm.insertvalue %[[OP]], %[[C3]][3]
+// CHECK-NEXT:    llvm.store %[[C4]], %[[CTX]]
 // CHECK-NEXT:    %[[TASK:.*]] = llvm.mlir.addressof @f__par0 : !llvm.ptr
-// CHECK:         %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
-// CHECK-NEXT:    %[[NOMAX:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:    %{{.*}} = llvm.call @arignote_parallel_for(%[[TASK]], %[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[ALIGN]], %[[NOMAX]])
+// CHECK-NEXT:    %{{.*}} = llvm.call @arignote_parallel_for(%[[TASK]], %[[CTX]], %[[ZERO]], %[[N]], %[[TRIPS]], %[[ALIGN]], %[[ZERO]])
 // CHECK-NOT:     ag.parallel_for
 // CHECK:         func.return
 func.func @f(%x: memref<?xf32, strided<[?], offset: ?>> {llvm.noalias}, %out: memref<?xf32> {llvm.noalias}, %s: f32) {
@@ -79,19 +79,20 @@ func.func @g(%x: memref<?xf32>) -> index {
   func.return %parts : index
 }
 
-// Two loops share one context of 4 slots (the first loop's: %x, a memref.dim user,
-// travels with its two sizes and its row stride).
+// Two loops; the first one's %x (a memref.dim user) travels with its two sizes and
+// its row stride; %n is converted once.
 // CHECK-LABEL: func.func @two(
-// CHECK-NEXT:    %[[N:.*]] = llvm.mlir.constant(4) : i64
-// CHECK-NEXT:    %[[CTX:.*]] = llvm.alloca %[[N]] x !llvm.ptr
-// CHECK-NOT:     llvm.alloca
-// CHECK:         llvm.extractvalue %{{.*}}[3, 0]
-// CHECK-NEXT:    llvm.extractvalue %{{.*}}[3, 1]
-// CHECK-NEXT:    llvm.extractvalue %{{.*}}[4, 0]
-// CHECK:         llvm.call @arignote_parallel_for(%{{.*}}, %[[CTX]],
-// CHECK:         llvm.store %{{.*}}, %[[CTX]] : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    llvm.mlir.addressof @two__par1
-// CHECK:         llvm.call @arignote_parallel_for(%{{.*}}, %[[CTX]],
+// CHECK-DAG:     %[[N:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK-DAG:     %[[X:.*]] = builtin.unrealized_conversion_cast %x
+// CHECK-DAG:     llvm.extractvalue %[[X]][4, 0]
+// CHECK-DAG:     llvm.extractvalue %[[X]][3, 1]
+// CHECK-DAG:     llvm.extractvalue %[[X]][3, 0]
+// CHECK-DAG:     llvm.extractvalue %[[X]][1]
+// CHECK-DAG:     %[[CTX1:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(!llvm.ptr)>
+// CHECK-DAG:     %[[CTX0:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(!llvm.ptr, i64, i64, i64)>
+// CHECK:         llvm.call @arignote_parallel_for(%{{.*}}, %[[CTX0]], %{{.*}}, %[[N]],
+// CHECK:         llvm.mlir.addressof @two__par1
+// CHECK-NEXT:    llvm.call @arignote_parallel_for(%{{.*}}, %[[CTX1]], %{{.*}}, %[[N]],
 func.func @two(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -160,15 +161,12 @@ func.func @serial(%y: memref<?xf32>, %n: index) -> index {
 }
 
 // CHECK-LABEL: llvm.func internal @f__par0(%0: i64, %1: i64, %2: i64, %3: !llvm.ptr) {
-// CHECK-NEXT:    %[[XP:.*]] = llvm.load %3 : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:    %[[P1:.*]] = llvm.getelementptr %3[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[XO:.*]] = llvm.load %[[P1]] : !llvm.ptr -> i64
-// CHECK-NEXT:    %[[P2:.*]] = llvm.getelementptr %3[2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[XS:.*]] = llvm.load %[[P2]] : !llvm.ptr -> i64
-// CHECK-NEXT:    %[[P3:.*]] = llvm.getelementptr %3[3] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[S:.*]] = llvm.load %[[P3]] : !llvm.ptr -> f32
-// CHECK-NEXT:    %[[P4:.*]] = llvm.getelementptr %3[4] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[OP:.*]] = llvm.load %[[P4]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[C:.*]] = llvm.load %3 : !llvm.ptr -> !llvm.struct<(!llvm.ptr, i64, i64, !llvm.ptr, f32, !llvm.array<4 x i8>)>
+// CHECK-NEXT:    %[[XP:.*]] = llvm.extractvalue %[[C]][0]
+// CHECK-NEXT:    %[[XO:.*]] = llvm.extractvalue %[[C]][1]
+// CHECK-NEXT:    %[[XS:.*]] = llvm.extractvalue %[[C]][2]
+// CHECK-NEXT:    %[[S:.*]] = llvm.extractvalue %[[C]][4]
+// CHECK-NEXT:    %[[OP:.*]] = llvm.extractvalue %[[C]][3]
 // CHECK-NEXT:    llvm.call @f__par0__body(%0, %1, %2, %[[XP]], %[[XO]], %[[XS]], %[[S]], %[[OP]])
 // CHECK-NEXT:    llvm.return
 // CHECK:       llvm.func internal @f__par0__body(%begin: i64, %end: i64, %part: i64, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64, %[[SV:.*]]: f32, %{{.*}}: !llvm.ptr {llvm.noalias}) {
@@ -188,11 +186,10 @@ func.func @serial(%y: memref<?xf32>, %n: index) -> index {
 // CHECK:         llvm.return
 
 // CHECK:       llvm.func internal @g__par0(%begin{{.*}}: i64, %end{{.*}}: i64, %part{{.*}}: i64, %[[CTX:.*]]: !llvm.ptr) {
-// CHECK-NEXT:    %[[XP:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:    %[[P1:.*]] = llvm.getelementptr %[[CTX]][1]
-// CHECK-NEXT:    %[[VP:.*]] = llvm.load %[[P1]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:    %[[P2:.*]] = llvm.getelementptr %[[CTX]][2]
-// CHECK-NEXT:    %[[VO:.*]] = llvm.load %[[P2]] : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[C:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct<(!llvm.ptr, !llvm.ptr, i64)>
+// CHECK-NEXT:    %[[XP:.*]] = llvm.extractvalue %[[C]][0]
+// CHECK-NEXT:    %[[VP:.*]] = llvm.extractvalue %[[C]][1]
+// CHECK-NEXT:    %[[VO:.*]] = llvm.extractvalue %[[C]][2]
 // CHECK:         builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32>
 // CHECK:         builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32, strided<[1], offset: ?>>
 // CHECK-NOT:     llvm.call
