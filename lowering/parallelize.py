@@ -13,27 +13,29 @@ Every other `ag.parallel_for` in `@f` becomes a call of the pool,
 `llvm.call @arignote_parallel_for(@f__par<k>, ctx, lower, upper, min_trips, align,
 max_parts)` (its `i64` result is the op's `parts`), and its body an outlined task
 `llvm.func internal @f__par<k>(%begin: i64, %end: i64, %part: i64, %ctx: !llvm.ptr)`,
-the pool's task ABI. The values the body uses and does not define are passed in the
-8-byte slots of `ctx`, one `llvm.alloca` in `@f`'s entry block shared by all its
-loops (the pool returns only when every part is done):
+the pool's task ABI. The values the body uses and does not define travel in one
+context struct, stored by `@f` into a stack slot (`llvm.alloca` in its entry block) and
+loaded by the task:
 
-* a scalar (`index` as `i64`, integers up to 64 bits, `f32`, `f64`, `!llvm.ptr`) in one
-  slot;
+* a scalar (`index` as `i64`, integers, `f32`, `f64`, `!llvm.ptr`) by value;
 * a memref as the few fields of its descriptor that the body needs: its aligned data
   pointer, its offset and strides where the type leaves them dynamic, and (only when
   the body does more with it than `memref.load`/`memref.store`) its dynamic sizes. The
-  task rebuilds a descriptor from them (static fields from the type; the allocated
+  body rebuilds a descriptor from them (static fields from the type; the allocated
   pointer is the aligned one: the body must not free a captured memref).
 
-Constants the body uses are copied into it. A captured memref that is `@f`'s
-`llvm.noalias` argument or a `memref.alloc` of `@f`, and that no other captured memref
-derives from (through casts, subviews, selects), keeps `noalias`: its data pointer
-becomes a `noalias` argument of `llvm.func internal @f__par<k>__body(%begin, %end,
-%part, <the slots' values>)`, which holds the body, while `@f__par<k>` only loads the
-slots and calls it (LLVM inlines the body into the task and turns the `noalias`
+The struct's elements go by decreasing size and its tail is padded explicitly (no
+implicit padding: LLVM splits its store and load into scalar ones). `@f` converts a
+captured value and extracts its fields once, right after the value's definition, for
+all its loops. Constants the body uses are copied into it. A captured memref that is
+`@f`'s `llvm.noalias` argument or a `memref.alloc` of `@f`, and that no other captured
+memref derives from (through casts, subviews, selects), keeps `noalias`: its data
+pointer becomes a `noalias` argument of `llvm.func internal @f__par<k>__body(%begin,
+%end, %part, <the fields>)`, which holds the body, while `@f__par<k>` only loads the
+context and calls it (LLVM inlines the body into the task and turns the `noalias`
 arguments into scoped alias metadata, so that the loops vectorize without run-time
 overlap checks). A loop with no such memref is a single function, the task, which
-loads its slots itself.
+loads its context itself.
 
 `ag.parallel_width` becomes `llvm.call @arignote_parallel_width()`. Both functions
 are the runtime's thread pool (`arignote.runtime.threadpool`).
@@ -41,13 +43,13 @@ are the runtime's thread pool (`arignote.runtime.threadpool`).
 ```mlir
 // before                                   // after
 %p = ag.parallel_for %c0 to %n              %fn = llvm.mlir.addressof @f__par0
-     min_trips %m align 64 {                llvm.store %out_data, %ctx ...
+     min_trips %m align 64 {                llvm.store %context, %ctx ...
 ^bb0(%b: index, %e: index, %k: index):      %p = llvm.call @arignote_parallel_for(%fn,
   scf.for %i = %b to %e step %c1 {...}            %ctx, %lo, %hi, %mt, %al, %mp)
   ag.yield                                  ...
 }                                           llvm.func internal @f__par0(%b: i64, %e: i64,
                                                 %k: i64, %ctx: !llvm.ptr) {
-                                              <loads of the slots>
+                                              <load of the context, its fields>
                                               llvm.call @f__par0__body(%b, %e, %k, ...)
                                             }
                                             llvm.func internal @f__par0__body(%b: i64,
