@@ -76,6 +76,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
     i8,
@@ -327,8 +328,8 @@ def _function(name: str, entry: Block, fields: Sequence[_Field] | None) -> llvm.
 class _Outliner:
     """Outlines the parallel loops of one function `f` (see the module doc)."""
 
-    def __init__(self, f: func.FuncOp, module: ModuleOp):
-        self.f, self.module = f, module
+    def __init__(self, f: func.FuncOp, module: ModuleOp, taken: set[str]):
+        self.f, self.module, self.taken = f, module, taken
         self.name = f.sym_name.data
         self.entry = f.body.blocks[0]
         self.count = 0
@@ -337,9 +338,11 @@ class _Outliner:
         self.fields: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
 
     def _unique(self, base: str) -> str:
-        while SymbolTable.lookup_symbol(self.module, f"{base}{self.count}") is not None:
+        """`base<k>` for the least unused `k` (with its `__body`)."""
+        while {f"{base}{self.count}", f"{base}{self.count}{BODY_SUFFIX}"} & self.taken:
             self.count += 1
         name = f"{base}{self.count}"
+        self.taken.update((name, name + BODY_SUFFIX))
         self.count += 1
         return name
 
@@ -567,9 +570,10 @@ def _declare(module: ModuleOp, name: str, inputs: Sequence[Attribute]) -> None:
     module.body.block.insert_op_before(decl, module.body.block.first_op)  # type: ignore[arg-type]
 
 
-def _parallelize(f: func.FuncOp, module: ModuleOp, used: set[str]) -> None:
-    """Lower the parallel ops of `f`; add the pool functions it calls to `used`."""
-    outliner = _Outliner(f, module)
+def _parallelize(f: func.FuncOp, module: ModuleOp, used: set[str], taken: set[str]) -> None:
+    """Lower the parallel ops of `f`; add the pool functions it calls to `used`, the
+    functions it outlines to `taken` (the module's symbols)."""
+    outliner = _Outliner(f, module, taken)
     for inner in list(f.walk()):
         if isinstance(inner, ag.ParallelForOp) and inner.parent is not None:
             if runs_serially(inner):
@@ -589,9 +593,12 @@ class ParallelizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         used: set[str] = set()
+        taken = {
+            n.data for o in op.ops if isinstance(n := getattr(o, "sym_name", None), StringAttr)
+        }
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and f.body.blocks:
-                _parallelize(f, op, used)
+                _parallelize(f, op, used, taken)
         if PARALLEL_FOR in used:
             _declare(op, PARALLEL_FOR, [PTR, PTR, *[i64] * 5])
         if PARALLEL_WIDTH in used:

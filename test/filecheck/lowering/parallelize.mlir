@@ -160,6 +160,24 @@ func.func @serial(%y: memref<?xf32>, %n: index) -> index {
   func.return %p : index
 }
 
+// Outlined names skip the symbols the module has.
+// CHECK-LABEL: func.func @h(
+// CHECK:         llvm.mlir.addressof @h__par1 : !llvm.ptr
+func.func private @h__par0()
+func.func @h(%y: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = ag.parallel_for %c0 to %n min_trips %c1 align 1 {
+  ^bb0(%begin: index, %end: index, %part: index):
+    scf.for %i = %begin to %end step %c1 {
+      %v = memref.load %y[%i] : memref<?xf32>
+      memref.store %v, %y[%i] : memref<?xf32>
+    }
+    ag.yield
+  }
+  func.return
+}
+
 // CHECK-LABEL: llvm.func internal @f__par0(%0: i64, %1: i64, %2: i64, %3: !llvm.ptr) {
 // CHECK-NEXT:    %[[C:.*]] = llvm.load %3 : !llvm.ptr -> !llvm.struct<(!llvm.ptr, i64, i64, !llvm.ptr, f32, !llvm.array<4 x i8>)>
 // CHECK-NEXT:    %[[XP:.*]] = llvm.extractvalue %[[C]][0]
@@ -211,3 +229,5 @@ func.func @serial(%y: memref<?xf32>, %n: index) -> index {
 // CHECK-NEXT:    %[[X:.*]] = builtin.unrealized_conversion_cast %[[D6]] : {{.*}} to memref<?x?xf32>
 // CHECK:         memref.dim %[[X]]
 // CHECK-LABEL: llvm.func internal @two__par1(
+
+// CHECK:       llvm.func internal @h__par1(
