@@ -160,10 +160,9 @@ def _compile_object(machine: str) -> bytes:
     return target.emit_object(module)
 
 
-def _object_code(machine: str) -> bytes:
-    """The pool's object code: from the object directory when it holds it, else
+def _object_code(machine: str, directory: str | None) -> bytes:
+    """The pool's object code: from the object `directory` when it holds it, else
     compiled (and stored there, atomically)."""
-    directory = _object_directory
     if directory is None:
         return _compile_object(machine)
     path = os.path.join(directory, OBJECT_PREFIX + _object_key(machine) + ".o")
@@ -175,13 +174,84 @@ def _object_code(machine: str) -> bytes:
     code = _compile_object(machine)
     try:
         os.makedirs(directory, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(temporary, "wb") as f:
             f.write(code)
         os.replace(temporary, path)
     except OSError:
         pass
     return code
+
+
+class _Prefetch:
+    """The pool's object code being made (`_object_code`) in a background thread."""
+
+    def __init__(self, machine: str, directory: str | None) -> None:
+        self.key = (machine, spin_count())
+        self.directory = directory
+        self.code: bytes | None = None
+        self.thread = threading.Thread(target=self._run, name="arignote-pool-compile", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.code = _object_code(self.key[0], self.directory)
+        except Exception:  # noqa: BLE001 - `_Pool` makes it again and raises there
+            self.code = None
+
+    def result(self, machine: str) -> bytes | None:
+        """The object code once made, when it is that of the pool `machine` needs now
+        (else None: `OMP_WAIT_POLICY` changed, or it failed)."""
+        self.thread.join()
+        return self.code if self.key == (machine, spin_count()) else None
+
+
+_PREFETCH_LOCK = threading.Lock()
+_prefetch: _Prefetch | None = None
+"""The background making of the pool's object code, once started (kept once joined)."""
+
+
+def prefetch() -> bool:
+    """Start making the pool's object code in a background thread (read from the object
+    directory, or compiled there), unless the pool is loaded or its code is already being
+    made, or this platform has no pool; True when this call started it.
+
+    A compile whose code may call the pool starts this as it begins: llvmlite releases
+    the GIL during LLVM's work, so the pool (about 25 ms of LLVM) compiles while the
+    lowering runs in Python. Loading the pool waits for it; so does `os.fork` (LLVM's
+    lock must not be held by a thread that the child lacks)."""
+    global _prefetch
+    if _POOL is not None or _prefetch is not None or not available():
+        return False
+    with _PREFETCH_LOCK:
+        if _POOL is not None or _prefetch is not None:
+            return False
+        if not _fork_hook_registered:
+            _register_fork_hook()
+        _prefetch = _Prefetch(platform.machine(), _object_directory)
+    return True
+
+
+def _join_prefetch() -> None:
+    job = _prefetch
+    if job is not None:
+        job.thread.join()
+
+
+_fork_hook_registered = False
+
+
+def _register_fork_hook() -> None:
+    global _fork_hook_registered
+    os.register_at_fork(before=_join_prefetch)
+    _fork_hook_registered = True
+
+
+def _pool_object_code(machine: str) -> bytes:
+    """The pool's object code: the prefetched one when there is one, else made now."""
+    job = _prefetch
+    code = None if job is None else job.result(machine)
+    return code if code is not None else _object_code(machine, _object_directory)
 
 
 class _Pool:
@@ -195,7 +265,8 @@ class _Pool:
         from arignote.runtime.cpu import host_target_machine
 
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
-        engine.add_object_file(llvm.ObjectFileRef.from_data(_object_code(platform.machine())))
+        code = _pool_object_code(platform.machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
         self.engine = engine
         address = engine.get_function_address
