@@ -23,11 +23,8 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    arrays are large), and
 4. returns the single result, or a new list of the results.
 
-The work per argument (steps 1 and 3) is done by small internal helper functions that
-loop over the rank (`arignote.runtime._entry_helpers`), and the entry point and its
-helpers are compiled without optimisation (`ENTRY_ATTRIBUTES`): a few nanoseconds per
-call, against tens of milliseconds of every cold compile for the written-out, optimised
-form.
+The entry point is compiled without optimisation (`ENTRY_ATTRIBUTES`): tens of
+milliseconds less in every cold compile, a few nanoseconds more per call.
 
 Output reuse: `@f__kept<j>` and `@f__kept<j>_older` (globals `PyObject *`, NULL at first)
 hold references to the arrays the entry point returned for output `j` at its last two
@@ -104,10 +101,13 @@ hold at least this many elements together (below, the release costs more than it
 METH_FASTCALL = 0x0080
 
 ENTRY_ATTRIBUTES: tuple[str, ...] = ("noinline", "optnone")
-"""The entry point's function attributes: `optnone` (which needs `noinline`) skips the O3
-pipeline and uses fast instruction selection for this straight-line code. On the logreg
-step it cuts the entry point's share of the cold compile from 50 ms to under 10 ms, for
-about 10 ns more per call (86 → 94 ns in the entry itself, measured side by side)."""
+"""The entry point's function attributes. `optnone` (which needs `noinline`) keeps the
+O3 pipeline away from it and compiles it with fast instruction selection: it is
+straight-line code (checks, calls, stores), which optimisation makes barely faster, while
+its size grows with the arguments (the logreg step's: 950 lines of IR). On that step the
+entry point's share of a cold compile (its IR built, parsed and linked, O3, code
+generation) fell from 55 to 21 ms, for 0–20 ns more per call (docs/benchmarks.md,
+compile time)."""
 
 _PTR = ir.PointerType()
 _I8 = ir.IntType(8)
@@ -308,12 +308,9 @@ def arg_spec(dtype: np.dtype, shape: Sequence[int], donor: int | None = None) ->
 
 
 class _EntryBuilder:
-    """Builds `@name__entry` into an `ir.Module` (see the module docstring); the work per
-    argument is done by the helpers of `arignote.runtime._entry_helpers`."""
+    """Builds `@name__entry` into an `ir.Module` (see the module docstring)."""
 
     def __init__(self, name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec]):
-        from arignote.runtime._entry_helpers import EntryHelpers
-
         self.name, self.inputs, self.outputs = name, list(inputs), list(outputs)
         self.layout = LAYOUT or Layout()
         self.module = ir.Module(name=name + ENTRY_SUFFIX)
@@ -348,18 +345,15 @@ class _EntryBuilder:
                 slot.initializer = ir.Constant(_PTR, None)
                 pair.append(slot)
             self.kept.append((pair[0], pair[1]))
-        self.helpers = EntryHelpers(m, name + ENTRY_SUFFIX + "_", self.layout, self)
         self.entry = ir.Function(m, fn(_PTR, [_PTR, _PTR, _I64]), name + ENTRY_SUFFIX)
         for attribute in ENTRY_ATTRIBUTES:
             self.entry.attributes.add(attribute)
         self.entry.args[0].name, self.entry.args[1].name = "self", "args"
         self.entry.args[2].name = "nargs"
         self.b = ir.IRBuilder(self.entry.append_basic_block("entry"))
-        self.read: list[tuple[ir.Value, ir.Value]] = []
-        """Per input read so far: its object and its memref descriptor."""
+        self.read: list[tuple[ir.Value, ir.Value, list[ir.Value], list[ir.Value]]] = []
+        """Per input read so far: its object, data pointer, dimensions, byte strides."""
         self.fallback = self.entry.append_basic_block("fallback")
-        self.made = self.words(max(1, n_out), "outputs")
-        """The outputs made so far (released when making the next one fails)."""
 
     # small helpers: every address is an opaque `ptr` plus a byte offset
 
@@ -379,7 +373,7 @@ class _EntryBuilder:
     def words(self, n: int, name: str) -> ir.Value:
         """A stack buffer of `n` 8-byte words (allocated as pointers: llvmlite gives an
         opaque `ptr`, which stores of any type accept), in the entry block: part of the
-        function's fixed frame."""
+        fixed frame, not a dynamic allocation (the entry point is not optimised)."""
         block = self.b.block
         self.b.position_at_start(self.entry.entry_basic_block)
         words = self.b.alloca(_PTR, size=ir.Constant(_I64, n), name=name)
@@ -391,6 +385,14 @@ class _EntryBuilder:
         then = self.entry.append_basic_block(label)
         self.b.cbranch(ok, then, self.fallback)
         self.b.position_at_end(then)
+
+    def any_equal(self, value: ir.Value, constants: Sequence[int], ty: ir.Type) -> ir.Value:
+        result = None
+        for c in constants:
+            eq = self.b.icmp_signed("==", value, ir.Constant(ty, c))
+            result = eq if result is None else self.b.or_(result, eq)
+        assert result is not None
+        return result
 
     # the parts of the entry point
 
@@ -408,9 +410,8 @@ class _EntryBuilder:
         self.compute(descriptors + out_descriptors, b.add(elements, count))
         counted = b.add(b.load(self.counter, typ=_I64), ir.Constant(_I64, 1))
         b.store(counted, self.counter)
-        keep = self.helpers.keep()
-        for (last, older), obj in zip(self.kept, outputs, strict=True):
-            b.call(keep, [last, older, obj])
+        for slots, obj in zip(self.kept, outputs, strict=True):
+            self.keep(slots, obj)
         self.return_results(outputs)
         b.position_at_end(self.fallback)
         b.call(self.incref, [self.none])
@@ -419,27 +420,45 @@ class _EntryBuilder:
 
     def read_input(self, i: int, spec: ArgSpec) -> tuple[ir.Value, ir.Value]:
         """Check argument `i` against `spec`; its memref descriptor and element count."""
-        b = self.b
+        b, lay = self.b, self.layout
         obj = self.field(self.entry.args[1], 8 * i, _PTR, name=f"arg{i}")
-        if max(spec.type_nums) >= 64:  # (numpy's built-in types are numbered below 24)
-            raise ValueError(f"argument {i}: type numbers {spec.type_nums} are not built in")
-        mask = sum(1 << num for num in spec.type_nums)
-        desc = self.words(3 + 2 * spec.rank, f"in{i}")
-        args = [
-            obj,
-            ir.Constant(_I64, mask),
-            ir.Constant(_I32, spec.rank),
-            ir.Constant(_I64, spec.itemsize.bit_length() - 1),
-            ir.Constant(_I64, spec.alignment - 1),
-            desc,
-        ]
-        count = b.call(self.helpers.read_array(), args, name=f"arg{i}_count")
-        ok = b.icmp_signed(">=", count, ir.Constant(_I64, 0))
-        for axis, length in spec.static:
-            dim = self.field(desc, 24 + 8 * axis, _I64)
-            ok = b.and_(ok, b.icmp_signed("==", dim, ir.Constant(_I64, length)))
-        self.check(ok, f"arg{i}_ok")
-        self.read.append((obj, desc))
+        is_array = b.icmp_unsigned("==", self.field(obj, lay.ob_type, _PTR), self.array_type)
+        self.check(is_array, f"arg{i}_is_array")
+        nd = self.field(obj, lay.nd, _I32)
+        descr = self.field(obj, lay.descr, _PTR)
+        type_num = self.field(descr, lay.descr_type_num, _I32)
+        byteorder = self.field(descr, lay.descr_byteorder, _I8)
+        foreign = ord(">" if sys.byteorder == "little" else "<")
+        ok = b.and_(
+            b.icmp_signed("==", nd, ir.Constant(_I32, spec.rank)),
+            self.any_equal(type_num, spec.type_nums, _I32),
+        )
+        ok = b.and_(ok, b.icmp_signed("!=", byteorder, ir.Constant(_I8, foreign)))
+        self.check(ok, f"arg{i}_type_ok")
+        data = self.field(obj, lay.data, _PTR)
+        misaligned = b.and_(b.ptrtoint(data, _I64), ir.Constant(_I64, spec.alignment - 1))
+        ok = b.icmp_signed("==", misaligned, ir.Constant(_I64, 0))
+        dims_ptr = self.field(obj, lay.dimensions, _PTR)
+        strides_ptr = self.field(obj, lay.strides, _PTR)
+        desc = self.descriptor(spec.rank, data, f"in{i}")
+        count: ir.Value = ir.Constant(_I64, 1)
+        read = (obj, data, [], [])
+        self.read.append(read)
+        for k in range(spec.rank):
+            dim = self.field(dims_ptr, 8 * k, _I64)
+            stride = self.field(strides_ptr, 8 * k, _I64)
+            read[2].append(dim)
+            read[3].append(stride)
+            for axis, length in spec.static:
+                if axis == k:
+                    ok = b.and_(ok, b.icmp_signed("==", dim, ir.Constant(_I64, length)))
+            if spec.itemsize > 1:
+                rest = b.and_(stride, ir.Constant(_I64, spec.itemsize - 1))
+                ok = b.and_(ok, b.icmp_signed("==", rest, ir.Constant(_I64, 0)))
+                stride = b.ashr(stride, ir.Constant(_I64, spec.itemsize.bit_length() - 1))
+            self.put_size_stride(desc, spec.rank, k, dim, stride)
+            count = b.mul(count, dim)
+        self.check(ok, f"arg{i}_layout_ok")
         return desc, count
 
     def descriptor(self, rank: int, data: ir.Value, name: str) -> ir.Value:
@@ -476,16 +495,15 @@ class _EntryBuilder:
         return dims
 
     def allocate_outputs(self, dims: ir.Value) -> tuple[list[ir.Value], list[ir.Value], ir.Value]:
-        """Make each output (on failure: free those made, return NULL); their objects,
-        memref descriptors and total element count."""
+        """Allocate each output with PyArray_New (on failure: free those made, return
+        NULL); their objects, memref descriptors and total element count."""
         b, lay = self.b, self.layout
         objects: list[ir.Value] = []
         descriptors: list[ir.Value] = []
         count, offset = ir.Constant(_I64, 0), 0
         for j, spec in enumerate(self.outputs):
             sizes = [self.field(dims, 8 * (offset + k), _I64) for k in range(spec.rank)]
-            obj = self.output_array(j, spec, self.at(dims, 8 * offset))
-            self.put(obj, self.made, 8 * j)
+            obj = self.output_array(j, spec, self.at(dims, 8 * offset), sizes, objects)
             objects.append(obj)
             desc = self.descriptor(spec.rank, self.field(obj, lay.data, _PTR), f"out{j}_desc")
             stride: ir.Value = ir.Constant(_I64, 1)
@@ -497,73 +515,152 @@ class _EntryBuilder:
             offset += spec.rank
         return objects, descriptors, count
 
-    def output_array(self, j: int, spec: ArgSpec, shape: ir.Value) -> ir.Value:
+    def output_array(
+        self, j: int, spec: ArgSpec, shape: ir.Value, sizes: list[ir.Value], made: list[ir.Value]
+    ) -> ir.Value:
         """Output `j`: its donor input (a new reference) when it has one that
-        `may_donate`, else a kept array that can be written again or a new one (the
-        `output` helper; on failure: release the outputs made, return NULL)."""
+        `may_donate`, else a kept array that can be written again (the last one returned,
+        else the one before), else a new one (on failure: release `made`, return NULL)."""
         b = self.b
-        rank, type_num = ir.Constant(_I32, spec.rank), ir.Constant(_I32, spec.type_nums[0])
-        args = [*self.kept[j], rank, type_num, shape]
-        if spec.donor is None:
-            obj = b.call(self.helpers.output(), args, name=f"out{j}")
-            self.unless_null(obj, j)
-            return obj
-        donor = self.read[spec.donor][0]
-        ok = self.may_donate(spec.donor, shape, spec.rank)
-        donated = self.entry.append_basic_block(f"out{j}_donated")
-        not_donated = self.entry.append_basic_block(f"out{j}_not_donated")
+        allocate = self.entry.append_basic_block(f"out{j}_new")
         join = self.entry.append_basic_block(f"out{j}_ready")
-        b.cbranch(ok, donated, not_donated)
-        b.position_at_end(donated)
-        b.call(self.incref, [donor])
-        b.branch(join)
-        b.position_at_end(not_donated)
-        made = b.call(self.helpers.output(), args, name=f"out{j}_made")
-        self.unless_null(made, j)
-        made_block = b.block
+        obj_incoming = []
+        if spec.donor is not None:
+            donor = self.read[spec.donor][0]
+            ok = self.may_donate(spec.donor, shape, spec.rank)
+            donated = self.entry.append_basic_block(f"out{j}_donated")
+            not_donated = self.entry.append_basic_block(f"out{j}_not_donated")
+            b.cbranch(ok, donated, not_donated)
+            b.position_at_end(donated)
+            b.call(self.incref, [donor])
+            obj_incoming.append((donor, donated))
+            b.branch(join)
+            b.position_at_end(not_donated)
+        for slot, label in zip(self.kept[j], ("last", "older"), strict=True):
+            kept = b.load(slot, typ=_PTR, name=f"kept{j}_{label}")
+            check = self.entry.append_basic_block(f"kept{j}_{label}_check")
+            otherwise = self.entry.append_basic_block(f"kept{j}_{label}_not")
+            b.cbranch(b.icmp_unsigned("==", kept, ir.Constant(_PTR, None)), otherwise, check)
+            b.position_at_end(check)
+            self.check_reusable(kept, spec, sizes, otherwise)
+            b.store(ir.Constant(_PTR, None), slot)  # the reference moves to the result
+            obj_incoming.append((kept, b.block))
+            b.branch(join)
+            b.position_at_end(otherwise)
+        b.branch(allocate)
+        b.position_at_end(allocate)
+        args = [
+            self.array_type,
+            ir.Constant(_I32, spec.rank),
+            shape,
+            ir.Constant(_I32, spec.type_nums[0]),
+            *[ir.Constant(_PTR, None)] * 2,
+            ir.Constant(_I32, 0),
+            ir.Constant(_I32, 0),
+            ir.Constant(_PTR, None),
+        ]
+        new = b.call(self.array_new, args, name=f"out{j}_alloc")
+        self.unless_null(new, made)
+        obj_incoming.append((new, b.block))
         b.branch(join)
         b.position_at_end(join)
         obj = b.phi(_PTR, name=f"out{j}")
-        obj.add_incoming(donor, donated)
-        obj.add_incoming(made, made_block)
+        for value, block in obj_incoming:
+            obj.add_incoming(value, block)
         return obj
+
+    def check_reusable(
+        self, obj: ir.Value, spec: ArgSpec, sizes: list[ir.Value], otherwise: ir.Block
+    ) -> None:
+        """Continue when the kept array `obj` can hold the new result, else go to
+        `otherwise`: only the global holds it, it owns contiguous, aligned, writeable data
+        of the output's element type, rank and dimensions, and has no base and no weak
+        references. (Its dimensions are read only once its rank is known to match.)"""
+        b, lay = self.b, self.layout
+        null = ir.Constant(_PTR, None)
+        ok = b.icmp_signed("==", self.field(obj, lay.ob_refcnt, _I64), ir.Constant(_I64, 1))
+        flags = b.and_(self.field(obj, lay.flags, _I32), ir.Constant(_I32, REUSABLE_FLAGS))
+        ok = b.and_(ok, b.icmp_signed("==", flags, ir.Constant(_I32, REUSABLE_FLAGS)))
+        ok = b.and_(ok, b.icmp_unsigned("==", self.field(obj, lay.base, _PTR), null))
+        ok = b.and_(ok, b.icmp_unsigned("==", self.field(obj, lay.weakreflist, _PTR), null))
+        nd = self.field(obj, lay.nd, _I32)
+        ok = b.and_(ok, b.icmp_signed("==", nd, ir.Constant(_I32, spec.rank)))
+        descr = self.field(obj, lay.descr, _PTR)
+        type_num = self.field(descr, lay.descr_type_num, _I32)
+        ok = b.and_(ok, b.icmp_signed("==", type_num, ir.Constant(_I32, spec.type_nums[0])))
+        byteorder = self.field(descr, lay.descr_byteorder, _I8)
+        foreign = ord(">" if sys.byteorder == "little" else "<")
+        ok = b.and_(ok, b.icmp_signed("!=", byteorder, ir.Constant(_I8, foreign)))
+        self.check_or(ok, otherwise, "kept_rank_ok")
+        if sizes:
+            dims_ptr = self.field(obj, lay.dimensions, _PTR)
+            ok = ir.Constant(ir.IntType(1), 1)
+            for k, size in enumerate(sizes):
+                ok = b.and_(ok, b.icmp_signed("==", self.field(dims_ptr, 8 * k, _I64), size))
+            self.check_or(ok, otherwise, "kept_dims_ok")
+
+    def check_or(self, ok: ir.Value, otherwise: ir.Block, label: str) -> None:
+        """Continue in a new block when `ok`, else go to `otherwise`."""
+        then = self.entry.append_basic_block(label)
+        self.b.cbranch(ok, then, otherwise)
+        self.b.position_at_end(then)
+
+    def keep(self, slots: tuple[ir.GlobalVariable, ir.GlobalVariable], obj: ir.Value) -> None:
+        """Make the `last` slot hold a reference to `obj`, the `older` slot the array
+        `last` held (releasing the one `older` held)."""
+        b = self.b
+        last, older = slots
+        b.call(self.incref, [obj])
+        previous = b.load(last, typ=_PTR)
+        dropped = b.load(older, typ=_PTR)
+        b.store(obj, last)
+        b.store(previous, older)
+        with b.if_then(b.icmp_unsigned("!=", dropped, ir.Constant(_PTR, None))):
+            b.call(self.decref, [dropped])
 
     def may_donate(self, a: int, shape: ir.Value, rank: int) -> ir.Value:
         """Whether input `a` is C-contiguous, writable, of the `rank` dimensions at
         `shape`, and overlaps no other input's memory."""
         b = self.b
-        obj, desc = self.read[a]
+        obj, _, dims, _ = self.read[a]
         wanted = ir.Constant(_I32, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_WRITEABLE)
         flags = self.field(obj, self.layout.flags, _I32)
         ok = b.icmp_signed("==", b.and_(flags, wanted), wanted)
         for k in range(rank):
-            dim = self.field(desc, 24 + 8 * k, _I64)
-            ok = b.and_(ok, b.icmp_signed("==", dim, self.field(shape, 8 * k, _I64)))
-        spec = self.inputs[a]
-        for i, (_, other) in enumerate(self.read):
+            ok = b.and_(ok, b.icmp_signed("==", dims[k], self.field(shape, 8 * k, _I64)))
+        lo, hi, empty = self.extent(a)
+        for i in range(len(self.read)):
             if i != a:
-                other_spec = self.inputs[i]
-                args = [
-                    desc,
-                    ir.Constant(_I64, spec.rank),
-                    ir.Constant(_I64, spec.itemsize),
-                    other,
-                    ir.Constant(_I64, other_spec.rank),
-                    ir.Constant(_I64, other_spec.itemsize),
-                ]
-                ok = b.and_(ok, b.call(self.helpers.apart(), args))
+                other_lo, other_hi, other_empty = self.extent(i)
+                below = b.icmp_unsigned("<=", other_hi, lo)
+                apart = b.or_(below, b.icmp_unsigned("<=", hi, other_lo))
+                ok = b.and_(ok, b.or_(apart, b.or_(empty, other_empty)))
         return ok
 
-    def unless_null(self, obj: ir.Value, j: int) -> None:
-        """Continue when `obj` is not NULL; else release the `j` outputs made before and
-        return NULL."""
+    def extent(self, i: int) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """The bytes input `i` spans, `[lo, hi)` as integers, and whether it is empty."""
+        b = self.b
+        _, data, dims, strides = self.read[i]
+        lo = b.ptrtoint(data, _I64)
+        hi = b.add(lo, ir.Constant(_I64, self.inputs[i].itemsize))
+        empty: ir.Value = ir.Constant(ir.IntType(1), 0)
+        zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+        for dim, stride in zip(dims, strides, strict=True):
+            span = b.mul(b.sub(dim, one), stride)
+            lo = b.add(lo, b.select(b.icmp_signed("<", span, zero), span, zero))
+            hi = b.add(hi, b.select(b.icmp_signed(">", span, zero), span, zero))
+            empty = b.or_(empty, b.icmp_signed("==", dim, zero))
+        return lo, hi, empty
+
+    def unless_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
+        """Continue when `obj` is not NULL; else release `made` and return NULL."""
         b = self.b
         failed = self.entry.append_basic_block("alloc_failed")
         then = self.entry.append_basic_block("alloc_ok")
         b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(_PTR, None)), failed, then)
         b.position_at_end(failed)
-        if j:
-            b.call(self.helpers.release(), [self.made, ir.Constant(_I64, j)])
+        for other in made:
+            b.call(self.decref, [other])
         b.ret(ir.Constant(_PTR, None))
         b.position_at_end(then)
 
@@ -571,12 +668,13 @@ class _EntryBuilder:
         """Call `@name`, without the GIL when `elements` is large."""
         b = self.b
         big = b.icmp_signed(">=", elements, ir.Constant(_I64, GIL_RELEASE_ELEMENTS))
-        state = self.words(1, "thread_state")
-        with b.if_then(big):
-            b.store(b.call(self.save_thread, []), state)
-        b.call(self.compute_fn, descriptors)
-        with b.if_then(big):
-            b.call(self.restore_thread, [b.load(state, typ=_PTR)])
+        with b.if_else(big) as (released, held):
+            with released:
+                state = b.call(self.save_thread, [])
+                b.call(self.compute_fn, descriptors)
+                b.call(self.restore_thread, [state])
+            with held:
+                b.call(self.compute_fn, descriptors)
 
     def return_results(self, outputs: list[ir.Value]) -> None:
         b = self.b
@@ -584,7 +682,7 @@ class _EntryBuilder:
             b.ret(outputs[0])
             return
         result = b.call(self.list_new, [ir.Constant(_I64, len(outputs))], name="list")
-        self.unless_null(result, len(outputs))
+        self.unless_null(result, outputs)
         for j, obj in enumerate(outputs):
             b.call(self.list_set, [result, ir.Constant(_I64, j), obj])  # steals obj
         b.ret(result)
