@@ -116,16 +116,41 @@ def host_target_machine() -> llvm.TargetMachine:
     )
 
 
+INLINE_SINGLE_CALL = True
+"""Whether the private functions called from one place are marked `alwaysinline`
+(`single_call_helpers`; see `arignote.lowering.llvm_attributes`)."""
+
+
 def llvm_ir_text(module_op: ModuleOp) -> str:
     """The LLVM IR (unoptimised) of an `llvm`-dialect module, its functions with the
-    attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred)."""
+    attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred, the
+    private functions called once inlined)."""
     from xdsl.backend.llvm.convert import convert_module
 
     from arignote.lowering.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
-    return str(add_function_attributes(convert_module(module_op, fallback_target_triple=triple)))
+    inline = single_call_helpers(module_op) if INLINE_SINGLE_CALL else frozenset()
+    module = convert_module(module_op, fallback_target_triple=triple)
+    return str(add_function_attributes(module, inline))
+
+
+def single_call_helpers(module_op: ModuleOp) -> frozenset[str]:
+    """The `internal_functions` of `module_op` that exactly one `llvm.call` calls and
+    whose address is not taken: the `@f__noalias` bodies and the `@f__par<k>` wrappers
+    (not the `__task` functions, which the thread pool calls through a pointer)."""
+    from xdsl.dialects.llvm import AddressOfOp, CallOp
+
+    internal = internal_functions(module_op)
+    calls: dict[str, int] = {}
+    for op in module_op.walk():
+        if isinstance(op, CallOp) and op.callee is not None:
+            name = op.callee.string_value()
+            calls[name] = calls.get(name, 0) + 1
+        elif isinstance(op, AddressOfOp):
+            calls[op.global_name.string_value()] = 2  # used through a pointer
+    return frozenset(name for name in internal if calls.get(name) == 1)
 
 
 def internal_functions(module_op: ModuleOp) -> frozenset[str]:
@@ -248,7 +273,7 @@ def target_fingerprint() -> str:
     """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
     versions, the target triple, host CPU name and features, the optimisation level, its
     tuning, the LLVM options and the function attributes
-    (`arignote.lowering.llvm_attributes`)."""
+    (`arignote.lowering.llvm_attributes`, `INLINE_SINGLE_CALL`)."""
     import llvmlite
 
     from arignote.lowering.llvm_attributes import attributes_text
@@ -262,6 +287,7 @@ def target_fingerprint() -> str:
             *[f"{name}={value}" for name, value in sorted(TUNING.items())],
             *LLVM_OPTIONS,
             attributes_text(),
+            f"inline-single-call={INLINE_SINGLE_CALL}",
         ]
     )
 
