@@ -61,7 +61,16 @@ TUNING = {
   by side; docs/benchmarks.md, compile time).
 - Loop unrolling is off: LLVM 22's O3 with the loop-unroll pass AND loop vectorisation
   does not finish on a fully unrollable 32-step integer-power loop (exponentiation by
-  squaring, as ag-to-loops emits); the vectoriser still interleaves."""
+  squaring, as ag-to-loops emits); the vectoriser still interleaves.
+- Interleaving and the vector epilogue stay on although each costs compile time: on the
+  logreg step, `--enable-epilogue-vectorization=false` took 20 ms off O3 and 25 ms off
+  code generation, but the step ran 5 % longer (its 784- and 400-long loops leave a
+  16-element remainder after the 64-element interleaved body, which then runs scalar);
+  tail folding (`--prefer-predicate-over-epilogue=predicate-else-scalar-epilogue`: one
+  masked loop, no interleaving) took 28 + 35 ms off and made logreg and elemwise 14 %
+  and 12 % slower; `--force-target-max-vector-interleave=2` saved nothing measurable.
+  (Each built three times with and without, in one process, timed interleaved, thread CPU
+  time; docs/benchmarks.md, compile time.)"""
 
 LLVM_OPTIONS = ("--disable-lsr",)
 """LLVM command-line options set once in the process (`llvm.set_option`).
@@ -71,7 +80,13 @@ training step it took a third of code generation's time (and made the code large
 while the loops ag-to-loops emits, indexed with one induction variable on x86's scaled
 addressing, ran no slower without it (logreg, elemwise and mlp steps measured side by
 side; see docs/benchmarks.md, compile time). LLVM's options are global to the process:
-another user of llvmlite in it compiles without LSR too."""
+another user of llvmlite in it compiles without LSR too.
+
+Evaluated and not set: `-fast-isel` (code generation 15 ms shorter on the logreg step,
+the step 11 % slower); `--enable-misched=false`, `--enable-loop-load-elim=false`,
+`--enable-constraint-elimination=false` (no measurable compile time saved; the last two
+leave the code of every benchmark module byte for byte the same); the target machine at
+O2 instead of O3 (code generation as long)."""
 
 
 @cache
