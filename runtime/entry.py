@@ -106,8 +106,8 @@ O3 pipeline away from it and compiles it with fast instruction selection: it is
 straight-line code (checks, calls, stores), which optimisation makes barely faster, while
 its size grows with the arguments (the logreg step's: 950 lines of IR). On that step the
 entry point's share of a cold compile (its IR built, parsed and linked, O3, code
-generation) fell from 55 to 21 ms, for 0–20 ns more per call (docs/benchmarks.md,
-compile time)."""
+generation) fell from 55 to 21 ms, for about 3 ns more per call with one input and one
+output, 20–40 ns with its four and four (docs/benchmarks.md, compile time)."""
 
 _PTR = ir.PointerType()
 _I8 = ir.IntType(8)
