@@ -16,7 +16,9 @@ from inside a task), it calls `task(begin, end, 0, ctx)` itself and returns 1.
 `int64 arignote_parallel_width()` is the most parts a call may use (at least 1).
 
 The pool is native code built here with llvmlite's IR builder, compiled once per
-process into its own MCJIT engine (no C compiler needed), and bound to those symbol
+process (or read from the compile cache's directory) into its own MCJIT engine (no C
+compiler needed; a compile with parallel loops starts making it in a background thread,
+`prefetch`, while the lowering runs), and bound to those symbol
 names with `llvm.add_symbol` when a module that calls it is loaded
 (`register_symbols`), so compiled modules hold no process-specific address and stay
 cacheable. Its workers are POSIX threads (`pthread_create` from libc) started on the
@@ -218,16 +220,16 @@ def prefetch() -> bool:
 
     A compile whose code may call the pool starts this as it begins: llvmlite releases
     the GIL during LLVM's work, so the pool (about 25 ms of LLVM) compiles while the
-    lowering runs in Python. Loading the pool waits for it; so does `os.fork` (LLVM's
-    lock must not be held by a thread that the child lacks)."""
+    lowering runs in Python. Loading the pool waits for it; so do `os.fork` (LLVM's
+    lock must not be held by a thread that the child lacks) and the exit."""
     global _prefetch
     if _POOL is not None or _prefetch is not None or not available():
         return False
     with _PREFETCH_LOCK:
         if _POOL is not None or _prefetch is not None:
             return False
-        if not _fork_hook_registered:
-            _register_fork_hook()
+        if not _hooks_registered:
+            _register_hooks()
         _prefetch = _Prefetch(platform.machine(), _object_directory)
     return True
 
@@ -238,13 +240,16 @@ def _join_prefetch() -> None:
         job.thread.join()
 
 
-_fork_hook_registered = False
+_hooks_registered = False
 
 
-def _register_fork_hook() -> None:
-    global _fork_hook_registered
+def _register_hooks() -> None:
+    """`os.fork` and the interpreter's exit wait for the background compile (LLVM must
+    not be running in a thread the child lacks, nor while the process tears it down)."""
+    global _hooks_registered
     os.register_at_fork(before=_join_prefetch)
-    _fork_hook_registered = True
+    atexit.register(_join_prefetch)
+    _hooks_registered = True
 
 
 def _pool_object_code(machine: str) -> bytes:

@@ -346,13 +346,22 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("script", [_PREFETCH_USED, _PREFETCH_FORK], ids=["used", "fork"])
+_PREFETCH_EXIT = """
+import atexit
+atexit.register(lambda: print("ok" if not tp._prefetch.thread.is_alive() else "running"))
+assert tp.prefetch()  # exits at once: the exit waits for the compile (atexit runs LIFO)
+"""
+
+
+@pytest.mark.parametrize(
+    "script", [_PREFETCH_USED, _PREFETCH_FORK, _PREFETCH_EXIT], ids=["used", "fork", "exit"]
+)
 def test_pool_code_is_prefetched_in_the_background(script: str) -> None:
     """A compile with parallel loops starts compiling the pool in a background thread
     (`threadpool.prefetch`); loading the pool uses that code (compiled once) and stores
     it in the compile directory. A fork waits for the background compile; the child
     compiles and runs parallel code (no LLVM lock held by a thread it lacks). Each in a
-    new process (where the pool is not loaded yet)."""
+    new process (where the pool is not loaded yet). The exit, too, waits for it."""
     env = dict(os.environ, OMP_NUM_THREADS="2")
     env.pop("ARIGNOTE_FLAGS", None)
     out = subprocess.run(
