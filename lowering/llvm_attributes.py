@@ -10,9 +10,19 @@ SLP vectorizers use 512-bit vectors (`<16 x float>`). Measured on the benchmark 
 and RNN steps are unchanged or faster. The attribute is only a preference: on a host
 without AVX-512 the widest legal vector (256 or 128 bits) is used, so the code is the
 same as without it. It is part of the compile cache key (`attributes_text`).
+
+`alwaysinline` on the private functions that one call site uses (`inline`, chosen by
+`arignote.runtime.cpu`): the `@f__noalias` bodies and the `@f__par<k>` wrappers of the
+outlined parallel loops, each called once (by `@f`, by `@f__par<k>__task`). The O3
+inliner inlines them anyway, or keeps a large one (the logreg step's 940-line
+`gemv_pair` row loop) out of line; either way it first weighs and simplifies each as a
+function of its own. Inlined from the start, the logreg step's O3 pipeline took 135 ms
+instead of 175 ms (docs/benchmarks.md, compile time), for code that runs as fast.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from llvmlite import ir
 
@@ -25,17 +35,24 @@ FUNCTION_ATTRIBUTES: tuple[tuple[str, str], ...] = (
 """The string attributes `"key"="value"` of every function defined in the module."""
 
 
+INLINE_ATTRIBUTE = "alwaysinline"
+"""What `add_function_attributes` gives the functions it is asked to inline."""
+
+
 def attributes_text() -> str:
     """The attributes as LLVM IR writes them (what the compile cache key includes)."""
     return " ".join(f'"{key}"="{value}"' for key, value in FUNCTION_ATTRIBUTES)
 
 
-def add_function_attributes(module: ir.Module) -> ir.Module:
+def add_function_attributes(module: ir.Module, inline: Collection[str] = ()) -> ir.Module:
     """Give every function that `module` defines (not its declarations) the
-    `FUNCTION_ATTRIBUTES`; returns `module`."""
+    `FUNCTION_ATTRIBUTES`, and those named in `inline` the `INLINE_ATTRIBUTE`; returns
+    `module`."""
     for function in module.functions:
         if function.is_declaration:
             continue
+        if function.name in inline:
+            function.attributes.add(INLINE_ATTRIBUTE)
         for key, value in FUNCTION_ATTRIBUTES:
             # llvmlite's attribute set checks names against its enum attributes; a string
             # attribute is written as is

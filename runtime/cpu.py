@@ -29,13 +29,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
+from itertools import islice
 from typing import Any
 
 import llvmlite.binding as llvm
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from arignote.runtime.blas import load_blas, needs_blas
 from arignote.runtime.printing import SYMBOL_PREFIX as PRINT_PREFIX
@@ -61,7 +63,16 @@ TUNING = {
   by side; docs/benchmarks.md, compile time).
 - Loop unrolling is off: LLVM 22's O3 with the loop-unroll pass AND loop vectorisation
   does not finish on a fully unrollable 32-step integer-power loop (exponentiation by
-  squaring, as ag-to-loops emits); the vectoriser still interleaves."""
+  squaring, as ag-to-loops emits); the vectoriser still interleaves.
+- Interleaving and the vector epilogue stay on although each costs compile time: on the
+  logreg step, `--enable-epilogue-vectorization=false` took 20 ms off O3 and 25 ms off
+  code generation, but the step ran 5 % longer (its 784- and 400-long loops leave a
+  16-element remainder after the 64-element interleaved body, which then runs scalar);
+  tail folding (`--prefer-predicate-over-epilogue=predicate-else-scalar-epilogue`: one
+  masked loop, no interleaving) took 28 + 35 ms off and made logreg and elemwise 14 %
+  and 12 % slower; `--force-target-max-vector-interleave=2` saved nothing measurable.
+  (Each built three times with and without, in one process, timed interleaved, thread CPU
+  time; docs/benchmarks.md, compile time.)"""
 
 LLVM_OPTIONS = ("--disable-lsr",)
 """LLVM command-line options set once in the process (`llvm.set_option`).
@@ -71,7 +82,14 @@ training step it took a third of code generation's time (and made the code large
 while the loops ag-to-loops emits, indexed with one induction variable on x86's scaled
 addressing, ran no slower without it (logreg, elemwise and mlp steps measured side by
 side; see docs/benchmarks.md, compile time). LLVM's options are global to the process:
-another user of llvmlite in it compiles without LSR too."""
+another user of llvmlite in it compiles without LSR too.
+
+Evaluated and not set: `-fast-isel` (code generation 15 ms shorter on the logreg step,
+the step 11 % slower); `-regalloc=basic` (15 ms shorter, the step 20–35 % slower);
+`--enable-misched=false`, `--enable-loop-load-elim=false`,
+`--enable-constraint-elimination=false` (no measurable compile time saved; the last two
+leave the code of every benchmark module byte for byte the same); the target machine at
+O2 instead of O3 (code generation as long)."""
 
 
 @cache
@@ -116,16 +134,58 @@ def host_target_machine() -> llvm.TargetMachine:
     )
 
 
+INLINE_SINGLE_CALL = True
+"""Whether the private functions called from one place are marked `alwaysinline`
+(`single_call_helpers`; see `arignote.lowering.llvm_attributes`)."""
+
+
 def llvm_ir_text(module_op: ModuleOp) -> str:
     """The LLVM IR (unoptimised) of an `llvm`-dialect module, its functions with the
-    attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred)."""
+    attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred, the
+    private functions called once inlined)."""
     from xdsl.backend.llvm.convert import convert_module
 
     from arignote.lowering.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
-    return str(add_function_attributes(convert_module(module_op, fallback_target_triple=triple)))
+    inline = single_call_helpers(module_op) if INLINE_SINGLE_CALL else frozenset()
+    module = convert_module(module_op, fallback_target_triple=triple)
+    return str(add_function_attributes(module, inline))
+
+
+def single_call_helpers(module_op: ModuleOp) -> frozenset[str]:
+    """The `internal_functions` of `module_op` that exactly one `llvm.call` calls and
+    whose address is not taken: the `@f__noalias` bodies and the `@f__par<k>` wrappers
+    (not the `__task` functions, which the thread pool calls through a pointer)."""
+    from xdsl.dialects.llvm import AddressOfOp, CallOp
+
+    internal = internal_functions(module_op)
+    calls: dict[str, int] = {}
+    for op in _function_body_ops(module_op):
+        kind = type(op)
+        if kind is CallOp and op.callee is not None:
+            name = op.callee.string_value()
+            calls[name] = calls.get(name, 0) + 1
+        elif kind is AddressOfOp:
+            calls[op.global_name.string_value()] = 2  # used through a pointer
+    return frozenset(name for name in internal if calls.get(name) == 1)
+
+
+def _function_body_ops(module_op: ModuleOp) -> Iterator[Operation]:
+    """The ops of the `llvm.func` bodies of `module_op`: their blocks' ops (the bodies are
+    flat control-flow graphs; an op with regions has its nested ops walked too), four
+    times faster than walking the whole module."""
+    from xdsl.dialects.llvm import FuncOp
+
+    for function in module_op.ops:
+        if type(function) is not FuncOp:
+            continue
+        for block in function.body.blocks:
+            for op in block.ops:
+                yield op
+                if op.regions:
+                    yield from islice(op.walk(), 1, None)
 
 
 def internal_functions(module_op: ModuleOp) -> frozenset[str]:
@@ -248,7 +308,7 @@ def target_fingerprint() -> str:
     """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
     versions, the target triple, host CPU name and features, the optimisation level, its
     tuning, the LLVM options and the function attributes
-    (`arignote.lowering.llvm_attributes`)."""
+    (`arignote.lowering.llvm_attributes`, `INLINE_SINGLE_CALL`)."""
     import llvmlite
 
     from arignote.lowering.llvm_attributes import attributes_text
@@ -262,6 +322,7 @@ def target_fingerprint() -> str:
             *[f"{name}={value}" for name, value in sorted(TUNING.items())],
             *LLVM_OPTIONS,
             attributes_text(),
+            f"inline-single-call={INLINE_SINGLE_CALL}",
         ]
     )
 

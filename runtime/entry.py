@@ -23,6 +23,9 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    arrays are large), and
 4. returns the single result, or a new list of the results.
 
+The entry point is compiled without optimisation (`ENTRY_ATTRIBUTES`): tens of
+milliseconds less in every cold compile, a few nanoseconds more per call.
+
 Output reuse: `@f__kept<j>` and `@f__kept<j>_older` (globals `PyObject *`, NULL at first)
 hold references to the arrays the entry point returned for output `j` at its last two
 calls. A call takes one of them (the last first) instead of allocating when its reference
@@ -96,6 +99,15 @@ GIL_RELEASE_ELEMENTS = 1 << 16
 hold at least this many elements together (below, the release costs more than it frees)."""
 
 METH_FASTCALL = 0x0080
+
+ENTRY_ATTRIBUTES: tuple[str, ...] = ("noinline", "optnone")
+"""The entry point's function attributes. `optnone` (which needs `noinline`) keeps the
+O3 pipeline away from it and compiles it with fast instruction selection: it is
+straight-line code (checks, calls, stores), which optimisation makes barely faster, while
+its size grows with the arguments (the logreg step's: 950 lines of IR). On that step the
+entry point's share of a cold compile (its IR built, parsed and linked, O3, code
+generation) fell from 55 to 21 ms, for about 3 ns more per call with one input and one
+output, 20–40 ns with its four and four (docs/benchmarks.md, compile time)."""
 
 _PTR = ir.PointerType()
 _I8 = ir.IntType(8)
@@ -334,6 +346,8 @@ class _EntryBuilder:
                 pair.append(slot)
             self.kept.append((pair[0], pair[1]))
         self.entry = ir.Function(m, fn(_PTR, [_PTR, _PTR, _I64]), name + ENTRY_SUFFIX)
+        for attribute in ENTRY_ATTRIBUTES:
+            self.entry.attributes.add(attribute)
         self.entry.args[0].name, self.entry.args[1].name = "self", "args"
         self.entry.args[2].name = "nargs"
         self.b = ir.IRBuilder(self.entry.append_basic_block("entry"))
@@ -358,8 +372,13 @@ class _EntryBuilder:
 
     def words(self, n: int, name: str) -> ir.Value:
         """A stack buffer of `n` 8-byte words (allocated as pointers: llvmlite gives an
-        opaque `ptr`, which stores of any type accept)."""
-        return self.b.alloca(_PTR, size=ir.Constant(_I64, n), name=name)
+        opaque `ptr`, which stores of any type accept), in the entry block: part of the
+        fixed frame, not a dynamic allocation (the entry point is not optimised)."""
+        block = self.b.block
+        self.b.position_at_start(self.entry.entry_basic_block)
+        words = self.b.alloca(_PTR, size=ir.Constant(_I64, n), name=name)
+        self.b.position_at_end(block)
+        return words
 
     def check(self, ok: ir.Value, label: str) -> None:
         """Continue in a new block when `ok`, else go to the fallback."""

@@ -16,7 +16,9 @@ from inside a task), it calls `task(begin, end, 0, ctx)` itself and returns 1.
 `int64 arignote_parallel_width()` is the most parts a call may use (at least 1).
 
 The pool is native code built here with llvmlite's IR builder, compiled once per
-process into its own MCJIT engine (no C compiler needed), and bound to those symbol
+process (or read from the compile cache's directory) into its own MCJIT engine (no C
+compiler needed; a compile with parallel loops starts making it in a background thread,
+`prefetch`, while the lowering runs), and bound to those symbol
 names with `llvm.add_symbol` when a module that calls it is loaded
 (`register_symbols`), so compiled modules hold no process-specific address and stay
 cacheable. Its workers are POSIX threads (`pthread_create` from libc) started on the
@@ -160,10 +162,9 @@ def _compile_object(machine: str) -> bytes:
     return target.emit_object(module)
 
 
-def _object_code(machine: str) -> bytes:
-    """The pool's object code: from the object directory when it holds it, else
+def _object_code(machine: str, directory: str | None) -> bytes:
+    """The pool's object code: from the object `directory` when it holds it, else
     compiled (and stored there, atomically)."""
-    directory = _object_directory
     if directory is None:
         return _compile_object(machine)
     path = os.path.join(directory, OBJECT_PREFIX + _object_key(machine) + ".o")
@@ -175,13 +176,87 @@ def _object_code(machine: str) -> bytes:
     code = _compile_object(machine)
     try:
         os.makedirs(directory, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(temporary, "wb") as f:
             f.write(code)
         os.replace(temporary, path)
     except OSError:
         pass
     return code
+
+
+class _Prefetch:
+    """The pool's object code being made (`_object_code`) in a background thread."""
+
+    def __init__(self, machine: str, directory: str | None) -> None:
+        self.key = (machine, spin_count())
+        self.directory = directory
+        self.code: bytes | None = None
+        self.thread = threading.Thread(target=self._run, name="arignote-pool-compile", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.code = _object_code(self.key[0], self.directory)
+        except Exception:  # noqa: BLE001 - `_Pool` makes it again and raises there
+            self.code = None
+
+    def result(self, machine: str) -> bytes | None:
+        """The object code once made, when it is that of the pool `machine` needs now
+        (else None: `OMP_WAIT_POLICY` changed, or it failed)."""
+        self.thread.join()
+        return self.code if self.key == (machine, spin_count()) else None
+
+
+_PREFETCH_LOCK = threading.Lock()
+_prefetch: _Prefetch | None = None
+"""The background making of the pool's object code, once started (kept once joined)."""
+
+
+def prefetch() -> bool:
+    """Start making the pool's object code in a background thread (read from the object
+    directory, or compiled there), unless the pool is loaded or its code is already being
+    made, or this platform has no pool; True when this call started it.
+
+    A compile whose code may call the pool starts this as it begins: llvmlite releases
+    the GIL during LLVM's work, so the pool (about 25 ms of LLVM) compiles while the
+    lowering runs in Python. Loading the pool waits for it; so do `os.fork` (LLVM's
+    lock must not be held by a thread that the child lacks) and the exit."""
+    global _prefetch
+    if _POOL is not None or _prefetch is not None or not available():
+        return False
+    with _PREFETCH_LOCK:
+        if _POOL is not None or _prefetch is not None:
+            return False
+        if not _hooks_registered:
+            _register_hooks()
+        _prefetch = _Prefetch(platform.machine(), _object_directory)
+    return True
+
+
+def _join_prefetch() -> None:
+    job = _prefetch
+    if job is not None:
+        job.thread.join()
+
+
+_hooks_registered = False
+
+
+def _register_hooks() -> None:
+    """`os.fork` and the interpreter's exit wait for the background compile (LLVM must
+    not be running in a thread the child lacks, nor while the process tears it down)."""
+    global _hooks_registered
+    os.register_at_fork(before=_join_prefetch)
+    atexit.register(_join_prefetch)
+    _hooks_registered = True
+
+
+def _pool_object_code(machine: str) -> bytes:
+    """The pool's object code: the prefetched one when there is one, else made now."""
+    job = _prefetch
+    code = None if job is None else job.result(machine)
+    return code if code is not None else _object_code(machine, _object_directory)
 
 
 class _Pool:
@@ -195,7 +270,8 @@ class _Pool:
         from arignote.runtime.cpu import host_target_machine
 
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
-        engine.add_object_file(llvm.ObjectFileRef.from_data(_object_code(platform.machine())))
+        code = _pool_object_code(platform.machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
         self.engine = engine
         address = engine.get_function_address

@@ -255,7 +255,9 @@ def loops_pipeline() -> str:
 
 def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> NativeFunction:
     """`module`'s `@symbol` after `graph_pipeline`, lowered to LLVM and compiled (on a
-    copy of `module`, whose prints first get their callback ids)."""
+    copy of `module`, whose prints first get their callback ids). With parallel loops
+    on, the thread pool's code is made in the background meanwhile
+    (`arignote.runtime.threadpool.prefetch`)."""
     from xdsl.dialects.func import FuncOp
 
     from arignote.lowering.driver import lower_to_llvm
@@ -264,6 +266,10 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
 
     func = module.ops.first
     assert isinstance(func, FuncOp)
+    if parallel_min_work():  # its loops may call the pool: compile it meanwhile
+        from arignote.runtime.threadpool import prefetch
+
+        prefetch()
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
     lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline, loops_pipeline())

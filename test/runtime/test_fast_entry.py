@@ -215,3 +215,49 @@ def test_entry_outlives_its_function() -> None:
     call = arignote.function([x], x * 3)._entry  # the Function itself is dropped
     gc.collect()
     np.testing.assert_array_equal(call(np.ones(2, np.float32)), [3, 3])
+
+
+def test_donor_overlap_is_decided_per_byte_range() -> None:
+    """The entry point computes an output in its donor input only when the donor's bytes
+    and every other input's are disjoint (or one is empty), whatever their strides: the
+    byte extents of the `apart` helper, against numpy's `may_share_memory`."""
+    from arignote.compile.mode import native_function
+    from arignote.dialects import ag
+
+    a, b = T.dvector("a"), T.dvector("b")
+    module = arignote.function([a, b], a * 2, on_unused_input="ignore").module.clone()
+    fn = next(iter(module.ops))
+    ag.set_result_pairs(fn, ag.INPLACE_RESULTS_ATTRIBUTE, {0: 1})  # a * 2 may go into b
+    call = native_function(module, fn.sym_name.data).fast_entry.call
+    base = np.arange(12.0)
+    cases = [
+        (base[0:3], base[2:5]),  # one shared element
+        (base[0:3], base[3:6]),  # adjacent
+        (base[2::-1], base[3:6]),  # reversed, adjacent
+        (base[6:0:-2], base[1:4]),  # reversed with a stride, interleaved
+        (base[0:9:4], base[9:12]),  # strided, past the end
+        (base[5:5], base[3:3]),  # both empty: nothing to overlap
+    ]
+    for x, donor in cases:
+        x_before, donor_before = x.copy(), donor.copy()
+        result = call(x, donor)
+        np.testing.assert_array_equal(result, x_before * 2)
+        donated = result is donor
+        assert donated == (len(x) == len(donor) and not np.may_share_memory(x, donor))
+        if not donated:
+            np.testing.assert_array_equal(donor, donor_before)
+
+
+def test_entry_point_is_not_optimized() -> None:
+    """The entry point carries `ENTRY_ATTRIBUTES` (`optnone`: no O3 pipeline for it in
+    each compile), and its stack buffers are all in its entry block (a fixed frame)."""
+    import re
+
+    spec = entry.arg_spec(np.dtype(np.float32), [-1, -1])
+    out = entry.arg_spec(np.dtype(np.float32), [-1], donor=1)
+    text = entry.entry_ir("f", [spec, entry.arg_spec(np.dtype(np.float32), [-1])], [out, out])
+    header = re.search(r'^define ptr @"f__entry"\(.*$', text, re.M)
+    assert header is not None and all(a in header.group(0) for a in entry.ENTRY_ATTRIBUTES)
+    assert "optnone" in entry.ENTRY_ATTRIBUTES and "noinline" in entry.ENTRY_ATTRIBUTES
+    first_block = text[text.index("entry:\n", header.end()) : text.index("\nfallback:")]
+    assert text.count(" = alloca ") == first_block.count(" = alloca ") > 0

@@ -312,3 +312,85 @@ def test_openmp_false_compiles_no_pool_call() -> None:
     parallel = _compile(inputs, z, True)
     assert threadpool.PARALLEL_FOR not in serial._compiled.run.native.native_module.llvm_ir
     assert threadpool.PARALLEL_FOR in parallel._compiled.run.native.native_module.llvm_ir
+
+
+_PREFETCH_PRELUDE = """
+import os, sys, tempfile, threading
+import numpy as np
+import arignote, arignote.tensor as T
+from arignote.compile.codecache import cache_directory
+from arignote.configuration import change_flags
+from arignote.runtime import threadpool as tp
+arignote.config.compiledir = tempfile.mkdtemp()
+made = []
+compile_object = tp._compile_object
+def counting(machine):
+    made.append(threading.current_thread().name)
+    return compile_object(machine)
+tp._compile_object = counting
+x = T.fvector("x")
+a = np.linspace(-1, 1, 1000, dtype=np.float32)
+"""
+
+_PREFETCH_USED = """
+with change_flags(openmp=False):  # serial loops: no pool, nothing prefetched
+    serial = arignote.function([x], T.exp(x) * 2)
+assert tp._prefetch is None and tp._POOL is None and made == []
+f = arignote.function([x], T.exp(x) * 2)  # parallel loops: the pool compiles meanwhile
+assert tp._prefetch is not None and tp._POOL is not None
+np.testing.assert_allclose(f(a), serial(a), rtol=1e-6)
+assert not tp._prefetch.thread.is_alive()
+assert made == ["arignote-pool-compile"], made  # compiled once, in the background
+assert [p for p in os.listdir(cache_directory()) if p.startswith(tp.OBJECT_PREFIX)]
+print("ok")
+"""
+
+_PREFETCH_FORK = """
+assert tp.prefetch() and not tp.prefetch()  # started once
+pid = os.fork()  # waits for the background compile (it may hold LLVM's lock)
+if pid == 0:
+    import signal
+    signal.alarm(30)  # a deadlocked child dies (SIGALRM) instead of staying behind
+    code = 1
+    try:
+        g = arignote.function([x], T.exp(x) * 3)
+        # the child uses the code the parent's thread made before the fork: none made here
+        code = 0 if np.allclose(g(a), 3 * np.exp(a)) and made == ["arignote-pool-compile"] else 2
+    finally:
+        os._exit(code)
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+f = arignote.function([x], T.exp(x) * 2)
+np.testing.assert_allclose(f(a), 2 * np.exp(a), rtol=1e-6)
+assert made == ["arignote-pool-compile"], made
+print("ok")
+"""
+
+
+_PREFETCH_EXIT = """
+import atexit
+atexit.register(lambda: print("ok" if not tp._prefetch.thread.is_alive() else "running"))
+assert tp.prefetch()  # exits at once: the exit waits for the compile (atexit runs LIFO)
+"""
+
+
+@pytest.mark.parametrize(
+    "script", [_PREFETCH_USED, _PREFETCH_FORK, _PREFETCH_EXIT], ids=["used", "fork", "exit"]
+)
+def test_pool_code_is_prefetched_in_the_background(script: str) -> None:
+    """A compile with parallel loops starts compiling the pool in a background thread
+    (`threadpool.prefetch`); loading the pool uses that code (compiled once) and stores
+    it in the compile directory. A fork waits for the background compile; the child
+    compiles and runs parallel code (no LLVM lock held by a thread it lacks). Each in a
+    new process (where the pool is not loaded yet). The exit, too, waits for it."""
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    env.pop("ARIGNOTE_FLAGS", None)
+    out = subprocess.run(
+        [sys.executable, "-c", _PREFETCH_PRELUDE + script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["ok"]
