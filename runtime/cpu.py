@@ -156,8 +156,9 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
 
 def single_call_helpers(module_op: ModuleOp) -> frozenset[str]:
     """The `internal_functions` of `module_op` that exactly one `llvm.call` calls and
-    whose address is not taken: the `@f__noalias` bodies and the `@f__par<k>` wrappers
-    (not the `__task` functions, which the thread pool calls through a pointer)."""
+    whose address is not taken: the `@f__noalias` bodies and the `@f__par<k>__body`
+    functions of the parallel loops (not the `@f__par<k>` tasks, which the thread pool
+    calls through a pointer)."""
     from xdsl.dialects.llvm import AddressOfOp, CallOp
 
     internal = internal_functions(module_op)
