@@ -12,7 +12,7 @@ without AVX-512 the widest legal vector (256 or 128 bits) is used, so the code i
 same as without it. It is part of the compile cache key (`attributes_text`).
 
 `alwaysinline` on the private functions that one call site uses (`inline`, chosen by
-`arignote.runtime.cpu`): the `@f__noalias` bodies and the `@f__par<k>` wrappers of the
+`arignote.runtime.cpu`): the `@f__noalias` bodies and the `@f__par<k>__body` functions of the
 outlined parallel loops, each called once (by `@f`, by `@f__par<k>__task`). The O3
 inliner inlines them anyway, or keeps a large one (the logreg step's 940-line
 `gemv_pair` row loop) out of line; either way it first weighs and simplifies each as a
