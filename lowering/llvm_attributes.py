@@ -13,7 +13,7 @@ same as without it. It is part of the compile cache key (`attributes_text`).
 
 `alwaysinline` on the private functions that one call site uses (`inline`, chosen by
 `arignote.runtime.cpu`): the `@f__noalias` bodies and the `@f__par<k>__body` functions of the
-outlined parallel loops, each called once (by `@f`, by `@f__par<k>__task`). The O3
+outlined parallel loops, each called once (by `@f`, by the task `@f__par<k>`). The O3
 inliner inlines them anyway, or keeps a large one (the logreg step's 940-line
 `gemv_pair` row loop) out of line; either way it first weighs and simplifies each as a
 function of its own. Inlined from the start, the logreg step's O3 pipeline took 135 ms
