@@ -32,9 +32,8 @@ from functools import cache
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
 
-from arignote.lowering.rewriting import DispatchingApplier
+from arignote.lowering.rewriting import DispatchingApplier, apply_once
 
 
 @cache
@@ -62,4 +61,4 @@ class ConvertToLLVMPass(ModulePass):
     """As `convert-math-to-llvm{libm=true}`: exp/log/... as libm calls, not inline."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(_applier(self.libm)).rewrite_module(op)
+        apply_once(_applier(self.libm), op)

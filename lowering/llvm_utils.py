@@ -40,6 +40,8 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
+from arignote.lowering.op_builder import build
+
 PTR = llvm.LLVMPointerType()
 """The opaque pointer type every pointer lowers to."""
 
@@ -97,9 +99,7 @@ def to_llvm(value: SSAValue, ops: list[Operation]) -> SSAValue:
     owner = value.owner
     if isinstance(owner, UnrealizedConversionCastOp) and owner.inputs[0].type == target:
         return owner.inputs[0]  # undo a cast back from an already converted value
-    cast, result = UnrealizedConversionCastOp.cast_one(value, target)
-    ops.append(cast)
-    return result
+    return _cast(value, target, ops)
 
 
 def to_llvm_all(values: Sequence[SSAValue], ops: list[Operation]) -> list[SSAValue]:
@@ -111,8 +111,15 @@ def from_llvm(value: SSAValue, original_type: Attribute, ops: list[Operation]) -
     """`value` cast back to `original_type` for users not yet converted."""
     if value.type == original_type:
         return value
-    cast, result = UnrealizedConversionCastOp.cast_one(value, original_type)
+    return _cast(value, original_type, ops)
+
+
+def _cast(value: SSAValue, type_: Attribute, ops: list[Operation]) -> SSAValue:
+    """`UnrealizedConversionCastOp.cast_one(value, type_)`, without the generic builder."""
+    cast = UnrealizedConversionCastOp.create(operands=(value,), result_types=(type_,))
     ops.append(cast)
+    result = cast.results[0]
+    result.name_hint = value.name_hint
     return result
 
 
@@ -172,7 +179,7 @@ def append(ops: list[Operation], op: Operation) -> SSAValue:
 
 def constant(value: int, type_: Attribute, ops: list[Operation]) -> SSAValue:
     """An `llvm.mlir.constant` integer."""
-    return append(ops, llvm.ConstantOp(integer_attr(value, type_), type_))
+    return append(ops, build(llvm.ConstantOp, integer_attr(value, type_), type_))
 
 
 def integer_attr(value: int, type_: Attribute) -> IntegerAttr:
@@ -206,14 +213,14 @@ def extract(
     container: SSAValue, position: Sequence[int], type_: Attribute, ops: list[Operation]
 ) -> SSAValue:
     """`llvm.extractvalue container[position]`."""
-    return append(ops, llvm.ExtractValueOp(_position(tuple(position)), container, type_))
+    return append(ops, build(llvm.ExtractValueOp, _position(tuple(position)), container, type_))
 
 
 def insert(
     container: SSAValue, value: SSAValue, position: Sequence[int], ops: list[Operation]
 ) -> SSAValue:
     """`llvm.insertvalue value, container[position]`."""
-    return append(ops, llvm.InsertValueOp(_position(tuple(position)), container, value))
+    return append(ops, build(llvm.InsertValueOp, _position(tuple(position)), container, value))
 
 
 @cache
@@ -224,12 +231,12 @@ def nsw() -> llvm.OverflowAttr:
 
 def add_index(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
     """`lhs + rhs` on i64 address arithmetic."""
-    return append(ops, llvm.AddOp(lhs, rhs, overflow=nsw()))
+    return append(ops, build(llvm.AddOp, lhs, rhs, overflow=nsw()))
 
 
 def mul_index(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
     """`lhs * rhs` on i64 address arithmetic."""
-    return append(ops, llvm.MulOp(lhs, rhs, overflow=nsw()))
+    return append(ops, build(llvm.MulOp, lhs, rhs, overflow=nsw()))
 
 
 # --- external functions -------------------------------------------------------------------
@@ -275,7 +282,7 @@ def call(
     name: str, args: Sequence[SSAValue], result: Attribute | None, ops: list[Operation]
 ) -> SSAValue | None:
     """`llvm.call @name(args)`; the result value, or None for a void call."""
-    op = llvm.CallOp(name, *args, return_type=result)
+    op = build(llvm.CallOp, name, *args, return_type=result)
     ops.append(op)
     return op.returned
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Union, get_args, get_origin
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 ANY_OP: None = None
@@ -85,3 +87,45 @@ class DispatchingApplier(RewritePattern):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+def _erase_if_dead(op: Operation, rewriter: PatternRewriter) -> None:
+    """Erase `op` if it is trivially dead, then the producers of its operands that
+    become so."""
+    pending = [op]
+    while pending:
+        op = pending.pop()
+        if op.parent is None or not is_trivially_dead(op):
+            continue
+        producers = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
+        rewriter.erase(op)
+        pending += producers
+
+
+def apply_once(applier: DispatchingApplier, module: ModuleOp) -> None:
+    """Apply `applier` once to every op of `module`, in the order `module` lists them
+    before the rewrite (pre-order: an op before the ops in its regions), then erase the
+    trivially dead ops left.
+
+    For conversion patterns whose rewrites leave no op that another pattern would
+    rewrite (every `convert-*-to-llvm` pattern): the result is the fixed point that
+    `PatternRewriteWalker(applier)` reaches, without its worklist (every op a pattern
+    inserts is pushed, then popped to find no pattern) and its confirming second walk.
+    """
+    ops = list(module.body.walk())
+    if not ops:
+        return
+    rewriter = PatternRewriter(ops[0])
+    for op in ops:
+        if op.parent is None:  # erased (or detached) by an earlier rewrite
+            continue
+        rewriter.has_done_action = False
+        rewriter.current_operation = op
+        rewriter.insertion_point = InsertPoint.before(op)
+        try:
+            applier.match_and_rewrite(op, rewriter)
+        except Exception as err:
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+    for op in list(module.body.walk(reverse=True)):
+        if not any(r.first_use for r in op.results):
+            _erase_if_dead(op, rewriter)
