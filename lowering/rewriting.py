@@ -102,20 +102,27 @@ def _erase_if_dead(op: Operation, rewriter: PatternRewriter) -> None:
         pending += producers
 
 
-def apply_once(applier: DispatchingApplier, module: ModuleOp) -> None:
-    """Apply `applier` once to every op of `module`, in the order `module` lists them
-    before the rewrite (pre-order: an op before the ops in its regions), then erase the
-    trivially dead ops left.
+def apply_once(
+    applier: RewritePattern,
+    module: ModuleOp,
+    visit: tuple[type[Operation], ...] | None = None,
+    dce: bool = True,
+) -> bool:
+    """Apply `applier` once to every op of `module` (of the classes `visit` only, when
+    given), in the order `module` lists them before the rewrite (pre-order: an op before
+    the ops in its regions); then, with `dce`, erase the trivially dead ops left.
+    Returns whether anything changed.
 
-    For conversion patterns whose rewrites leave no op that another pattern would
-    rewrite (every `convert-*-to-llvm` pattern): the result is the fixed point that
-    `PatternRewriteWalker(applier)` reaches, without its worklist (every op a pattern
-    inserts is pushed, then popped to find no pattern) and its confirming second walk.
+    For patterns whose rewrites leave no op that a pattern would rewrite again (every
+    `convert-*-to-llvm` pattern, xDSL's `scf` to `cf` ones): the result is the fixed
+    point that `PatternRewriteWalker` reaches with `applier` (wrapped in a
+    `DispatchingApplier` or `GreedyRewritePatternApplier`, which erase trivially dead
+    ops, when `dce`), without its worklist (every op a rewrite inserts or touches is
+    pushed, then popped to find no pattern) and its confirming second walk.
     """
-    ops = list(module.body.walk())
-    if not ops:
-        return
-    rewriter = PatternRewriter(ops[0])
+    ops = [op for op in module.body.walk() if visit is None or isinstance(op, visit)]
+    rewriter = PatternRewriter(InsertPoint.at_start(module.body.block))
+    changed = False
     for op in ops:
         if op.parent is None:  # erased (or detached) by an earlier rewrite
             continue
@@ -126,6 +133,11 @@ def apply_once(applier: DispatchingApplier, module: ModuleOp) -> None:
             applier.match_and_rewrite(op, rewriter)
         except Exception as err:
             op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
-    for op in list(module.body.walk(reverse=True)):
-        if not any(r.first_use for r in op.results):
-            _erase_if_dead(op, rewriter)
+        changed |= rewriter.has_done_action
+    if dce:
+        for op in list(module.body.walk(reverse=True)):
+            if not any(r.first_use for r in op.results):
+                rewriter.has_done_action = False
+                _erase_if_dead(op, rewriter)
+                changed |= rewriter.has_done_action
+    return changed
