@@ -45,6 +45,7 @@ from arignote.lowering.llvm_utils import (
     constant,
     convert_type,
     integer_attr,
+    llvm_constant,
     replace_op,
     to_llvm_all,
 )
@@ -131,7 +132,9 @@ class ConstantLowering(RewritePattern):
         else:
             raise NotImplementedError(f"arith.constant of {value} is not supported")
         ops: list[Operation] = []
-        result = append(ops, build(llvm.ConstantOp, attr, type_))
+        result = llvm_constant(attr, type_, ops)
+        if result.name_hint is None:  # a constant shared in the function gets the first name
+            result.name_hint = op.result.name_hint
         replace_op(rewriter, op, ops, result)
 
 

@@ -61,11 +61,11 @@ from xdsl.rewriter import InsertPoint
 from arignote.lowering.llvm_utils import (
     PTR,
     append,
-    constant,
     convert_type,
     descriptor_type,
     extract,
     insert,
+    integer_attr,
     replace_op,
     retype_block_argument,
     to_llvm,
@@ -223,7 +223,9 @@ def _spill(
 ) -> tuple[SSAValue, Operation]:
     """A stack slot in the function's entry block and the store of `descriptor` into it."""
     slot_ops: list[Operation] = []
-    slot = append(slot_ops, build(llvm.AllocaOp, constant(1, i64, slot_ops), descriptor.type, 8))
+    # not a pooled constant: the pool's constants come after what this inserts
+    one = append(slot_ops, build(llvm.ConstantOp, integer_attr(1, i64), i64))
+    slot = append(slot_ops, build(llvm.AllocaOp, one, descriptor.type, 8))
     rewriter.insert(slot_ops, InsertPoint.at_start(_entry_block(call)))
     return slot, build(llvm.StoreOp, descriptor, slot)
 

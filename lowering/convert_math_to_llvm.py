@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm, math
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, ModuleOp, i1
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -42,6 +42,8 @@ from arignote.lowering.llvm_utils import (
     call,
     constant,
     declare_function,
+    float_attr,
+    llvm_constant,
     replace_op,
     to_llvm_all,
 )
@@ -175,7 +177,7 @@ class RsqrtLowering(RewritePattern):
         (operand,) = to_llvm_all(op.operands, ops)
         type_ = operand.type
         assert isinstance(type_, AnyFloat)
-        one = append(ops, build(llvm.ConstantOp, FloatAttr(1.0, type_), type_))
+        one = llvm_constant(float_attr(1.0, type_), type_, ops)
         root = append(ops, build(llvm.FSqrtOp, operand))
         result: SSAValue = append(ops, build(llvm.FDivOp, one, root))
         replace_op(rewriter, op, ops, result)

@@ -15,7 +15,8 @@ Memref descriptor, exactly MLIR's layout:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -178,8 +179,73 @@ def append(ops: list[Operation], op: Operation) -> SSAValue:
 
 
 def constant(value: int, type_: Attribute, ops: list[Operation]) -> SSAValue:
-    """An `llvm.mlir.constant` integer."""
-    return append(ops, build(llvm.ConstantOp, integer_attr(value, type_), type_))
+    """An `llvm.mlir.constant` integer (see `llvm_constant`)."""
+    return llvm_constant(integer_attr(value, type_), type_, ops)
+
+
+def llvm_constant(value: Attribute, type_: Attribute, ops: list[Operation]) -> SSAValue:
+    """`llvm.mlir.constant(value) : type_`, appended to `ops`; or, while a
+    `ConstantPool` is active (see `constant_pool`) and the op being rewritten is in a
+    function, the pool's constant of that value in the function."""
+    pool = _active_pool
+    if pool is not None and pool.entry is not None:
+        return pool.value(value, type_)
+    return append(ops, build(llvm.ConstantOp, value, type_))
+
+
+class ConstantPool:
+    """One `llvm.mlir.constant` per value and type in each function, at the start of its
+    entry block (which dominates every use in the function), in the order they are
+    first asked for.
+
+    LLVM IR has no constant instructions: the translation turns each constant op into
+    an immediate of its users, so sharing them changes nothing in the LLVM IR, only the
+    number of ops the lowering makes, walks and translates. `entry` is the entry block
+    of the function of the op being rewritten (None outside functions), set by the
+    driver before each rewrite. A pattern that inserts ops at the start of an entry
+    block itself must not take their operands from the pool.
+    """
+
+    def __init__(self) -> None:
+        self.entry: Block | None = None
+        self._values: dict[tuple[Block, Attribute, Hashable], SSAValue] = {}
+        self._last: dict[Block, Operation] = {}
+        """The last constant made in each entry block: the next goes after it."""
+
+    def value(self, value: Attribute, type_: Attribute) -> SSAValue:
+        """The pool's constant `value` of `type_` in the function of `entry`."""
+        assert self.entry is not None
+        # floats by their bits: 0.0 == -0.0, and NaN != NaN
+        bits = value.value.data.hex() if isinstance(value, FloatAttr) else value
+        key = (self.entry, type_, bits)
+        result = self._values.get(key)
+        if result is None or result.owner.parent is not self.entry:  # pyright: ignore
+            op = build(llvm.ConstantOp, value, type_)
+            last = self._last.get(self.entry)
+            if last is not None and last.parent is self.entry:
+                self.entry.insert_op_after(op, last)
+            elif (first := self.entry.first_op) is not None:
+                self.entry.insert_op_before(op, first)
+            else:
+                self.entry.add_op(op)
+            self._last[self.entry] = op
+            result = self._values[key] = op.results[0]
+        return result
+
+
+_active_pool: ConstantPool | None = None
+
+
+@contextmanager
+def constant_pool() -> Iterator[ConstantPool]:
+    """Make `llvm_constant` (and `constant`) take their constants from a new
+    `ConstantPool` until the block ends."""
+    global _active_pool
+    previous, _active_pool = _active_pool, ConstantPool()
+    try:
+        yield _active_pool
+    finally:
+        _active_pool = previous
 
 
 def integer_attr(value: int, type_: Attribute) -> IntegerAttr:

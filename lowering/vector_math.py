@@ -45,7 +45,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import AnyFloat, Float32Type, IntegerType, i64
 from xdsl.ir import Operation, SSAValue
 
-from arignote.lowering.llvm_utils import append, float_attr, integer_attr
+from arignote.lowering.llvm_utils import append, float_attr, integer_attr, llvm_constant
 from arignote.lowering.op_builder import build
 
 # --- per-type constants --------------------------------------------------------------------
@@ -193,10 +193,10 @@ class _Emitter:
         self.suffix = f"f{self.fmt.width}"
 
     def c(self, value: float) -> SSAValue:
-        return append(self.ops, build(llvm.ConstantOp, float_attr(value, self.t), self.t))
+        return llvm_constant(float_attr(value, self.t), self.t, self.ops)
 
     def ic(self, value: int) -> SSAValue:
-        return append(self.ops, build(llvm.ConstantOp, integer_attr(value, self.it), self.it))
+        return llvm_constant(integer_attr(value, self.it), self.it, self.ops)
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return append(self.ops, build(llvm.FAddOp, a, b))

@@ -2,13 +2,14 @@
 
 // arith, math, memref, cf and func in one walk: no builtin.unrealized_conversion_cast
 // is left once the casts between them are reconciled, and no op of those dialects.
+// Each constant is made once per function, at the start of its entry block.
 
 // CHECK:      builtin.module {
 // CHECK-NEXT:   llvm.func @sum(%0: !llvm.ptr) -> f64 {
-// CHECK-NEXT:     %1 = llvm.load %0 : !llvm.ptr -> !llvm.struct<(!llvm.ptr, !llvm.ptr, i64, !llvm.array<1 x i64>, !llvm.array<1 x i64>)>
 // CHECK-NEXT:     %c0 = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:     %c1 = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:     %zero = llvm.mlir.constant(0.000000e+00 : f64) : f64
+// CHECK-NEXT:     %1 = llvm.load %0 : !llvm.ptr -> !llvm.struct<(!llvm.ptr, !llvm.ptr, i64, !llvm.array<1 x i64>, !llvm.array<1 x i64>)>
 // CHECK-NEXT:     %n = llvm.extractvalue %1[3, 0]
 // CHECK-NEXT:     llvm.br ^bb1(%c0, %zero : i64, f64)
 // CHECK-NEXT:   ^bb1(%2: i64, %acc: f64):
