@@ -36,7 +36,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from arignote.lowering.llvm_utils import ConstantPool, constant_pool
+from arignote.lowering.llvm_utils import ConstantPool, constant_pool, converting
 from arignote.lowering.rewriting import DispatchingApplier, apply_once
 
 
@@ -65,8 +65,9 @@ class ConvertToLLVMPass(ModulePass):
     """As `convert-math-to-llvm{libm=true}`: exp/log/... as libm calls, not inline."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with constant_pool() as pool:
-            apply_once(_PooledApplier(_applier(self.libm), pool), op)
+        applier = _applier(self.libm)
+        with constant_pool() as pool, converting(applier.converts):
+            apply_once(_PooledApplier(applier, pool), op)
 
 
 class _PooledApplier(RewritePattern):

@@ -127,12 +127,43 @@ def _cast(value: SSAValue, type_: Attribute, ops: list[Operation]) -> SSAValue:
 def replace_op(
     rewriter: PatternRewriter, op: Operation, ops: list[Operation], result: SSAValue | None
 ) -> None:
-    """Replace single-result (or result-less) `op` by `ops`, casting `result` back."""
+    """Replace single-result (or result-less) `op` by `ops`, casting `result` back
+    (unless `users_converted`)."""
     results: list[SSAValue | None] = []
     if op.results:
         assert result is not None
-        results = [from_llvm(result, op.results[0].type, ops)]
+        old = op.results[0]
+        results = [result if users_converted(old) else from_llvm(result, old.type, ops)]
     rewriter.replace(op, ops, results)
+
+
+_converted_classes: Callable[[type[Operation]], bool] | None = None
+
+
+def users_converted(value: SSAValue) -> bool:
+    """Whether the `index` value `value` can be replaced by its `i64` counterpart
+    without a cast back for its users: within `converting(...)`, when the pass
+    converts each of them (they all read their `index` operands through `to_llvm`,
+    which takes an `i64` value as it is). Never for memrefs: the memref patterns read
+    their operands' memref types."""
+    will_convert = _converted_classes
+    return (
+        will_convert is not None
+        and isinstance(value.type, IndexType)
+        and all(will_convert(type(use.operation)) for use in value.uses)
+    )
+
+
+@contextmanager
+def converting(will_convert: Callable[[type[Operation]], bool]) -> Iterator[None]:
+    """Within the block, `users_converted` trusts `will_convert(cls)`: that the pass
+    running converts every op of class `cls` it meets (or fails)."""
+    global _converted_classes
+    previous, _converted_classes = _converted_classes, will_convert
+    try:
+        yield
+    finally:
+        _converted_classes = previous
 
 
 def retype_block_argument(
@@ -149,6 +180,10 @@ def retype_block_argument(
     block = arg.block
     new_arg = rewriter.insert_block_argument(block, arg.index, new_type)
     if not arg.uses:  # no users: no cast, which reconcile-unrealized-casts would keep
+        rewriter.erase_block_argument(arg)
+        return new_arg
+    if materialize is None and users_converted(arg):
+        rewriter.replace_all_uses_with(arg, new_arg)
         rewriter.erase_block_argument(arg)
         return new_arg
     ops: list[Operation] = []

@@ -66,6 +66,7 @@ class DispatchingApplier(RewritePattern):
         self.dce_enabled = dce_enabled
         self._types = [pattern_op_types(p) for p in self.patterns]
         self._by_class: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+        self._converts: dict[type[Operation], bool] = {}
 
     def patterns_for(self, cls: type[Operation]) -> tuple[RewritePattern, ...]:
         """The patterns tried on an op of class `cls`, in list order."""
@@ -77,6 +78,15 @@ class DispatchingApplier(RewritePattern):
                 if types is ANY_OP or issubclass(cls, types)
             )
             self._by_class[cls] = found
+        return found
+
+    def converts(self, cls: type[Operation]) -> bool:
+        """Whether a pattern made for ops of class `cls` (not one tried on every op)
+        applies to them."""
+        found = self._converts.get(cls)
+        if found is None:
+            found = any(types is not ANY_OP and issubclass(cls, types) for types in self._types)
+            self._converts[cls] = found
         return found
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
