@@ -46,6 +46,7 @@ from arignote.lowering.llvm_utils import (
     convert_type,
     integer_attr,
     llvm_constant,
+    llvm_fastmath,
     replace_op,
     to_llvm_all,
 )
@@ -160,7 +161,7 @@ class FastMathFloatLowering(RewritePattern):
             return
         ops: list[Operation] = []
         lhs, rhs = to_llvm_all(op.operands, ops)
-        result = append(ops, llvm_op(lhs, rhs, llvm.FastMathAttr(flags.data)))
+        result = append(ops, build(llvm_op, lhs, rhs, llvm_fastmath(flags.data)))
         replace_op(rewriter, op, ops, result)
 
 

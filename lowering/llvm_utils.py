@@ -324,6 +324,13 @@ def insert(
     return append(ops, build(llvm.InsertValueOp, _position(tuple(position)), container, value))
 
 
+@lru_cache(maxsize=64)
+def llvm_fastmath(flags: Hashable) -> llvm.FastMathAttr:
+    """`llvm.FastMathAttr(flags)` (the `data` of an `arith` fastmath attribute), built
+    once per process for each set of flags."""
+    return llvm.FastMathAttr(flags)  # pyright: ignore[reportArgumentType]
+
+
 @cache
 def nsw() -> llvm.OverflowAttr:
     """The no-signed-wrap flag used on address arithmetic (it helps vectorisation)."""
@@ -406,9 +413,9 @@ class DirectLowering(RewritePattern):
             return
         ops: list[Operation] = []
         operands = to_llvm_all(op.operands, ops)
-        new_op = llvm_op(*operands)
+        new_op = build(llvm_op, *operands)
         flags = op.properties.get("fastmath")
         if isinstance(new_op, llvm.AbstractFloatArithOp) and isinstance(flags, FastMathAttrBase):
-            new_op.properties["fastmathFlags"] = llvm.FastMathAttr(flags.data)
+            new_op.properties["fastmathFlags"] = llvm_fastmath(flags.data)
         result = append(ops, new_op)
         replace_op(rewriter, op, ops, result)

@@ -37,23 +37,57 @@ _UNCACHED: None = None
 """The record of a combination that the factory builds every time."""
 
 _records: dict[Hashable, _Record | None] = {}
+"""Records by the identity of the operand types (see `_flatten`)."""
+
+_by_value: dict[Hashable, _Record | None] = {}
+"""The same records by the value of the operand types."""
+
+_types_seen: dict[int, Attribute] = {}
+"""The operand types keyed by `id` in `_records`, kept alive with them."""
 
 MAX_RECORDS = 4096
-"""Combinations remembered at most; beyond that the table starts over."""
+"""Combinations remembered at most; beyond that the tables start over."""
 
 
-def _flatten(args: tuple[Any, ...], operands: list[SSAValue]) -> tuple[Hashable, ...]:
-    """The key of `args` (SSA values by their type), appending the values to `operands`."""
+def _flatten(args: tuple[Any, ...], operands: list[SSAValue], by_id: bool) -> tuple[Hashable, ...]:
+    """The key of `args`, appending the SSA values to `operands`.
+
+    An SSA value counts by its type: `by_id`, by the identity of the type object, kept
+    alive in `_types_seen` while the tables hold it so that its `id` is not reused.
+    Hashing a type (recursively) can cost more than making the op, and the operands of
+    most ops share a few type objects; a new type object is looked up by value once."""
     key: list[Hashable] = []
     for arg in args:
         if isinstance(arg, SSAValue):
             operands.append(arg)
-            key.append(arg.type)
+            type_ = arg.type
+            if by_id:
+                key.append(id(type_))
+                if id(type_) not in _types_seen:
+                    _types_seen[id(type_)] = type_
+            else:
+                key.append(type_)
         elif isinstance(arg, list | tuple):
-            key.append((type(arg), _flatten(tuple(cast(list[Any], arg)), operands)))
+            items = tuple(cast(list[Any], arg))
+            key.append((type(arg), _flatten(items, operands, by_id)))
         else:
             key.append(arg)
     return tuple(key)
+
+
+def _key(
+    factory: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    by_id: bool,
+    operands: list[SSAValue],
+) -> Hashable:
+    return (
+        factory,
+        _flatten(args, operands, by_id),
+        *kwargs,
+        _flatten((*kwargs.values(),), operands, by_id),
+    )
 
 
 def _record(op: Operation, operands: list[SSAValue]) -> _Record | None:
@@ -69,17 +103,21 @@ def _record(op: Operation, operands: list[SSAValue]) -> _Record | None:
 def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
     """`factory(*args, **kwargs)`, made with `Operation.create` once the combination of
     factory, operand types and other arguments has been seen (see the module docstring)."""
+    if len(_records) >= MAX_RECORDS:
+        _records.clear()
+        _by_value.clear()
+        _types_seen.clear()
     operands: list[SSAValue] = []
     try:
-        key = (factory, _flatten(args, operands), *kwargs, _flatten((*kwargs.values(),), operands))
+        key = _key(factory, args, kwargs, True, operands)
         record = _records.get(key, False)
+        if record is False:
+            record = _records[key] = _by_value.get(_key(factory, args, kwargs, False, []), False)
     except TypeError:  # an argument that cannot be a key
         return factory(*args, **kwargs)
     if record is False:
         op = factory(*args, **kwargs)
-        if len(_records) >= MAX_RECORDS:
-            _records.clear()
-        _records[key] = _record(op, operands)
+        _records[key] = _by_value[_key(factory, args, kwargs, False, [])] = _record(op, operands)
         return op
     if record is None:
         return factory(*args, **kwargs)

@@ -64,19 +64,31 @@ class DispatchingApplier(RewritePattern):
     def __init__(self, patterns: Sequence[RewritePattern], dce_enabled: bool = True):
         self.patterns = list(patterns)
         self.dce_enabled = dce_enabled
-        self._types = [pattern_op_types(p) for p in self.patterns]
+        self._any: list[int] = []
+        """The positions of the patterns tried on every op."""
+        self._positions: dict[type[Operation], list[int]] = {}
+        """For each op class a pattern names, the positions of those naming it."""
+        for position, pattern in enumerate(self.patterns):
+            types = pattern_op_types(pattern)
+            if types is ANY_OP:
+                self._any.append(position)
+            else:
+                for t in types:
+                    self._positions.setdefault(t, []).append(position)
         self._by_class: dict[type[Operation], tuple[RewritePattern, ...]] = {}
         self._converts: dict[type[Operation], bool] = {}
+
+    def _typed_positions(self, cls: type[Operation]) -> set[int]:
+        # an op matches a pattern's class if that class is in its MRO (issubclass,
+        # without the cost of ABC subclass checks on the first call for each class)
+        return {p for base in cls.__mro__ for p in self._positions.get(base, ())}
 
     def patterns_for(self, cls: type[Operation]) -> tuple[RewritePattern, ...]:
         """The patterns tried on an op of class `cls`, in list order."""
         found = self._by_class.get(cls)
         if found is None:
-            found = tuple(
-                p
-                for p, types in zip(self.patterns, self._types, strict=True)
-                if types is ANY_OP or issubclass(cls, types)
-            )
+            positions = sorted(self._typed_positions(cls).union(self._any))
+            found = tuple(self.patterns[p] for p in positions)
             self._by_class[cls] = found
         return found
 
@@ -85,8 +97,7 @@ class DispatchingApplier(RewritePattern):
         applies to them."""
         found = self._converts.get(cls)
         if found is None:
-            found = any(types is not ANY_OP and issubclass(cls, types) for types in self._types)
-            self._converts[cls] = found
+            found = self._converts[cls] = bool(self._typed_positions(cls))
         return found
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
