@@ -101,7 +101,7 @@ class DispatchingApplier(RewritePattern):
         return found
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if self.dce_enabled and is_trivially_dead(op):
+        if self.dce_enabled and may_be_dead(op) and is_trivially_dead(op):
             rewriter.erase(op)
             return
         for pattern in self.patterns_for(type(op)):
@@ -110,13 +110,24 @@ class DispatchingApplier(RewritePattern):
                 return
 
 
+def may_be_dead(op: Operation) -> bool:
+    """Whether `op` can be trivially dead: all its results unused, and it has some, or
+    regions. Skips the side-effect analysis of `is_trivially_dead` on the ops without
+    results and regions (stores, branches, calls...): one of those is trivially dead
+    only if it declares no effect at all, which no op that means anything does."""
+    results = op.results
+    if not results:
+        return bool(op.regions)
+    return all(r.first_use is None for r in results)
+
+
 def _erase_if_dead(op: Operation, rewriter: PatternRewriter) -> None:
     """Erase `op` if it is trivially dead, then the producers of its operands that
     become so."""
     pending = [op]
     while pending:
         op = pending.pop()
-        if op.parent is None or not is_trivially_dead(op):
+        if op.parent is None or not may_be_dead(op) or not is_trivially_dead(op):
             continue
         producers = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
         rewriter.erase(op)
@@ -156,9 +167,8 @@ def apply_once(
             op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
         changed |= rewriter.has_done_action
     if dce:
-        for op in list(module.body.walk(reverse=True)):
-            if not any(r.first_use for r in op.results):
-                rewriter.has_done_action = False
-                _erase_if_dead(op, rewriter)
-                changed |= rewriter.has_done_action
+        for op in [op for op in module.body.walk(reverse=True) if may_be_dead(op)]:
+            rewriter.has_done_action = False
+            _erase_if_dead(op, rewriter)
+            changed |= rewriter.has_done_action
     return changed
