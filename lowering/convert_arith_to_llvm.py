@@ -198,7 +198,7 @@ class CmpiLowering(RewritePattern):
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
         ops: list[Operation] = []
         lhs, rhs = to_llvm_all((op.lhs, op.rhs), ops)
-        predicate = IntegerAttr(op.predicate.value.data, i64)
+        predicate = integer_attr(op.predicate.value.data, i64)
         result = append(ops, build(llvm.ICmpOp, lhs, rhs, predicate))
         replace_op(rewriter, op, ops, result)
 
@@ -213,7 +213,7 @@ class CmpfLowering(RewritePattern):
         if predicate in (0, 15):  # llvmlite cannot print `fcmp false` / `fcmp true`
             result = constant(int(predicate == 15), i1, ops)
         else:
-            attr = IntegerAttr(predicate, i64)
+            attr = integer_attr(predicate, i64)
             result = append(ops, build(llvm.FCmpOp, op.lhs, op.rhs, attr))
         replace_op(rewriter, op, ops, result)
 
@@ -285,7 +285,7 @@ class UIToFPLowering(RewritePattern):
         doubled = append(ops, build(llvm.FAddOp, halved_fp, halved_fp))
         direct = append(ops, build(llvm.SIToFPOp, source, target))
         zero = constant(0, i64, ops)
-        slt = IntegerAttr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
+        slt = integer_attr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
         negative = append(ops, build(llvm.ICmpOp, source, zero, slt))
         result = append(ops, build(llvm.SelectOp, negative, doubled, direct))
         replace_op(rewriter, op, ops, result)
@@ -319,8 +319,8 @@ class FloorDivSILowering(RewritePattern):
         quotient = append(ops, build(llvm.SDivOp, lhs, rhs))
         remainder = append(ops, build(llvm.SRemOp, lhs, rhs))
         zero = constant(0, type_, ops)
-        ne = IntegerAttr(llvm.ICmpPredicateFlag.NE.to_int(), i64)
-        slt = IntegerAttr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
+        ne = integer_attr(llvm.ICmpPredicateFlag.NE.to_int(), i64)
+        slt = integer_attr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
         inexact = append(ops, build(llvm.ICmpOp, remainder, zero, ne))
         rem_negative = append(ops, build(llvm.ICmpOp, remainder, zero, slt))
         rhs_negative = append(ops, build(llvm.ICmpOp, rhs, zero, slt))

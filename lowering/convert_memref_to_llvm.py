@@ -60,6 +60,7 @@ from arignote.lowering.llvm_utils import (
     extract,
     from_llvm,
     insert,
+    integer_attr,
     mul_index,
     replace_op,
     to_llvm,
@@ -283,7 +284,7 @@ class DimLowering(RewritePattern):
             replace_op(rewriter, op, ops, extract(descriptor, [3, dim], i64, ops))
             return
         (index,) = to_llvm_all((op.index,), ops)
-        eq = IntegerAttr(llvm.ICmpPredicateFlag.EQ.to_int(), i64)
+        eq = integer_attr(llvm.ICmpPredicateFlag.EQ.to_int(), i64)
         result = extract(descriptor, [3, 0], i64, ops)
         for k in range(1, len(shape)):
             is_k = append(ops, build(llvm.ICmpOp, index, constant(k, i64, ops), eq))

@@ -43,31 +43,56 @@ _by_value: dict[Hashable, _Record | None] = {}
 """The same records by the value of the operand types."""
 
 _types_seen: dict[int, Attribute] = {}
-"""The operand types keyed by `id` in `_records`, kept alive with them."""
+"""The attributes keyed by `id` in `_records`, kept alive with them."""
 
 MAX_RECORDS = 4096
 """Combinations remembered at most; beyond that the tables start over."""
 
 
+_VALUE, _ATTRIBUTE, _SEQUENCE, _OTHER = "value", "attribute", "sequence", "other"
+
+_kinds: dict[type, str] = {}
+"""What `_flatten` does with an argument of each class (`isinstance` on xDSL's abstract
+base classes costs more than the rest of the key)."""
+
+
+def _kind(arg: Any) -> str:
+    kind = (
+        _VALUE
+        if isinstance(arg, SSAValue)
+        else _ATTRIBUTE
+        if isinstance(arg, Attribute)
+        else _SEQUENCE
+        if isinstance(arg, list | tuple)
+        else _OTHER
+    )
+    _kinds[type(arg)] = kind
+    return kind
+
+
 def _flatten(args: tuple[Any, ...], operands: list[SSAValue], by_id: bool) -> tuple[Hashable, ...]:
     """The key of `args`, appending the SSA values to `operands`.
 
-    An SSA value counts by its type: `by_id`, by the identity of the type object, kept
-    alive in `_types_seen` while the tables hold it so that its `id` is not reused.
-    Hashing a type (recursively) can cost more than making the op, and the operands of
-    most ops share a few type objects; a new type object is looked up by value once."""
+    An SSA value counts by its type. An attribute (a type included) counts, `by_id`, by
+    the identity of the object, kept alive in `_types_seen` while the tables hold it so
+    that its `id` is not reused: hashing an attribute (recursively) can cost more than
+    making the op, and the ops of a conversion share a few type objects and cached
+    attributes; a new attribute object is looked up by value once."""
     key: list[Hashable] = []
     for arg in args:
-        if isinstance(arg, SSAValue):
+        kind = _kinds.get(type(arg)) or _kind(arg)
+        if kind is _VALUE:
             operands.append(arg)
-            type_ = arg.type
+            arg = arg.type
+            kind = _ATTRIBUTE
+        if kind is _ATTRIBUTE:
             if by_id:
-                key.append(id(type_))
-                if id(type_) not in _types_seen:
-                    _types_seen[id(type_)] = type_
+                key.append(id(arg))
+                if id(arg) not in _types_seen:
+                    _types_seen[id(arg)] = arg
             else:
-                key.append(type_)
-        elif isinstance(arg, list | tuple):
+                key.append(arg)
+        elif kind is _SEQUENCE:
             items = tuple(cast(list[Any], arg))
             key.append((type(arg), _flatten(items, operands, by_id)))
         else:
