@@ -17,6 +17,17 @@ op's class, a list computed once per class:
 ```python
 PatternRewriteWalker(DispatchingApplier([LoadLowering(), StoreLowering()])).rewrite_module(m)
 ```
+
+For patterns that never leave an op that a pattern rewrites again (conversions to
+another dialect), `apply_once` replaces the walker: it visits each op of the module
+once, as listed before the rewrite (or only the ops of given classes), then erases the
+trivially dead ops left in one sweep. The walker also visits every op that a rewrite
+creates or touches, then walks the whole module again to confirm the fixed point: on a
+conversion to the `llvm` dialect, three times as many visits as there are ops.
+
+```python
+apply_once(DispatchingApplier([LoadLowering(), StoreLowering()]), m)
+```
 """
 
 from __future__ import annotations
