@@ -14,7 +14,7 @@ from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects import cf, llvm
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
+from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, ModuleOp, i32
 from xdsl.ir import Operation
 from xdsl.irdl import AttrSizedOperandSegments
 from xdsl.passes import ModulePass
@@ -43,7 +43,10 @@ class BranchLowering(RewritePattern):
         legalize_block_arguments(rewriter, op.successor)
         ops: list[Operation] = []
         arguments = to_llvm_all(op.arguments, ops)
-        ops.append(llvm.BrOp.create(operands=arguments, successors=(op.successor,)))
+        branch = llvm.BrOp.create(
+            operands=arguments, successors=(op.successor,), location=UNKNOWN_LOC
+        )
+        ops.append(branch)
         replace_op(rewriter, op, ops, None)
 
 
@@ -60,6 +63,7 @@ class ConditionalBranchLowering(RewritePattern):
         branch = llvm.CondBrOp.create(  # as llvm.CondBrOp(...), without its generic builder
             operands=(op.cond, *then_arguments, *else_arguments),
             successors=(op.then_block, op.else_block),
+            location=UNKNOWN_LOC,
             properties={
                 AttrSizedOperandSegments.attribute_name: _segments(
                     len(then_arguments), len(else_arguments)

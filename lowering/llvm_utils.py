@@ -22,6 +22,7 @@ from functools import cache, lru_cache
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     DenseArrayBase,
     Float16Type,
     Float32Type,
@@ -117,7 +118,9 @@ def from_llvm(value: SSAValue, original_type: Attribute, ops: list[Operation]) -
 
 def _cast(value: SSAValue, type_: Attribute, ops: list[Operation]) -> SSAValue:
     """`UnrealizedConversionCastOp.cast_one(value, type_)`, without the generic builder."""
-    cast = UnrealizedConversionCastOp.create(operands=(value,), result_types=(type_,))
+    cast = UnrealizedConversionCastOp.create(
+        operands=(value,), result_types=(type_,), location=UNKNOWN_LOC
+    )
     ops.append(cast)
     result = cast.results[0]
     result.name_hint = value.name_hint
@@ -129,12 +132,47 @@ def replace_op(
 ) -> None:
     """Replace single-result (or result-less) `op` by `ops`, casting `result` back
     (unless `users_converted`)."""
-    results: list[SSAValue | None] = []
+    results: list[SSAValue] = []
     if op.results:
         assert result is not None
         old = op.results[0]
         results = [result if users_converted(old) else from_llvm(result, old.type, ops)]
-    rewriter.replace(op, ops, results)
+    if _listened(rewriter):
+        rewriter.replace(op, ops, results)  # pyright: ignore[reportArgumentType]
+    else:
+        _replace_unobserved(rewriter, op, ops, results)
+
+
+def _listened(rewriter: PatternRewriter) -> bool:
+    """Whether something (a `PatternRewriteWalker`'s worklist) listens to `rewriter`."""
+    return bool(
+        rewriter.operation_insertion_handler
+        or rewriter.operation_removal_handler
+        or rewriter.operation_modification_handler
+        or rewriter.operation_replacement_handler
+    )
+
+
+def _replace_unobserved(
+    rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: list[SSAValue]
+) -> None:
+    """`rewriter.replace(op, ops, results)` (the same IR, name hints included) for a
+    rewriter nothing listens to (`apply_once`'s), without the notifications."""
+    block = op.parent
+    assert block is not None
+    if ops:
+        block.insert_ops_before(ops, op)
+    for old, new in zip(op.results, results, strict=True):
+        old.replace_all_uses_with(new)
+        if not new.name_hint:
+            new.name_hint = old.name_hint
+    if len(results) == 1 and (name_hint := results[0].name_hint) is not None:
+        for new_op in ops:
+            for value in new_op.results:
+                if not value.name_hint:
+                    value.name_hint = name_hint
+    block.erase_op(op)
+    rewriter.has_done_action = True
 
 
 _converted_classes: Callable[[type[Operation]], bool] | None = None

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
 
+from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Attribute, Operation, SSAValue
 
 OpT = TypeVar("OpT", bound=Operation)
@@ -154,5 +155,6 @@ def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
             result_types=result_types,
             properties=properties,
             attributes=attributes,
+            location=UNKNOWN_LOC,  # what `create` takes by default, through an import per op
         ),
     )
