@@ -361,13 +361,22 @@ def emit_gemv_pair(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Seque
     read_rows = _row_reader(b, ins[3 + len(op.acc) :])
     kernel = _PairKernel(op, u_out, g_out, r_out, alpha, read_rows)
     (a, a_temp), (x, x_temp) = unit_stride_view(b, ins[0]), unit_stride_view(b, ins[1])
-    if parallel_loops.enabled():
+    if parallel_loops.enabled() and not parallel_loops.runs_serially(
+        a.dims[0], _row_work(r_out), ROW_BLOCK
+    ):
         _parallel_rows(b, kernel, a, x)
     else:
         kernel.loops(b, a, x)
     for temp in (a_temp, x_temp):
         if temp is not None:
             b.insert(memref.DeallocOp.get(temp))
+
+
+def _row_work(r: Buffer) -> Dim:
+    """The work of one row of `ag.gemv_pair` when the column count is static (two
+    units per column: its dot product and its update of `r`), else that count."""
+    cols = r.dims[0]
+    return 2 * cols if isinstance(cols, int) else cols
 
 
 def _zero(b: Builder, r: Buffer) -> None:
@@ -417,7 +426,9 @@ def _parallel_rows(b: Builder, kernel: _PairKernel, a: Buffer, x: Buffer) -> Non
         target = _part_accumulator(inner, kernel, partials, p)
         replace(kernel, r=target).loops(inner, a, x, (begin, end))
 
-    work = b.insert(arith.MuliOp(cols, index_constant(b, 2))).result
+    work = _row_work(r)
+    if not isinstance(work, int):
+        work = b.insert(arith.MuliOp(cols, index_constant(b, 2))).result
     rows = as_index(b, a.dims[0])
     parts = parallel_loops.parallel_for(b, rows, work, ROW_BLOCK, part, max_parts=width)
 

@@ -94,6 +94,33 @@ def min_trips(b: Builder, work_per_trip: Dim) -> SSAValue:
     return b.insert(arith.DivUIOp(need, work)).result
 
 
+def statically_serial(
+    trips: int | None, min_trips: int | None, align: int, max_parts: int | None = None
+) -> bool:
+    """Whether the pool runs a parallel loop of at most `trips` iterations (None:
+    unknown) as one part whatever the run-time values: fewer than `min_trips`
+    iterations, at most one `align`-sized chunk, or `max_parts` 1 (see
+    `arignote.runtime.threadpool`)."""
+    if max_parts == 1:
+        return True
+    if trips is None:
+        return False
+    return trips <= align or (min_trips is not None and trips < min_trips)
+
+
+def runs_serially(
+    upper: Dim, work_per_trip: Dim, align: int, max_parts: SSAValue | None = None
+) -> bool:
+    """Whether a parallel loop over `[0, upper)` (see `parallel_for`) would run in one
+    part whatever the run-time values (`statically_serial` of what is constant)."""
+    least = None
+    if isinstance(work_per_trip, int):
+        least = -(-_MIN_WORK.get() // max(work_per_trip, 1))
+    most = None if max_parts is None else _static_or_none(max_parts)
+    trips = upper if isinstance(upper, int) else _static_or_none(upper)
+    return statically_serial(trips, least, align, most)
+
+
 def parallel_for(
     b: Builder,
     upper: SSAValue,
@@ -102,7 +129,13 @@ def parallel_for(
     body: PartBody,
     max_parts: SSAValue | None = None,
 ) -> SSAValue:
-    """An `ag.parallel_for` over `[0, upper)`; returns its part count."""
+    """An `ag.parallel_for` over `[0, upper)`; returns its part count. When it would
+    run in one part whatever the run-time values (`statically_serial`), the body on
+    the whole range as part 0 in its place instead, and the count is 1."""
+    if runs_serially(upper, work_per_trip, align, max_parts):
+        zero = index_constant(b, 0)
+        body(b, zero, upper, zero)
+        return index_constant(b, 1)
     block = ag.ParallelForOp.body_block()
     inner = Builder(InsertPoint.at_end(block))
     body(inner, *block.args)
@@ -119,6 +152,11 @@ def _static(value: SSAValue) -> Dim:
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return value
+
+
+def _static_or_none(value: SSAValue) -> int | None:
+    known = _static(value)
+    return known if isinstance(known, int) else None
 
 
 def parallel_nest(

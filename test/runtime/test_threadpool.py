@@ -104,6 +104,27 @@ def test_serial_below_min_trips_or_one_thread(fill) -> None:
         assert threadpool.workers() == threadpool.threads() - 1
 
 
+@pytest.mark.skipif(threadpool.default_threads() < 2, reason="one thread")
+def test_static_serial_rule_matches_the_pool(fill) -> None:
+    """`parallel_loops.statically_serial` (what ag-to-loops and parallelize inline as a
+    serial loop) holds exactly when the pool runs the loop in one part."""
+    from arignote.lowering.parallel_loops import statically_serial
+
+    out = np.zeros(300, np.int64)
+    for n, min_trips, align, max_parts in (
+        (200, 201, 1, 0),
+        (200, 200, 1, 0),
+        (64, 0, 64, 0),
+        (65, 0, 64, 0),
+        (200, 0, 1, 1),
+        (200, 0, 1, 2),
+        (0, 0, 1, 0),
+    ):
+        serial = statically_serial(n, min_trips, align, max_parts or None)
+        assert (fill(out, 0, n, min_trips, align, max_parts) == 1) == serial, (n, min_trips)
+    assert not statically_serial(None, 500, 64) and statically_serial(None, None, 1, 1)
+
+
 def test_wait_policy_sets_the_spin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     assert threadpool.spin_count() == threadpool.SPIN

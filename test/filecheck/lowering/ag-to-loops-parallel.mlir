@@ -102,3 +102,47 @@ func.func @add(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
   %s = ag.add %x, %y : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
   func.return %s : tensor<?xf32>
 }
+
+// Static trip counts: a loop the pool would run in one part whatever the run-time
+// values (fewer trips than min_trips, or at most one align-sized chunk) is the serial
+// loop; 600 trips of 2 units (min_trips 500) stay parallel.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT:     ag.parallel_for
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK:           math.exp
+// CHECK:         func.return
+// CHECK-LABEL: func.func @large(
+// CHECK:         %[[TRIPS:.*]] = arith.constant 500 : index
+// CHECK:         ag.parallel_for %{{.*}} to %{{.*}} min_trips %[[TRIPS]] align 64 {
+func.func @small(%x: tensor<300xf32>, %y: tensor<300xf32>) -> tensor<300xf32> {
+  %r = ag.fused %x, %y : tensor<300xf32>, tensor<300xf32> -> tensor<300xf32> {
+  ^bb0(%a: tensor<300xf32>, %b: tensor<300xf32>):
+    %e = ag.exp %a : tensor<300xf32>
+    %m = ag.mul %e, %b : tensor<300xf32>, tensor<300xf32> -> tensor<300xf32>
+    ag.yield %m : tensor<300xf32>
+  }
+  func.return %r : tensor<300xf32>
+}
+func.func @large(%x: tensor<600xf32>, %y: tensor<600xf32>) -> tensor<600xf32> {
+  %r = ag.fused %x, %y : tensor<600xf32>, tensor<600xf32> -> tensor<600xf32> {
+  ^bb0(%a: tensor<600xf32>, %b: tensor<600xf32>):
+    %e = ag.exp %a : tensor<600xf32>
+    %m = ag.mul %e, %b : tensor<600xf32>, tensor<600xf32> -> tensor<600xf32>
+    ag.yield %m : tensor<600xf32>
+  }
+  func.return %r : tensor<600xf32>
+}
+
+// gemv_pair with 8 static rows (one 8-row block): the serial row loops.
+// CHECK-LABEL: func.func @pair8(
+// CHECK-NOT:     ag.parallel
+// CHECK:         func.return
+func.func @pair8(%a: tensor<8x?xf32>, %x: tensor<?xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<?xf32>) {
+  %one = ag.constant dense<1.0> : tensor<f32>
+  %u, %g, %r = ag.gemv_pair %a, %x, %one rows(%y) : tensor<8x?xf32>, tensor<?xf32>, tensor<f32> rows(tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<?xf32>) {
+  ^bb0(%d: tensor<f32>, %yi: tensor<f32>):
+    %e = ag.sub %d, %yi : tensor<f32>, tensor<f32> -> tensor<f32>
+    ag.yield %d, %e : tensor<f32>, tensor<f32>
+  }
+  func.return %u, %g, %r : tensor<8xf32>, tensor<8xf32>, tensor<?xf32>
+}
