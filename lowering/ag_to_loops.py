@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -113,15 +114,19 @@ DIMS_TYPE = MemRefType(i64, [DYNAMIC_INDEX])
 ERR_TYPE = MemRefType(i64, [3])
 
 
+@lru_cache(maxsize=1024)
 def argument_type(t: Attribute) -> MemRefType:
-    """The memref type of a tensor argument: its static shape, any strides and offset."""
+    """The memref type of a tensor argument: its static shape, any strides and offset
+    (made once per tensor type: building a memref type costs more than hashing one)."""
     assert isinstance(t, TensorType)
     layout = StridedLayoutAttr([None] * t.get_num_dims(), None)
     return MemRefType(t.element_type, t.get_shape(), layout)
 
 
+@lru_cache(maxsize=1024)
 def buffer_type(t: Attribute) -> MemRefType:
-    """The memref type of a result or intermediate: its static shape, contiguous."""
+    """The memref type of a result or intermediate: its static shape, contiguous (made
+    once per tensor type)."""
     assert isinstance(t, TensorType)
     return MemRefType(t.element_type, t.get_shape())
 

@@ -45,9 +45,12 @@ from arignote.lowering.llvm_utils import (
     constant,
     convert_type,
     integer_attr,
+    llvm_constant,
+    llvm_fastmath,
     replace_op,
     to_llvm_all,
 )
+from arignote.lowering.op_builder import build
 from arignote.lowering.rewriting import DispatchingApplier
 
 _BINARY_OPS: dict[type[Operation], type[Operation]] = {
@@ -130,7 +133,9 @@ class ConstantLowering(RewritePattern):
         else:
             raise NotImplementedError(f"arith.constant of {value} is not supported")
         ops: list[Operation] = []
-        result = append(ops, llvm.ConstantOp(attr, type_))
+        result = llvm_constant(attr, type_, ops)
+        if result.name_hint is None:  # a constant shared in the function gets the first name
+            result.name_hint = op.result.name_hint
         replace_op(rewriter, op, ops, result)
 
 
@@ -156,7 +161,7 @@ class FastMathFloatLowering(RewritePattern):
             return
         ops: list[Operation] = []
         lhs, rhs = to_llvm_all(op.operands, ops)
-        result = append(ops, llvm_op(lhs, rhs, llvm.FastMathAttr(flags.data)))
+        result = append(ops, build(llvm_op, lhs, rhs, llvm_fastmath(flags.data)))
         replace_op(rewriter, op, ops, result)
 
 
@@ -172,7 +177,7 @@ class IntrinsicBinaryOpLowering(RewritePattern):
         ops: list[Operation] = []
         lhs, rhs = to_llvm_all(op.operands, ops)
         name = f"{base}.{intrinsic_suffix(lhs.type)}"
-        result = append(ops, llvm.CallIntrinsicOp(name, [lhs, rhs], [lhs.type]))
+        result = append(ops, build(llvm.CallIntrinsicOp, name, [lhs, rhs], [lhs.type]))
         replace_op(rewriter, op, ops, result)
 
 
@@ -182,7 +187,7 @@ class NegfLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
         ops: list[Operation] = []
-        result = append(ops, llvm.FNegOp(op.operand))
+        result = append(ops, build(llvm.FNegOp, op.operand))
         replace_op(rewriter, op, ops, result)
 
 
@@ -193,8 +198,8 @@ class CmpiLowering(RewritePattern):
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
         ops: list[Operation] = []
         lhs, rhs = to_llvm_all((op.lhs, op.rhs), ops)
-        predicate = IntegerAttr(op.predicate.value.data, i64)
-        result = append(ops, llvm.ICmpOp(lhs, rhs, predicate))
+        predicate = integer_attr(op.predicate.value.data, i64)
+        result = append(ops, build(llvm.ICmpOp, lhs, rhs, predicate))
         replace_op(rewriter, op, ops, result)
 
 
@@ -208,8 +213,8 @@ class CmpfLowering(RewritePattern):
         if predicate in (0, 15):  # llvmlite cannot print `fcmp false` / `fcmp true`
             result = constant(int(predicate == 15), i1, ops)
         else:
-            attr = IntegerAttr(predicate, i64)
-            result = append(ops, llvm.FCmpOp(op.lhs, op.rhs, attr))
+            attr = integer_attr(predicate, i64)
+            result = append(ops, build(llvm.FCmpOp, op.lhs, op.rhs, attr))
         replace_op(rewriter, op, ops, result)
 
 
@@ -220,7 +225,7 @@ class SelectLowering(RewritePattern):
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter, /):
         ops: list[Operation] = []
         cond, lhs, rhs = to_llvm_all((op.cond, op.lhs, op.rhs), ops)
-        result = append(ops, llvm.SelectOp(cond, lhs, rhs))
+        result = append(ops, build(llvm.SelectOp, cond, lhs, rhs))
         replace_op(rewriter, op, ops, result)
 
 
@@ -253,7 +258,7 @@ class FPToIntLowering(RewritePattern):
         target = convert_type(op.results[0].type)
         name = f"{base}.{intrinsic_suffix(target)}.{intrinsic_suffix(source.type)}"
         ops: list[Operation] = []
-        result = append(ops, llvm.CallIntrinsicOp(name, [source], [target]))
+        result = append(ops, build(llvm.CallIntrinsicOp, name, [source], [target]))
         replace_op(rewriter, op, ops, result)
 
 
@@ -266,23 +271,23 @@ class UIToFPLowering(RewritePattern):
         (source,) = to_llvm_all((op.input,), ops)
         target = op.result.type
         if _bit_width(source.type) < 64:
-            wide = append(ops, llvm.ZExtOp(source, i64))
-            result = append(ops, llvm.SIToFPOp(wide, target))
+            wide = append(ops, build(llvm.ZExtOp, source, i64))
+            result = append(ops, build(llvm.SIToFPOp, wide, target))
             replace_op(rewriter, op, ops, result)
             return
         # Values with the top bit set: convert (x >> 1 | x & 1), which rounds the same,
         # then double it.
         one = constant(1, i64, ops)
-        half = append(ops, llvm.LShrOp(source, one))
-        sticky = append(ops, llvm.AndOp(source, one))
-        halved = append(ops, llvm.OrOp(half, sticky))
-        halved_fp = append(ops, llvm.SIToFPOp(halved, target))
-        doubled = append(ops, llvm.FAddOp(halved_fp, halved_fp))
-        direct = append(ops, llvm.SIToFPOp(source, target))
+        half = append(ops, build(llvm.LShrOp, source, one))
+        sticky = append(ops, build(llvm.AndOp, source, one))
+        halved = append(ops, build(llvm.OrOp, half, sticky))
+        halved_fp = append(ops, build(llvm.SIToFPOp, halved, target))
+        doubled = append(ops, build(llvm.FAddOp, halved_fp, halved_fp))
+        direct = append(ops, build(llvm.SIToFPOp, source, target))
         zero = constant(0, i64, ops)
-        slt = IntegerAttr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
-        negative = append(ops, llvm.ICmpOp(source, zero, slt))
-        result = append(ops, llvm.SelectOp(negative, doubled, direct))
+        slt = integer_attr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
+        negative = append(ops, build(llvm.ICmpOp, source, zero, slt))
+        result = append(ops, build(llvm.SelectOp, negative, doubled, direct))
         replace_op(rewriter, op, ops, result)
 
 
@@ -297,9 +302,9 @@ class IndexCastLowering(RewritePattern):
         source_width, target_width = _bit_width(source.type), _bit_width(target)
         result: SSAValue = source
         if target_width < source_width:
-            result = append(ops, llvm.TruncOp(source, target))
+            result = append(ops, build(llvm.TruncOp, source, target))
         elif target_width > source_width:
-            result = append(ops, llvm.SExtOp(source, target))
+            result = append(ops, build(llvm.SExtOp, source, target))
         replace_op(rewriter, op, ops, result)
 
 
@@ -311,19 +316,19 @@ class FloorDivSILowering(RewritePattern):
         ops: list[Operation] = []
         lhs, rhs = to_llvm_all((op.lhs, op.rhs), ops)
         type_ = lhs.type
-        quotient = append(ops, llvm.SDivOp(lhs, rhs))
-        remainder = append(ops, llvm.SRemOp(lhs, rhs))
+        quotient = append(ops, build(llvm.SDivOp, lhs, rhs))
+        remainder = append(ops, build(llvm.SRemOp, lhs, rhs))
         zero = constant(0, type_, ops)
-        ne = IntegerAttr(llvm.ICmpPredicateFlag.NE.to_int(), i64)
-        slt = IntegerAttr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
-        inexact = append(ops, llvm.ICmpOp(remainder, zero, ne))
-        rem_negative = append(ops, llvm.ICmpOp(remainder, zero, slt))
-        rhs_negative = append(ops, llvm.ICmpOp(rhs, zero, slt))
-        signs_differ = append(ops, llvm.XOrOp(rem_negative, rhs_negative))
-        adjust = append(ops, llvm.AndOp(inexact, signs_differ))
+        ne = integer_attr(llvm.ICmpPredicateFlag.NE.to_int(), i64)
+        slt = integer_attr(llvm.ICmpPredicateFlag.SLT.to_int(), i64)
+        inexact = append(ops, build(llvm.ICmpOp, remainder, zero, ne))
+        rem_negative = append(ops, build(llvm.ICmpOp, remainder, zero, slt))
+        rhs_negative = append(ops, build(llvm.ICmpOp, rhs, zero, slt))
+        signs_differ = append(ops, build(llvm.XOrOp, rem_negative, rhs_negative))
+        adjust = append(ops, build(llvm.AndOp, inexact, signs_differ))
         minus_one = constant(-1, type_, ops)
-        lowered = append(ops, llvm.AddOp(quotient, minus_one))
-        result = append(ops, llvm.SelectOp(adjust, lowered, quotient))
+        lowered = append(ops, build(llvm.AddOp, quotient, minus_one))
+        result = append(ops, build(llvm.SelectOp, adjust, lowered, quotient))
         replace_op(rewriter, op, ops, result)
 
 

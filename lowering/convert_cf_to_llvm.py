@@ -10,10 +10,13 @@ branch operands are cast to the new types. Entry blocks are left to
 
 from __future__ import annotations
 
+from functools import cache
+
 from xdsl.context import Context
 from xdsl.dialects import cf, llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, ModuleOp, i32
 from xdsl.ir import Operation
+from xdsl.irdl import AttrSizedOperandSegments
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -26,6 +29,12 @@ from arignote.lowering.llvm_utils import legalize_block_arguments, replace_op, t
 from arignote.lowering.rewriting import DispatchingApplier
 
 
+@cache
+def _segments(then_count: int, else_count: int) -> DenseArrayBase:
+    """The operand segment sizes of an `llvm.cond_br`."""
+    return DenseArrayBase.from_list(i32, (1, then_count, else_count))
+
+
 class BranchLowering(RewritePattern):
     """`cf.br` → `llvm.br`."""
 
@@ -34,7 +43,10 @@ class BranchLowering(RewritePattern):
         legalize_block_arguments(rewriter, op.successor)
         ops: list[Operation] = []
         arguments = to_llvm_all(op.arguments, ops)
-        ops.append(llvm.BrOp(op.successor, *arguments))
+        branch = llvm.BrOp.create(
+            operands=arguments, successors=(op.successor,), location=UNKNOWN_LOC
+        )
+        ops.append(branch)
         replace_op(rewriter, op, ops, None)
 
 
@@ -48,8 +60,15 @@ class ConditionalBranchLowering(RewritePattern):
         ops: list[Operation] = []
         then_arguments = to_llvm_all(op.then_arguments, ops)
         else_arguments = to_llvm_all(op.else_arguments, ops)
-        branch = llvm.CondBrOp(
-            op.cond, op.then_block, then_arguments, op.else_block, else_arguments
+        branch = llvm.CondBrOp.create(  # as llvm.CondBrOp(...), without its generic builder
+            operands=(op.cond, *then_arguments, *else_arguments),
+            successors=(op.then_block, op.else_block),
+            location=UNKNOWN_LOC,
+            properties={
+                AttrSizedOperandSegments.attribute_name: _segments(
+                    len(then_arguments), len(else_arguments)
+                )
+            },
         )
         ops.append(branch)
         replace_op(rewriter, op, ops, None)

@@ -61,15 +61,16 @@ from xdsl.rewriter import InsertPoint
 from arignote.lowering.llvm_utils import (
     PTR,
     append,
-    constant,
     convert_type,
     descriptor_type,
     extract,
     insert,
+    integer_attr,
     replace_op,
     retype_block_argument,
     to_llvm,
 )
+from arignote.lowering.op_builder import build
 from arignote.lowering.rewriting import DispatchingApplier
 
 NOALIAS = "llvm.noalias"
@@ -102,7 +103,7 @@ def _load_descriptor(type_: MemRefType, data: SSAValue | None = None):
     """Loads the descriptor; with `data`, that pointer replaces its aligned pointer."""
 
     def materialize(pointer: SSAValue, ops: list[Operation]) -> SSAValue:
-        descriptor = append(ops, llvm.LoadOp(pointer, descriptor_type(type_)))
+        descriptor = append(ops, build(llvm.LoadOp, pointer, descriptor_type(type_)))
         return descriptor if data is None else insert(descriptor, data, [_ALIGNED], ops)
 
     return materialize
@@ -147,11 +148,11 @@ def _noalias_wrapper(
     for i in noalias:
         memref_type = function_type.inputs.data[i]
         assert isinstance(memref_type, MemRefType)
-        descriptor = append(ops, llvm.LoadOp(entry.args[i], descriptor_type(memref_type)))
+        descriptor = append(ops, build(llvm.LoadOp, entry.args[i], descriptor_type(memref_type)))
         data.append(extract(descriptor, [_ALIGNED], PTR, ops))
     return_type = None if isinstance(output, llvm.LLVMVoidType) else output
-    call = llvm.CallOp(name + NOALIAS_SUFFIX, *entry.args, *data, return_type=return_type)
-    ops += [call, llvm.ReturnOp(call.returned)]
+    call = build(llvm.CallOp, name + NOALIAS_SUFFIX, *entry.args, *data, return_type=return_type)
+    ops += [call, build(llvm.ReturnOp, call.returned)]
     entry.add_ops(ops)
     return llvm.FuncOp(
         name,
@@ -204,7 +205,7 @@ class ReturnLowering(RewritePattern):
             raise NotImplementedError("func.return of more than one value")
         ops: list[Operation] = []
         value = to_llvm(op.arguments[0], ops) if op.arguments else None
-        ops.append(llvm.ReturnOp(value))
+        ops.append(build(llvm.ReturnOp, value))
         replace_op(rewriter, op, ops, None)
 
 
@@ -222,9 +223,11 @@ def _spill(
 ) -> tuple[SSAValue, Operation]:
     """A stack slot in the function's entry block and the store of `descriptor` into it."""
     slot_ops: list[Operation] = []
-    slot = append(slot_ops, llvm.AllocaOp(constant(1, i64, slot_ops), descriptor.type, 8))
+    # not a pooled constant: the pool's constants come after what this inserts
+    one = append(slot_ops, build(llvm.ConstantOp, integer_attr(1, i64), i64))
+    slot = append(slot_ops, build(llvm.AllocaOp, one, descriptor.type, 8))
     rewriter.insert(slot_ops, InsertPoint.at_start(_entry_block(call)))
-    return slot, llvm.StoreOp(descriptor, slot)
+    return slot, build(llvm.StoreOp, descriptor, slot)
 
 
 class CallLowering(RewritePattern):
@@ -242,7 +245,7 @@ class CallLowering(RewritePattern):
             args.append(value)
         output = result_type(tuple(op.result_types), op.callee.string_value())
         return_type = None if isinstance(output, llvm.LLVMVoidType) else output
-        call = llvm.CallOp(op.callee, *args, return_type=return_type)
+        call = build(llvm.CallOp, op.callee, *args, return_type=return_type)
         ops.append(call)
         replace_op(rewriter, op, ops, call.returned)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm, math
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, ModuleOp, i1
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -42,14 +42,17 @@ from arignote.lowering.llvm_utils import (
     call,
     constant,
     declare_function,
+    float_attr,
+    llvm_constant,
     replace_op,
     to_llvm_all,
 )
+from arignote.lowering.op_builder import build
 from arignote.lowering.rewriting import DispatchingApplier
 
 
 def _fabs(operand: SSAValue) -> Operation:
-    return llvm.FAbsOp(operand, operand.type)
+    return build(llvm.FAbsOp, operand, operand.type)
 
 
 _UNARY_INTR_OPS: dict[type[Operation], Callable[[SSAValue], Operation]] = {
@@ -112,7 +115,7 @@ class FmaLowering(RewritePattern):
     def match_and_rewrite(self, op: math.FmaOp, rewriter: PatternRewriter, /):
         ops: list[Operation] = []
         a, b, c = to_llvm_all(op.operands, ops)
-        result = append(ops, llvm.FMAOp(a, b, c))
+        result = append(ops, build(llvm.FMAOp, a, b, c))
         replace_op(rewriter, op, ops, result)
 
 
@@ -128,7 +131,7 @@ class CallIntrinsicLowering(RewritePattern):
         ops: list[Operation] = []
         (operand,) = to_llvm_all(op.operands, ops)
         name = f"{base}.{intrinsic_suffix(operand.type)}"
-        result = append(ops, llvm.CallIntrinsicOp(name, [operand], [operand.type]))
+        result = append(ops, build(llvm.CallIntrinsicOp, name, [operand], [operand.type]))
         replace_op(rewriter, op, ops, result)
 
 
@@ -141,7 +144,7 @@ class AbsILowering(RewritePattern):
         (operand,) = to_llvm_all(op.operands, ops)
         poison_on_min = constant(0, i1, ops)
         name = f"llvm.abs.{intrinsic_suffix(operand.type)}"
-        intrinsic = llvm.CallIntrinsicOp(name, [operand, poison_on_min], [operand.type])
+        intrinsic = build(llvm.CallIntrinsicOp, name, [operand, poison_on_min], [operand.type])
         result = append(ops, intrinsic)
         replace_op(rewriter, op, ops, result)
 
@@ -174,9 +177,9 @@ class RsqrtLowering(RewritePattern):
         (operand,) = to_llvm_all(op.operands, ops)
         type_ = operand.type
         assert isinstance(type_, AnyFloat)
-        one = append(ops, llvm.ConstantOp(FloatAttr(1.0, type_), type_))
-        root = append(ops, llvm.FSqrtOp(operand))
-        result: SSAValue = append(ops, llvm.FDivOp(one, root))
+        one = llvm_constant(float_attr(1.0, type_), type_, ops)
+        root = append(ops, build(llvm.FSqrtOp, operand))
+        result: SSAValue = append(ops, build(llvm.FDivOp, one, root))
         replace_op(rewriter, op, ops, result)
 
 

@@ -60,11 +60,13 @@ from arignote.lowering.llvm_utils import (
     extract,
     from_llvm,
     insert,
+    integer_attr,
     mul_index,
     replace_op,
     to_llvm,
     to_llvm_all,
 )
+from arignote.lowering.op_builder import build
 from arignote.lowering.rewriting import DispatchingApplier
 
 Index = int | SSAValue
@@ -126,7 +128,7 @@ def element_pointer(
         return aligned
     element = _memory_type(type_.get_element_type())
     offset = _materialize(linear, ops)
-    gep = llvm.GEPOp.from_mixed_indices(aligned, [offset], element, inbounds=True)
+    gep = build(llvm.GEPOp.from_mixed_indices, aligned, [offset], element, inbounds=True)
     return append(ops, gep)
 
 
@@ -139,7 +141,7 @@ def build_descriptor(
     ops: list[Operation],
 ) -> SSAValue:
     """A descriptor struct with offset 0 and the given pointers, sizes and strides."""
-    descriptor = append(ops, llvm.UndefOp(descriptor_type(type_)))
+    descriptor = append(ops, build(llvm.UndefOp, descriptor_type(type_)))
     descriptor = insert(descriptor, allocated, [0], ops)
     descriptor = insert(descriptor, aligned, [1], ops)
     descriptor = insert(descriptor, constant(0, i64, ops), [2], ops)
@@ -193,10 +195,10 @@ class AllocLowering(RewritePattern):
         declare_function(rewriter, op, "malloc", [i64], PTR)
         allocated = call("malloc", [padded], PTR, ops)
         assert allocated is not None
-        address = append(ops, llvm.PtrToIntOp(allocated, i64))
-        negated = append(ops, llvm.SubOp(constant(0, i64, ops), address))
-        padding = append(ops, llvm.AndOp(negated, constant(alignment - 1, i64, ops)))
-        gep = llvm.GEPOp.from_mixed_indices(allocated, [padding], i8)
+        address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
+        negated = append(ops, build(llvm.SubOp, constant(0, i64, ops), address))
+        padding = append(ops, build(llvm.AndOp, negated, constant(alignment - 1, i64, ops)))
+        gep = build(llvm.GEPOp.from_mixed_indices, allocated, [padding], i8)
         aligned = append(ops, gep)
         descriptor = build_descriptor(type_, allocated, aligned, sizes, strides, ops)
         replace_op(rewriter, op, ops, descriptor)
@@ -214,7 +216,7 @@ class AllocaLowering(RewritePattern):
         if isinstance(op.alignment, IntegerAttr):
             alignment = op.alignment.value.data
         element = _memory_type(type_.get_element_type())
-        pointer = append(ops, llvm.AllocaOp(_materialize(count, ops), element, alignment))
+        pointer = append(ops, build(llvm.AllocaOp, _materialize(count, ops), element, alignment))
         descriptor = build_descriptor(type_, pointer, pointer, sizes, strides, ops)
         replace_op(rewriter, op, ops, descriptor)
 
@@ -243,9 +245,9 @@ class LoadLowering(RewritePattern):
         indices = to_llvm_all(op.indices, ops)
         pointer = element_pointer(descriptor, type_, indices, ops)
         element = type_.get_element_type()
-        result = append(ops, llvm.LoadOp(pointer, _memory_type(element)))
+        result = append(ops, build(llvm.LoadOp, pointer, _memory_type(element)))
         if element == i1:
-            result = append(ops, llvm.TruncOp(result, i1))
+            result = append(ops, build(llvm.TruncOp, result, i1))
         replace_op(rewriter, op, ops, result)
 
 
@@ -260,8 +262,8 @@ class StoreLowering(RewritePattern):
         indices = to_llvm_all(op.indices, ops)
         pointer = element_pointer(descriptor, type_, indices, ops)
         if value.type == i1:
-            value = append(ops, llvm.ZExtOp(value, i8))
-        ops.append(llvm.StoreOp(value, pointer))
+            value = append(ops, build(llvm.ZExtOp, value, i8))
+        ops.append(build(llvm.StoreOp, value, pointer))
         replace_op(rewriter, op, ops, None)
 
 
@@ -282,12 +284,12 @@ class DimLowering(RewritePattern):
             replace_op(rewriter, op, ops, extract(descriptor, [3, dim], i64, ops))
             return
         (index,) = to_llvm_all((op.index,), ops)
-        eq = IntegerAttr(llvm.ICmpPredicateFlag.EQ.to_int(), i64)
+        eq = integer_attr(llvm.ICmpPredicateFlag.EQ.to_int(), i64)
         result = extract(descriptor, [3, 0], i64, ops)
         for k in range(1, len(shape)):
-            is_k = append(ops, llvm.ICmpOp(index, constant(k, i64, ops), eq))
+            is_k = append(ops, build(llvm.ICmpOp, index, constant(k, i64, ops), eq))
             size = extract(descriptor, [3, k], i64, ops)
-            result = append(ops, llvm.SelectOp(is_k, size, result))
+            result = append(ops, build(llvm.SelectOp, is_k, size, result))
         replace_op(rewriter, op, ops, result)
 
 
@@ -313,7 +315,7 @@ class ExtractAlignedPointerLowering(RewritePattern):
         ops: list[Operation] = []
         descriptor = to_llvm(op.source, ops)
         aligned = extract(descriptor, [1], PTR, ops)
-        replace_op(rewriter, op, ops, append(ops, llvm.PtrToIntOp(aligned, i64)))
+        replace_op(rewriter, op, ops, append(ops, build(llvm.PtrToIntOp, aligned, i64)))
 
 
 class ExtractStridedMetadataLowering(RewritePattern):
@@ -381,7 +383,7 @@ class SubviewLowering(RewritePattern):
         for first, stride in zip(offsets, old_strides, strict=True):
             offset = _add(offset, _mul(first, stride, ops), ops)
         dropped = source.get_num_dims() - result.get_num_dims()
-        new = append(ops, llvm.UndefOp(descriptor_type(result)))
+        new = append(ops, build(llvm.UndefOp, descriptor_type(result)))
         new = insert(new, extract(descriptor, [0], PTR, ops), [0], ops)
         new = insert(new, extract(descriptor, [1], PTR, ops), [1], ops)
         new = insert(new, _materialize(offset, ops), [2], ops)
@@ -405,7 +407,7 @@ class ReinterpretCastLowering(RewritePattern):
         (offset,) = _mixed(op.static_offsets.get_values(), op.offsets, ops)
         sizes = _mixed(op.static_sizes.get_values(), op.sizes, ops)
         strides = _mixed(op.static_strides.get_values(), op.strides, ops)
-        new = append(ops, llvm.UndefOp(descriptor_type(result)))
+        new = append(ops, build(llvm.UndefOp, descriptor_type(result)))
         new = insert(new, extract(descriptor, [0], PTR, ops), [0], ops)
         new = insert(new, extract(descriptor, [1], PTR, ops), [1], ops)
         new = insert(new, _materialize(offset, ops), [2], ops)

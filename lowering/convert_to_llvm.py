@@ -30,11 +30,14 @@ from dataclasses import dataclass
 from functools import cache
 
 from xdsl.context import Context
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from arignote.lowering.rewriting import DispatchingApplier
+from arignote.lowering.llvm_utils import ConstantPool, constant_pool, converting
+from arignote.lowering.rewriting import DispatchingApplier, apply_once
 
 
 @cache
@@ -62,4 +65,34 @@ class ConvertToLLVMPass(ModulePass):
     """As `convert-math-to-llvm{libm=true}`: exp/log/... as libm calls, not inline."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(_applier(self.libm)).rewrite_module(op)
+        applier = _applier(self.libm)
+        with constant_pool() as pool, converting(applier.converts):
+            apply_once(_PooledApplier(applier, pool), op)
+
+
+class _PooledApplier(RewritePattern):
+    """`applier`, with `pool.entry` set to the entry block of the function of each op
+    before its rewrite."""
+
+    def __init__(self, applier: RewritePattern, pool: ConstantPool) -> None:
+        self.applier = applier
+        self.pool = pool
+        self._entries: dict[Block, Block | None] = {}
+
+    def _entry(self, block: Block | None) -> Block | None:
+        if block is None:
+            return None
+        entry = self._entries.get(block, False)
+        if entry is False:
+            region = block.parent
+            owner = region.parent if region is not None else None
+            if isinstance(owner, func.FuncOp | llvm.FuncOp):
+                entry = region.first_block  # pyright: ignore[reportOptionalMemberAccess]
+            else:
+                entry = self._entry(owner.parent if owner is not None else None)
+            self._entries[block] = entry
+        return entry
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        self.pool.entry = self._entry(op.parent)
+        self.applier.match_and_rewrite(op, rewriter)

@@ -15,12 +15,14 @@ Memref descriptor, exactly MLIR's layout:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     DenseArrayBase,
     Float16Type,
     Float32Type,
@@ -39,6 +41,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
+
+from arignote.lowering.op_builder import build
 
 PTR = llvm.LLVMPointerType()
 """The opaque pointer type every pointer lowers to."""
@@ -97,9 +101,7 @@ def to_llvm(value: SSAValue, ops: list[Operation]) -> SSAValue:
     owner = value.owner
     if isinstance(owner, UnrealizedConversionCastOp) and owner.inputs[0].type == target:
         return owner.inputs[0]  # undo a cast back from an already converted value
-    cast, result = UnrealizedConversionCastOp.cast_one(value, target)
-    ops.append(cast)
-    return result
+    return _cast(value, target, ops)
 
 
 def to_llvm_all(values: Sequence[SSAValue], ops: list[Operation]) -> list[SSAValue]:
@@ -111,20 +113,95 @@ def from_llvm(value: SSAValue, original_type: Attribute, ops: list[Operation]) -
     """`value` cast back to `original_type` for users not yet converted."""
     if value.type == original_type:
         return value
-    cast, result = UnrealizedConversionCastOp.cast_one(value, original_type)
+    return _cast(value, original_type, ops)
+
+
+def _cast(value: SSAValue, type_: Attribute, ops: list[Operation]) -> SSAValue:
+    """`UnrealizedConversionCastOp.cast_one(value, type_)`, without the generic builder."""
+    cast = UnrealizedConversionCastOp.create(
+        operands=(value,), result_types=(type_,), location=UNKNOWN_LOC
+    )
     ops.append(cast)
+    result = cast.results[0]
+    result.name_hint = value.name_hint
     return result
 
 
 def replace_op(
     rewriter: PatternRewriter, op: Operation, ops: list[Operation], result: SSAValue | None
 ) -> None:
-    """Replace single-result (or result-less) `op` by `ops`, casting `result` back."""
-    results: list[SSAValue | None] = []
+    """Replace single-result (or result-less) `op` by `ops`, casting `result` back
+    (unless `users_converted`)."""
+    results: list[SSAValue] = []
     if op.results:
         assert result is not None
-        results = [from_llvm(result, op.results[0].type, ops)]
-    rewriter.replace(op, ops, results)
+        old = op.results[0]
+        results = [result if users_converted(old) else from_llvm(result, old.type, ops)]
+    if _listened(rewriter):
+        rewriter.replace(op, ops, results)  # pyright: ignore[reportArgumentType]
+    else:
+        _replace_unobserved(rewriter, op, ops, results)
+
+
+def _listened(rewriter: PatternRewriter) -> bool:
+    """Whether something (a `PatternRewriteWalker`'s worklist) listens to `rewriter`."""
+    return bool(
+        rewriter.operation_insertion_handler
+        or rewriter.operation_removal_handler
+        or rewriter.operation_modification_handler
+        or rewriter.operation_replacement_handler
+    )
+
+
+def _replace_unobserved(
+    rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: list[SSAValue]
+) -> None:
+    """`rewriter.replace(op, ops, results)` (the same IR, name hints included) for a
+    rewriter nothing listens to (`apply_once`'s), without the notifications."""
+    block = op.parent
+    assert block is not None
+    if ops:
+        block.insert_ops_before(ops, op)
+    for old, new in zip(op.results, results, strict=True):
+        old.replace_all_uses_with(new)
+        if not new.name_hint:
+            new.name_hint = old.name_hint
+    if len(results) == 1 and (name_hint := results[0].name_hint) is not None:
+        for new_op in ops:
+            for value in new_op.results:
+                if not value.name_hint:
+                    value.name_hint = name_hint
+    block.erase_op(op)
+    rewriter.has_done_action = True
+
+
+_converted_classes: Callable[[type[Operation]], bool] | None = None
+
+
+def users_converted(value: SSAValue) -> bool:
+    """Whether the `index` value `value` can be replaced by its `i64` counterpart
+    without a cast back for its users: within `converting(...)`, when the pass
+    converts each of them (they all read their `index` operands through `to_llvm`,
+    which takes an `i64` value as it is). Never for memrefs: the memref patterns read
+    their operands' memref types."""
+    will_convert = _converted_classes
+    return (
+        will_convert is not None
+        and isinstance(value.type, IndexType)
+        and all(will_convert(type(use.operation)) for use in value.uses)
+    )
+
+
+@contextmanager
+def converting(will_convert: Callable[[type[Operation]], bool]) -> Iterator[None]:
+    """Within the block, `users_converted` trusts `will_convert(cls)`: that the pass
+    running converts every op of class `cls` it meets (or fails)."""
+    global _converted_classes
+    previous, _converted_classes = _converted_classes, will_convert
+    try:
+        yield
+    finally:
+        _converted_classes = previous
 
 
 def retype_block_argument(
@@ -141,6 +218,10 @@ def retype_block_argument(
     block = arg.block
     new_arg = rewriter.insert_block_argument(block, arg.index, new_type)
     if not arg.uses:  # no users: no cast, which reconcile-unrealized-casts would keep
+        rewriter.erase_block_argument(arg)
+        return new_arg
+    if materialize is None and users_converted(arg):
+        rewriter.replace_all_uses_with(arg, new_arg)
         rewriter.erase_block_argument(arg)
         return new_arg
     ops: list[Operation] = []
@@ -171,8 +252,73 @@ def append(ops: list[Operation], op: Operation) -> SSAValue:
 
 
 def constant(value: int, type_: Attribute, ops: list[Operation]) -> SSAValue:
-    """An `llvm.mlir.constant` integer."""
-    return append(ops, llvm.ConstantOp(integer_attr(value, type_), type_))
+    """An `llvm.mlir.constant` integer (see `llvm_constant`)."""
+    return llvm_constant(integer_attr(value, type_), type_, ops)
+
+
+def llvm_constant(value: Attribute, type_: Attribute, ops: list[Operation]) -> SSAValue:
+    """`llvm.mlir.constant(value) : type_`, appended to `ops`; or, while a
+    `ConstantPool` is active (see `constant_pool`) and the op being rewritten is in a
+    function, the pool's constant of that value in the function."""
+    pool = _active_pool
+    if pool is not None and pool.entry is not None:
+        return pool.value(value, type_)
+    return append(ops, build(llvm.ConstantOp, value, type_))
+
+
+class ConstantPool:
+    """One `llvm.mlir.constant` per value and type in each function, at the start of its
+    entry block (which dominates every use in the function), in the order they are
+    first asked for.
+
+    LLVM IR has no constant instructions: the translation turns each constant op into
+    an immediate of its users, so sharing them changes nothing in the LLVM IR, only the
+    number of ops the lowering makes, walks and translates. `entry` is the entry block
+    of the function of the op being rewritten (None outside functions), set by the
+    driver before each rewrite. A pattern that inserts ops at the start of an entry
+    block itself must not take their operands from the pool.
+    """
+
+    def __init__(self) -> None:
+        self.entry: Block | None = None
+        self._values: dict[tuple[Block, Attribute, Hashable], SSAValue] = {}
+        self._last: dict[Block, Operation] = {}
+        """The last constant made in each entry block: the next goes after it."""
+
+    def value(self, value: Attribute, type_: Attribute) -> SSAValue:
+        """The pool's constant `value` of `type_` in the function of `entry`."""
+        assert self.entry is not None
+        # floats by their bits: 0.0 == -0.0, and NaN != NaN
+        bits = value.value.data.hex() if isinstance(value, FloatAttr) else value
+        key = (self.entry, type_, bits)
+        result = self._values.get(key)
+        if result is None or result.owner.parent is not self.entry:  # pyright: ignore
+            op = build(llvm.ConstantOp, value, type_)
+            last = self._last.get(self.entry)
+            if last is not None and last.parent is self.entry:
+                self.entry.insert_op_after(op, last)
+            elif (first := self.entry.first_op) is not None:
+                self.entry.insert_op_before(op, first)
+            else:
+                self.entry.add_op(op)
+            self._last[self.entry] = op
+            result = self._values[key] = op.results[0]
+        return result
+
+
+_active_pool: ConstantPool | None = None
+
+
+@contextmanager
+def constant_pool() -> Iterator[ConstantPool]:
+    """Make `llvm_constant` (and `constant`) take their constants from a new
+    `ConstantPool` until the block ends."""
+    global _active_pool
+    previous, _active_pool = _active_pool, ConstantPool()
+    try:
+        yield _active_pool
+    finally:
+        _active_pool = previous
 
 
 def integer_attr(value: int, type_: Attribute) -> IntegerAttr:
@@ -206,14 +352,21 @@ def extract(
     container: SSAValue, position: Sequence[int], type_: Attribute, ops: list[Operation]
 ) -> SSAValue:
     """`llvm.extractvalue container[position]`."""
-    return append(ops, llvm.ExtractValueOp(_position(tuple(position)), container, type_))
+    return append(ops, build(llvm.ExtractValueOp, _position(tuple(position)), container, type_))
 
 
 def insert(
     container: SSAValue, value: SSAValue, position: Sequence[int], ops: list[Operation]
 ) -> SSAValue:
     """`llvm.insertvalue value, container[position]`."""
-    return append(ops, llvm.InsertValueOp(_position(tuple(position)), container, value))
+    return append(ops, build(llvm.InsertValueOp, _position(tuple(position)), container, value))
+
+
+@lru_cache(maxsize=64)
+def llvm_fastmath(flags: Hashable) -> llvm.FastMathAttr:
+    """`llvm.FastMathAttr(flags)` (the `data` of an `arith` fastmath attribute), built
+    once per process for each set of flags."""
+    return llvm.FastMathAttr(flags)  # pyright: ignore[reportArgumentType]
 
 
 @cache
@@ -224,12 +377,12 @@ def nsw() -> llvm.OverflowAttr:
 
 def add_index(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
     """`lhs + rhs` on i64 address arithmetic."""
-    return append(ops, llvm.AddOp(lhs, rhs, overflow=nsw()))
+    return append(ops, build(llvm.AddOp, lhs, rhs, overflow=nsw()))
 
 
 def mul_index(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
     """`lhs * rhs` on i64 address arithmetic."""
-    return append(ops, llvm.MulOp(lhs, rhs, overflow=nsw()))
+    return append(ops, build(llvm.MulOp, lhs, rhs, overflow=nsw()))
 
 
 # --- external functions -------------------------------------------------------------------
@@ -275,7 +428,7 @@ def call(
     name: str, args: Sequence[SSAValue], result: Attribute | None, ops: list[Operation]
 ) -> SSAValue | None:
     """`llvm.call @name(args)`; the result value, or None for a void call."""
-    op = llvm.CallOp(name, *args, return_type=result)
+    op = build(llvm.CallOp, name, *args, return_type=result)
     ops.append(op)
     return op.returned
 
@@ -298,9 +451,9 @@ class DirectLowering(RewritePattern):
             return
         ops: list[Operation] = []
         operands = to_llvm_all(op.operands, ops)
-        new_op = llvm_op(*operands)
+        new_op = build(llvm_op, *operands)
         flags = op.properties.get("fastmath")
         if isinstance(new_op, llvm.AbstractFloatArithOp) and isinstance(flags, FastMathAttrBase):
-            new_op.properties["fastmathFlags"] = llvm.FastMathAttr(flags.data)
+            new_op.properties["fastmathFlags"] = llvm_fastmath(flags.data)
         result = append(ops, new_op)
         replace_op(rewriter, op, ops, result)

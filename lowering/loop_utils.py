@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from arignote.lowering.llvm_utils import integer_attr
+from arignote.lowering.op_builder import build
 
 INDEX = IndexType()
 
@@ -54,7 +55,7 @@ class Buffer:
 
 def index_constant(b: Builder, value: int) -> SSAValue:
     """An `arith.constant` of type `index`."""
-    return b.insert(arith.ConstantOp(integer_attr(value, INDEX))).result
+    return b.insert(build(arith.ConstantOp, integer_attr(value, INDEX))).result
 
 
 def as_index(b: Builder, dim: Dim) -> SSAValue:
@@ -268,11 +269,11 @@ def _versioned_nest(
 
 
 def load(b: Builder, buffer: Buffer, indices: Sequence[SSAValue]) -> SSAValue:
-    return b.insert(memref.LoadOp.get(buffer.memref, indices)).res
+    return b.insert(build(memref.LoadOp.get, buffer.memref, indices)).res
 
 
 def store(b: Builder, value: SSAValue, buffer: Buffer, indices: Sequence[SSAValue]) -> None:
-    b.insert(memref.StoreOp.get(value, buffer.memref, indices))
+    b.insert(build(memref.StoreOp.get, value, buffer.memref, indices))
 
 
 def copy_in_order(

@@ -150,6 +150,18 @@ def _parallelize() -> type[ModulePass]:
     return ParallelizePass
 
 
+def _scf_to_cf() -> type[ModulePass]:
+    from arignote.lowering.scf_to_cf import ConvertScfToCfPass
+
+    return ConvertScfToCfPass
+
+
+def _reconcile_casts() -> type[ModulePass]:
+    from arignote.lowering.reconcile_casts import ReconcileUnrealizedCastsPass
+
+    return ReconcileUnrealizedCastsPass
+
+
 ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "stabilize": _stabilize,
@@ -171,14 +183,15 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-cf-to-llvm": _cf_to_llvm,
     "convert-func-to-llvm": _func_to_llvm,
     "convert-to-llvm": _to_llvm,
+    # xDSL's passes of these names, on the same patterns, without the walker's rounds
+    "convert-scf-to-cf": _scf_to_cf,
+    "reconcile-unrealized-casts": _reconcile_casts,
 }
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.
 _XDSL_PASSES_USED = (
     "cse",
     "dce",
-    "convert-scf-to-cf",
-    "reconcile-unrealized-casts",
 )
 
 

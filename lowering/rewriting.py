@@ -17,6 +17,17 @@ op's class, a list computed once per class:
 ```python
 PatternRewriteWalker(DispatchingApplier([LoadLowering(), StoreLowering()])).rewrite_module(m)
 ```
+
+For patterns that never leave an op that a pattern rewrites again (conversions to
+another dialect), `apply_once` replaces the walker: it visits each op of the module
+once, as listed before the rewrite (or only the ops of given classes), then erases the
+trivially dead ops left in one sweep. The walker also visits every op that a rewrite
+creates or touches, then walks the whole module again to confirm the fixed point: on a
+conversion to the `llvm` dialect, three times as many visits as there are ops.
+
+```python
+apply_once(DispatchingApplier([LoadLowering(), StoreLowering()]), m)
+```
 """
 
 from __future__ import annotations
@@ -24,8 +35,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Union, get_args, get_origin
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 ANY_OP: None = None
@@ -62,26 +75,111 @@ class DispatchingApplier(RewritePattern):
     def __init__(self, patterns: Sequence[RewritePattern], dce_enabled: bool = True):
         self.patterns = list(patterns)
         self.dce_enabled = dce_enabled
-        self._types = [pattern_op_types(p) for p in self.patterns]
+        self._any: list[int] = []
+        """The positions of the patterns tried on every op."""
+        self._positions: dict[type[Operation], list[int]] = {}
+        """For each op class a pattern names, the positions of those naming it."""
+        for position, pattern in enumerate(self.patterns):
+            types = pattern_op_types(pattern)
+            if types is ANY_OP:
+                self._any.append(position)
+            else:
+                for t in types:
+                    self._positions.setdefault(t, []).append(position)
         self._by_class: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+        self._converts: dict[type[Operation], bool] = {}
+
+    def _typed_positions(self, cls: type[Operation]) -> set[int]:
+        # an op matches a pattern's class if that class is in its MRO (issubclass,
+        # without the cost of ABC subclass checks on the first call for each class)
+        return {p for base in cls.__mro__ for p in self._positions.get(base, ())}
 
     def patterns_for(self, cls: type[Operation]) -> tuple[RewritePattern, ...]:
         """The patterns tried on an op of class `cls`, in list order."""
         found = self._by_class.get(cls)
         if found is None:
-            found = tuple(
-                p
-                for p, types in zip(self.patterns, self._types, strict=True)
-                if types is ANY_OP or issubclass(cls, types)
-            )
+            positions = sorted(self._typed_positions(cls).union(self._any))
+            found = tuple(self.patterns[p] for p in positions)
             self._by_class[cls] = found
         return found
 
+    def converts(self, cls: type[Operation]) -> bool:
+        """Whether a pattern made for ops of class `cls` (not one tried on every op)
+        applies to them."""
+        found = self._converts.get(cls)
+        if found is None:
+            found = self._converts[cls] = bool(self._typed_positions(cls))
+        return found
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if self.dce_enabled and is_trivially_dead(op):
+        if self.dce_enabled and may_be_dead(op) and is_trivially_dead(op):
             rewriter.erase(op)
             return
         for pattern in self.patterns_for(type(op)):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+def may_be_dead(op: Operation) -> bool:
+    """Whether `op` can be trivially dead: all its results unused, and it has some, or
+    regions. Skips the side-effect analysis of `is_trivially_dead` on the ops without
+    results and regions (stores, branches, calls...): one of those is trivially dead
+    only if it declares no effect at all, which no op that means anything does."""
+    results = op.results
+    if not results:
+        return bool(op.regions)
+    return all(r.first_use is None for r in results)
+
+
+def _erase_if_dead(op: Operation, rewriter: PatternRewriter) -> None:
+    """Erase `op` if it is trivially dead, then the producers of its operands that
+    become so."""
+    pending = [op]
+    while pending:
+        op = pending.pop()
+        if op.parent is None or not may_be_dead(op) or not is_trivially_dead(op):
+            continue
+        producers = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
+        rewriter.erase(op)
+        pending += producers
+
+
+def apply_once(
+    applier: RewritePattern,
+    module: ModuleOp,
+    visit: tuple[type[Operation], ...] | None = None,
+    dce: bool = True,
+) -> bool:
+    """Apply `applier` once to every op of `module` (of the classes `visit` only, when
+    given), in the order `module` lists them before the rewrite (pre-order: an op before
+    the ops in its regions); then, with `dce`, erase the trivially dead ops left.
+    Returns whether anything changed.
+
+    For patterns whose rewrites leave no op that a pattern would rewrite again (every
+    `convert-*-to-llvm` pattern, xDSL's `scf` to `cf` ones): the result is the fixed
+    point that `PatternRewriteWalker` reaches with `applier` (wrapped in a
+    `DispatchingApplier` or `GreedyRewritePatternApplier`, which erase trivially dead
+    ops, when `dce`), without its worklist (every op a rewrite inserts or touches is
+    pushed, then popped to find no pattern) and its confirming second walk.
+    """
+    ops = [op for op in module.body.walk() if visit is None or isinstance(op, visit)]
+    rewriter = PatternRewriter(InsertPoint.at_start(module.body.block))
+    changed = False
+    for op in ops:
+        if op.parent is None:  # erased (or detached) by an earlier rewrite
+            continue
+        rewriter.has_done_action = False
+        rewriter.current_operation = op
+        rewriter.insertion_point = InsertPoint.before(op)
+        try:
+            applier.match_and_rewrite(op, rewriter)
+        except Exception as err:
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+        changed |= rewriter.has_done_action
+    if dce:
+        for op in [op for op in module.body.walk(reverse=True) if may_be_dead(op)]:
+            rewriter.has_done_action = False
+            _erase_if_dead(op, rewriter)
+            changed |= rewriter.has_done_action
+    return changed

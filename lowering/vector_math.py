@@ -45,7 +45,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import AnyFloat, Float32Type, IntegerType, i64
 from xdsl.ir import Operation, SSAValue
 
-from arignote.lowering.llvm_utils import append, float_attr, integer_attr
+from arignote.lowering.llvm_utils import append, float_attr, integer_attr, llvm_constant
+from arignote.lowering.op_builder import build
 
 # --- per-type constants --------------------------------------------------------------------
 
@@ -192,27 +193,27 @@ class _Emitter:
         self.suffix = f"f{self.fmt.width}"
 
     def c(self, value: float) -> SSAValue:
-        return append(self.ops, llvm.ConstantOp(float_attr(value, self.t), self.t))
+        return llvm_constant(float_attr(value, self.t), self.t, self.ops)
 
     def ic(self, value: int) -> SSAValue:
-        return append(self.ops, llvm.ConstantOp(integer_attr(value, self.it), self.it))
+        return llvm_constant(integer_attr(value, self.it), self.it, self.ops)
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FAddOp(a, b))
+        return append(self.ops, build(llvm.FAddOp, a, b))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FSubOp(a, b))
+        return append(self.ops, build(llvm.FSubOp, a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FMulOp(a, b))
+        return append(self.ops, build(llvm.FMulOp, a, b))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FDivOp(a, b))
+        return append(self.ops, build(llvm.FDivOp, a, b))
 
     def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """`a * b + c`, fused where the target has FMA (`llvm.fmuladd`)."""
         name = f"llvm.fmuladd.{self.suffix}"
-        return append(self.ops, llvm.CallIntrinsicOp(name, [a, b, c], [self.t]))
+        return append(self.ops, build(llvm.CallIntrinsicOp, name, [a, b, c], [self.t]))
 
     def horner(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
         """`c0 + c1 x + c2 x**2 + ...` by Horner's rule."""
@@ -222,10 +223,10 @@ class _Emitter:
         return acc
 
     def cmp(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.FCmpOp(a, b, predicate))
+        return append(self.ops, build(llvm.FCmpOp, a, b, predicate))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.SelectOp(cond, a, b))
+        return append(self.ops, build(llvm.SelectOp, cond, a, b))
 
     def is_nan(self, x: SSAValue) -> SSAValue:
         return self.cmp(x, "uno", x)
@@ -236,36 +237,36 @@ class _Emitter:
 
     def fabs(self, x: SSAValue) -> SSAValue:
         name = f"llvm.fabs.{self.suffix}"
-        return append(self.ops, llvm.CallIntrinsicOp(name, [x], [self.t]))
+        return append(self.ops, build(llvm.CallIntrinsicOp, name, [x], [self.t]))
 
     def copysign(self, magnitude: SSAValue, sign: SSAValue) -> SSAValue:
         name = f"llvm.copysign.{self.suffix}"
-        return append(self.ops, llvm.CallIntrinsicOp(name, [magnitude, sign], [self.t]))
+        return append(self.ops, build(llvm.CallIntrinsicOp, name, [magnitude, sign], [self.t]))
 
     def bits(self, x: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.BitcastOp(x, self.it))
+        return append(self.ops, build(llvm.BitcastOp, x, self.it))
 
     def from_bits(self, i: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.BitcastOp(i, self.t))
+        return append(self.ops, build(llvm.BitcastOp, i, self.t))
 
     def iadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.AddOp(a, b))
+        return append(self.ops, build(llvm.AddOp, a, b))
 
     def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.SubOp(a, b))
+        return append(self.ops, build(llvm.SubOp, a, b))
 
     def iand(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return append(self.ops, llvm.AndOp(a, b))
+        return append(self.ops, build(llvm.AndOp, a, b))
 
     def ishl(self, a: SSAValue, amount: int) -> SSAValue:
-        return append(self.ops, llvm.ShlOp(a, self.ic(amount)))
+        return append(self.ops, build(llvm.ShlOp, a, self.ic(amount)))
 
     def iashr(self, a: SSAValue, amount: int) -> SSAValue:
-        return append(self.ops, llvm.AShrOp(a, self.ic(amount)))
+        return append(self.ops, build(llvm.AShrOp, a, self.ic(amount)))
 
     def icmp(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
         flag = llvm.ICmpPredicateFlag(predicate).to_int()
-        return append(self.ops, llvm.ICmpOp(a, b, integer_attr(flag, i64)))
+        return append(self.ops, build(llvm.ICmpOp, a, b, integer_attr(flag, i64)))
 
     # --- pieces shared by the functions ---
 

@@ -25,6 +25,8 @@
 // CHECK-NEXT:   convert-cf-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-func-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-to-llvm {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   convert-scf-to-cf {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   reconcile-unrealized-casts {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: pipelines
 // CHECK-NEXT:   to-loops {{ +}}{{[^ ].*}}

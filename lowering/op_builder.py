@@ -1,0 +1,160 @@
+"""Op construction for the hot lowering patterns, without xDSL's generic builder each time.
+
+An xDSL op's constructor goes through `irdl_op_init`, which matches every operand,
+result, property and region against the op definition: 15-30 µs per op, most of the
+cost of a conversion that creates thousands of them. `Operation.create` with the final
+operands, result types and properties takes a quarter of that. `build` gets those from
+one op made by the constructor itself:
+
+```python
+load = build(llvm.LoadOp, pointer, f32)  # as llvm.LoadOp(pointer, f32)
+```
+
+The first call for a combination of (factory, operand types, other arguments) runs the
+factory and records the op's class, result types, properties and attributes; later calls
+with the same combination `create` the op from that record with their own operands.
+So the result is the op the factory makes, provided its result types, properties and
+attributes depend only on the operands' types and the other arguments (true of the
+`llvm` dialect's constructors, and checked for nothing else: use it for those). The
+factory's operands must be the SSA values among its arguments in argument order
+(nested in lists or tuples allowed): a combination where they are not, or with a
+region, a successor or an argument that cannot be a dictionary key, is built by the
+factory every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar, cast
+
+from xdsl.dialects.builtin import UNKNOWN_LOC
+from xdsl.ir import Attribute, Operation, SSAValue
+
+OpT = TypeVar("OpT", bound=Operation)
+
+_Record = tuple[type[Operation], tuple[Attribute, ...], dict[str, Attribute], dict[str, Attribute]]
+
+_UNCACHED: None = None
+"""The record of a combination that the factory builds every time."""
+
+_records: dict[Hashable, _Record | None] = {}
+"""Records by the identity of the operand types (see `_flatten`)."""
+
+_by_value: dict[Hashable, _Record | None] = {}
+"""The same records by the value of the operand types."""
+
+_types_seen: dict[int, Attribute] = {}
+"""The attributes keyed by `id` in `_records`, kept alive with them."""
+
+MAX_RECORDS = 4096
+"""Combinations remembered at most; beyond that the tables start over."""
+
+
+_VALUE, _ATTRIBUTE, _SEQUENCE, _OTHER = "value", "attribute", "sequence", "other"
+
+_kinds: dict[type, str] = {}
+"""What `_flatten` does with an argument of each class (`isinstance` on xDSL's abstract
+base classes costs more than the rest of the key)."""
+
+
+def _kind(arg: Any) -> str:
+    kind = (
+        _VALUE
+        if isinstance(arg, SSAValue)
+        else _ATTRIBUTE
+        if isinstance(arg, Attribute)
+        else _SEQUENCE
+        if isinstance(arg, list | tuple)
+        else _OTHER
+    )
+    _kinds[type(arg)] = kind
+    return kind
+
+
+def _flatten(args: tuple[Any, ...], operands: list[SSAValue], by_id: bool) -> tuple[Hashable, ...]:
+    """The key of `args`, appending the SSA values to `operands`.
+
+    An SSA value counts by its type. An attribute (a type included) counts, `by_id`, by
+    the identity of the object, kept alive in `_types_seen` while the tables hold it so
+    that its `id` is not reused: hashing an attribute (recursively) can cost more than
+    making the op, and the ops of a conversion share a few type objects and cached
+    attributes; a new attribute object is looked up by value once."""
+    key: list[Hashable] = []
+    for arg in args:
+        kind = _kinds.get(type(arg)) or _kind(arg)
+        if kind is _VALUE:
+            operands.append(arg)
+            arg = arg.type
+            kind = _ATTRIBUTE
+        if kind is _ATTRIBUTE:
+            if by_id:
+                key.append(id(arg))
+                if id(arg) not in _types_seen:
+                    _types_seen[id(arg)] = arg
+            else:
+                key.append(arg)
+        elif kind is _SEQUENCE:
+            items = tuple(cast(list[Any], arg))
+            key.append((type(arg), _flatten(items, operands, by_id)))
+        else:
+            key.append(arg)
+    return tuple(key)
+
+
+def _key(
+    factory: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    by_id: bool,
+    operands: list[SSAValue],
+) -> Hashable:
+    return (
+        factory,
+        _flatten(args, operands, by_id),
+        *kwargs,
+        _flatten((*kwargs.values(),), operands, by_id),
+    )
+
+
+def _record(op: Operation, operands: list[SSAValue]) -> _Record | None:
+    same_operands = len(op.operands) == len(operands) and all(
+        a is b for a, b in zip(op.operands, operands, strict=True)
+    )
+    if not same_operands or op.regions or op.successors:
+        return _UNCACHED
+    result_types = tuple(r.type for r in op.results)
+    return type(op), result_types, dict(op.properties), dict(op.attributes)
+
+
+def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
+    """`factory(*args, **kwargs)`, made with `Operation.create` once the combination of
+    factory, operand types and other arguments has been seen (see the module docstring)."""
+    if len(_records) >= MAX_RECORDS:
+        _records.clear()
+        _by_value.clear()
+        _types_seen.clear()
+    operands: list[SSAValue] = []
+    try:
+        key = _key(factory, args, kwargs, True, operands)
+        record = _records.get(key, False)
+        if record is False:
+            record = _records[key] = _by_value.get(_key(factory, args, kwargs, False, []), False)
+    except TypeError:  # an argument that cannot be a key
+        return factory(*args, **kwargs)
+    if record is False:
+        op = factory(*args, **kwargs)
+        _records[key] = _by_value[_key(factory, args, kwargs, False, [])] = _record(op, operands)
+        return op
+    if record is None:
+        return factory(*args, **kwargs)
+    cls, result_types, properties, attributes = record
+    return cast(
+        OpT,
+        cls.create(
+            operands=operands,
+            result_types=result_types,
+            properties=properties,
+            attributes=attributes,
+            location=UNKNOWN_LOC,  # what `create` takes by default, through an import per op
+        ),
+    )
