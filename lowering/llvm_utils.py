@@ -15,6 +15,7 @@ Memref descriptor, exactly MLIR's layout:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -175,7 +176,16 @@ def _replace_unobserved(
     rewriter.has_done_action = True
 
 
-_converted_classes: Callable[[type[Operation]], bool] | None = None
+class _ConversionState(threading.local):
+    """What the conversion running in this thread set up (`converting`, `constant_pool`):
+    per thread, so that two threads lowering at once (two `arignote.function` calls)
+    never see each other's."""
+
+    converted_classes: Callable[[type[Operation]], bool] | None = None
+    pool: ConstantPool | None = None
+
+
+_state = _ConversionState()
 
 
 def users_converted(value: SSAValue) -> bool:
@@ -184,7 +194,7 @@ def users_converted(value: SSAValue) -> bool:
     converts each of them (they all read their `index` operands through `to_llvm`,
     which takes an `i64` value as it is). Never for memrefs: the memref patterns read
     their operands' memref types."""
-    will_convert = _converted_classes
+    will_convert = _state.converted_classes
     return (
         will_convert is not None
         and isinstance(value.type, IndexType)
@@ -196,12 +206,11 @@ def users_converted(value: SSAValue) -> bool:
 def converting(will_convert: Callable[[type[Operation]], bool]) -> Iterator[None]:
     """Within the block, `users_converted` trusts `will_convert(cls)`: that the pass
     running converts every op of class `cls` it meets (or fails)."""
-    global _converted_classes
-    previous, _converted_classes = _converted_classes, will_convert
+    previous, _state.converted_classes = _state.converted_classes, will_convert
     try:
         yield
     finally:
-        _converted_classes = previous
+        _state.converted_classes = previous
 
 
 def retype_block_argument(
@@ -260,7 +269,7 @@ def llvm_constant(value: Attribute, type_: Attribute, ops: list[Operation]) -> S
     """`llvm.mlir.constant(value) : type_`, appended to `ops`; or, while a
     `ConstantPool` is active (see `constant_pool`) and the op being rewritten is in a
     function, the pool's constant of that value in the function."""
-    pool = _active_pool
+    pool = _state.pool
     if pool is not None and pool.entry is not None:
         return pool.value(value, type_)
     return append(ops, build(llvm.ConstantOp, value, type_))
@@ -306,19 +315,16 @@ class ConstantPool:
         return result
 
 
-_active_pool: ConstantPool | None = None
-
-
 @contextmanager
 def constant_pool() -> Iterator[ConstantPool]:
     """Make `llvm_constant` (and `constant`) take their constants from a new
-    `ConstantPool` until the block ends."""
-    global _active_pool
-    previous, _active_pool = _active_pool, ConstantPool()
+    `ConstantPool` until the block ends (in this thread)."""
+    pool = ConstantPool()
+    previous, _state.pool = _state.pool, pool
     try:
-        yield _active_pool
+        yield pool
     finally:
-        _active_pool = previous
+        _state.pool = previous
 
 
 def integer_attr(value: int, type_: Attribute) -> IntegerAttr:

@@ -24,6 +24,7 @@ factory every time.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
 
@@ -37,14 +38,22 @@ _Record = tuple[type[Operation], tuple[Attribute, ...], dict[str, Attribute], di
 _UNCACHED: None = None
 """The record of a combination that the factory builds every time."""
 
-_records: dict[Hashable, _Record | None] = {}
-"""Records by the identity of the operand types (see `_flatten`)."""
 
-_by_value: dict[Hashable, _Record | None] = {}
-"""The same records by the value of the operand types."""
+class _Tables(threading.local):
+    """The records of one thread: a thread's `build` never sees a record (nor clears a
+    table) of another, so that an attribute's `id` in a key always belongs to an object
+    its own `types_seen` keeps alive."""
 
-_types_seen: dict[int, Attribute] = {}
-"""The attributes keyed by `id` in `_records`, kept alive with them."""
+    def __init__(self) -> None:
+        self.records: dict[Hashable, _Record | None] = {}
+        """Records by the identity of the operand types (see `_flatten`)."""
+        self.by_value: dict[Hashable, _Record | None] = {}
+        """The same records by the value of the operand types."""
+        self.types_seen: dict[int, Attribute] = {}
+        """The attributes keyed by `id` in `records`, kept alive with them."""
+
+
+_tables = _Tables()
 
 MAX_RECORDS = 4096
 """Combinations remembered at most; beyond that the tables start over."""
@@ -71,11 +80,13 @@ def _kind(arg: Any) -> str:
     return kind
 
 
-def _flatten(args: tuple[Any, ...], operands: list[SSAValue], by_id: bool) -> tuple[Hashable, ...]:
+def _flatten(
+    args: tuple[Any, ...], operands: list[SSAValue], by_id: bool, seen: dict[int, Attribute]
+) -> tuple[Hashable, ...]:
     """The key of `args`, appending the SSA values to `operands`.
 
     An SSA value counts by its type. An attribute (a type included) counts, `by_id`, by
-    the identity of the object, kept alive in `_types_seen` while the tables hold it so
+    the identity of the object, kept alive in `seen` while the tables hold it so
     that its `id` is not reused: hashing an attribute (recursively) can cost more than
     making the op, and the ops of a conversion share a few type objects and cached
     attributes; a new attribute object is looked up by value once."""
@@ -89,13 +100,13 @@ def _flatten(args: tuple[Any, ...], operands: list[SSAValue], by_id: bool) -> tu
         if kind is _ATTRIBUTE:
             if by_id:
                 key.append(id(arg))
-                if id(arg) not in _types_seen:
-                    _types_seen[id(arg)] = arg
+                if id(arg) not in seen:
+                    seen[id(arg)] = arg
             else:
                 key.append(arg)
         elif kind is _SEQUENCE:
             items = tuple(cast(list[Any], arg))
-            key.append((type(arg), _flatten(items, operands, by_id)))
+            key.append((type(arg), _flatten(items, operands, by_id, seen)))
         else:
             key.append(arg)
     return tuple(key)
@@ -107,12 +118,13 @@ def _key(
     kwargs: dict[str, Any],
     by_id: bool,
     operands: list[SSAValue],
+    seen: dict[int, Attribute],
 ) -> Hashable:
     return (
         factory,
-        _flatten(args, operands, by_id),
+        _flatten(args, operands, by_id, seen),
         *kwargs,
-        _flatten((*kwargs.values(),), operands, by_id),
+        _flatten((*kwargs.values(),), operands, by_id, seen),
     )
 
 
@@ -129,21 +141,25 @@ def _record(op: Operation, operands: list[SSAValue]) -> _Record | None:
 def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
     """`factory(*args, **kwargs)`, made with `Operation.create` once the combination of
     factory, operand types and other arguments has been seen (see the module docstring)."""
-    if len(_records) >= MAX_RECORDS:
-        _records.clear()
-        _by_value.clear()
-        _types_seen.clear()
+    tables = _tables
+    records, by_value, seen = tables.records, tables.by_value, tables.types_seen
+    if len(records) >= MAX_RECORDS:
+        records.clear()
+        by_value.clear()
+        seen.clear()
     operands: list[SSAValue] = []
     try:
-        key = _key(factory, args, kwargs, True, operands)
-        record = _records.get(key, False)
+        key = _key(factory, args, kwargs, True, operands, seen)
+        record = records.get(key, False)
         if record is False:
-            record = _records[key] = _by_value.get(_key(factory, args, kwargs, False, []), False)
+            value_key = _key(factory, args, kwargs, False, [], seen)
+            record = records[key] = by_value.get(value_key, False)
     except TypeError:  # an argument that cannot be a key
         return factory(*args, **kwargs)
     if record is False:
         op = factory(*args, **kwargs)
-        _records[key] = _by_value[_key(factory, args, kwargs, False, [])] = _record(op, operands)
+        value_key = _key(factory, args, kwargs, False, [], seen)
+        records[key] = by_value[value_key] = _record(op, operands)
         return op
     if record is None:
         return factory(*args, **kwargs)
