@@ -56,12 +56,12 @@ def numpy_call(x, h0, w, u, b):
     return [hs[-1], gw, gu, gb]
 
 
-def arignote_row(data, args) -> Row:
+def arignote_graph(dtype: str | None = None):
+    """The workload's RNN in arignote: its inputs `[x, h0, W, U, b]` (of `dtype`,
+    `floatX` when None) and the states `hs` of `scan` (the tests build on it too)."""
     import arignote
     import arignote.tensor as T
 
-    x, h0, w, u, b = data
-    dtype = str(x.dtype)
     X, H0 = T.tensor3("x", dtype=dtype), T.matrix("h0", dtype=dtype)
     W, U, B = T.matrix("W", dtype=dtype), T.matrix("U", dtype=dtype), T.vector("b", dtype=dtype)
     hs, _ = arignote.scan(
@@ -70,9 +70,17 @@ def arignote_row(data, args) -> Row:
         outputs_info=H0,
         non_sequences=[W, U, B],
     )
+    return [X, H0, W, U, B], hs
+
+
+def arignote_row(data, args) -> Row:
+    import arignote
+
+    x, h0, w, u, b = data
+    inputs, hs = arignote_graph(str(x.dtype))
     h_last = hs[-1]
-    grads = arignote.grad(h_last.sum(), [W, U, B])
-    f = arignote.function([X, H0, W, U, B], [h_last, *grads], name="rnn")
+    grads = arignote.grad(h_last.sum(), inputs[2:])
+    f = arignote.function(inputs, [h_last, *grads], name="rnn")
     result = f(x, h0, w, u, b)
     seconds = median_seconds(lambda: f(x, h0, w, u, b), args.repeats, args.number)
     return Row("arignote", seconds, result, "scan + grad (reverse scan), native")

@@ -107,18 +107,11 @@ def _scans(f: arignote.Function) -> list:
 def test_last_row_cost_seeds_the_reverse_scan(linker: str) -> None:
     """The gradient of a cost of `h[-1]` is zeros but for the last row: that row is the
     reverse scan's initial carried gradient, no sequence of zeros (no IncSubtensor)."""
-    from bench.rnn import init, numpy_call
+    from bench.rnn import arignote_graph, init, numpy_call
 
-    X, H0 = T.tensor3("x"), T.matrix("h0")
-    W, U, B = T.matrix("W"), T.matrix("U"), T.vector("b")
-    hs, _ = arignote.scan(
-        lambda xt, h, W, U, B: T.tanh(T.dot(xt, W) + T.dot(h, U) + B),
-        sequences=X,
-        outputs_info=H0,
-        non_sequences=[W, U, B],
-    )
-    grads = arignote.grad(hs[-1].sum(), [W, U, B])
-    f = arignote.function([X, H0, W, U, B], [hs[-1], *grads], mode=arignote.Mode(linker=linker))
+    inputs, hs = arignote_graph()
+    grads = arignote.grad(hs[-1].sum(), inputs[2:])
+    f = arignote.function(inputs, [hs[-1], *grads], mode=arignote.Mode(linker=linker))
     names = [str(n.op) for n in f.maker.fgraph.toposort()]
     assert not any("IncSubtensor" in n or "Join" in n for n in names)
     forward, backward = _scans(f)
@@ -183,18 +176,12 @@ def test_fed_back_output_without_incoming_gradient() -> None:
 def test_states_returned_with_the_gradient(linker: str) -> None:
     """`hs` is a view of the forward scan's history buffer (scan-history): returned, it is
     a copy (it aliases nothing), and the gradient reads the same buffer."""
-    from bench.rnn import init, numpy_call
+    from bench.rnn import arignote_graph, init, numpy_call
 
-    X, H0 = T.tensor3("x"), T.matrix("h0")
-    W, U, B = T.matrix("W"), T.matrix("U"), T.vector("b")
-    hs, _ = arignote.scan(
-        lambda xt, h, W, U, B: T.tanh(T.dot(xt, W) + T.dot(h, U) + B),
-        sequences=X,
-        outputs_info=H0,
-        non_sequences=[W, U, B],
-    )
+    inputs, hs = arignote_graph()
+    X, H0, W, U, B = inputs
     grads = arignote.grad(hs[-1].sum(), [W, U, B, H0])
-    f = arignote.function([X, H0, W, U, B], [hs, *grads], mode=arignote.Mode(linker=linker))
+    f = arignote.function(inputs, [hs, *grads], mode=arignote.Mode(linker=linker))
     assert _scans(f)[0].with_initial_outputs == {0}
     x, h0, w, u, b = init(5, 2, 3, 4, np.float64)
     h0 = np.random.default_rng(2).standard_normal(h0.shape)

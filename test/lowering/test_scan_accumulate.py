@@ -11,20 +11,13 @@ import arignote
 import arignote.tensor as T
 from arignote.lowering import ag_scan
 from arignote.lowering.scan_accumulate import accumulated_outputs
-from bench.rnn import numpy_call
+from bench.rnn import arignote_graph, numpy_call
 
 
 def _rnn_function(linker: str):
-    x, h0 = T.tensor3("x"), T.matrix("h0")
-    w, u, b = T.matrix("w"), T.matrix("u"), T.vector("b")
-    hs, _ = arignote.scan(
-        lambda xt, h, w, u, b: T.tanh(T.dot(xt, w) + T.dot(h, u) + b),
-        sequences=x,
-        outputs_info=h0,
-        non_sequences=[w, u, b],
-    )
-    grads = arignote.grad(hs[-1].sum(), [w, u, b])
-    return arignote.function([x, h0, w, u, b], [hs[-1], *grads], mode=arignote.Mode(linker=linker))
+    inputs, hs = arignote_graph()
+    grads = arignote.grad(hs[-1].sum(), inputs[2:])
+    return arignote.function(inputs, [hs[-1], *grads], mode=arignote.Mode(linker=linker))
 
 
 def _rnn_point():
