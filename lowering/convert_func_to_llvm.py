@@ -30,8 +30,9 @@ pointer cannot say that about the data, so such a function `@f` becomes two:
   calls `@f__noalias`.
 
 LLVM inlines `@f__noalias` into its only caller and turns the `noalias` arguments into
-scoped alias metadata (`arignote.runtime.cpu` re-applies the internal linkage, which
-xDSL's translation to LLVM IR drops, so that the inlined copy is then deleted), so its
+scoped alias metadata (`arignote.runtime.cpu.llvm_ir_text` re-applies the internal
+linkage, which xDSL's translation to LLVM IR drops, so that the inlined copy is then
+deleted), so its
 loop vectoriser needs no run-time overlap checks between them (and does not give up on
 loops with many operands).
 """

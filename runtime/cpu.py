@@ -142,26 +142,37 @@ INLINE_SINGLE_CALL = True
 def llvm_ir_text(module_op: ModuleOp) -> str:
     """The LLVM IR (unoptimised) of an `llvm`-dialect module, its functions with the
     attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred, the
-    private functions called once inlined)."""
+    private functions called once inlined) and the private ones with internal linkage
+    (`internal_functions`)."""
     from xdsl.backend.llvm.convert import convert_module
 
     from arignote.lowering.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
-    inline = single_call_helpers(module_op) if INLINE_SINGLE_CALL else frozenset()
+    internal = internal_functions(module_op)
+    inline = single_call_helpers(module_op, internal) if INLINE_SINGLE_CALL else frozenset()
     module = convert_module(module_op, fallback_target_triple=triple)
+    for function in module.functions:
+        # xDSL's translation drops `llvm.func` linkage: internal again, so that LLVM
+        # deletes each once inlined into its callers instead of compiling it for callers
+        # outside the module that do not exist
+        if function.name in internal:
+            function.linkage = "internal"
     return str(add_function_attributes(module, inline))
 
 
-def single_call_helpers(module_op: ModuleOp) -> frozenset[str]:
-    """The `internal_functions` of `module_op` that exactly one `llvm.call` calls and
-    whose address is not taken: the `@f__noalias` bodies and the `@f__par<k>__body`
-    functions of the parallel loops (not the `@f__par<k>` tasks, which the thread pool
-    calls through a pointer)."""
+def single_call_helpers(
+    module_op: ModuleOp, internal: frozenset[str] | None = None
+) -> frozenset[str]:
+    """The `internal_functions` of `module_op` (`internal` when the caller has them) that
+    exactly one `llvm.call` calls and whose address is not taken: the `@f__noalias`
+    bodies and the `@f__par<k>__body` functions of the parallel loops (not the
+    `@f__par<k>` tasks, which the thread pool calls through a pointer)."""
     from xdsl.dialects.llvm import AddressOfOp, CallOp
 
-    internal = internal_functions(module_op)
+    if internal is None:
+        internal = internal_functions(module_op)
     calls: dict[str, int] = {}
     for op in _function_body_ops(module_op):
         kind = type(op)
@@ -202,15 +213,6 @@ def internal_functions(module_op: ModuleOp) -> frozenset[str]:
     )
 
 
-def _internalize_helpers(module: llvm.ModuleRef, names: frozenset[str]) -> None:
-    """Give the functions `names` internal linkage again (xDSL's translation drops
-    `llvm.func` linkage), so that each is deleted once inlined into its callers instead
-    of being compiled for callers outside the module that do not exist."""
-    for function in module.functions:
-        if function.name in names and not function.is_declaration:
-            function.linkage = llvm.Linkage.internal
-
-
 def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     tuning = llvm.PipelineTuningOptions(speed_level=OPT_LEVEL)
     for name, value in TUNING.items():
@@ -244,7 +246,6 @@ class NativeModule:
             extra = llvm.parse_assembly(text)
             extra.triple, extra.data_layout = module.triple, module.data_layout
             module.link_in(extra)
-        _internalize_helpers(module, internal_functions(module_op))
         module.verify()
         _optimize(module, machine)
         self.imports: tuple[str, ...] | None = _imports(module)

@@ -59,15 +59,16 @@ def test_outlined_loop_is_a_task_and_a_noalias_body() -> None:
     task = tasks[0]
     assert f"{task}__body" in names
     assert not any(name.endswith(("__task", "__noalias")) and "__par" in name for name in names)
-    # the task: the pool's ABI; it loads one context struct and calls the body
-    header = re.search(rf'^define void @"{task}"\((.*?)\)', ir, re.M)
+    # the task (internal: called only through its address in this module): the pool's
+    # ABI; it loads one context struct and calls the body
+    header = re.search(rf'^define internal void @"{task}"\((.*?)\)', ir, re.M)
     assert header is not None and header.group(1).count("i64") == 3
-    body = ir[ir.index(f'define void @"{task}"') :]
+    body = ir[ir.index(f'define internal void @"{task}"') :]
     body = body[: body.index("\n}")]
     assert body.count(" = load ") == 1 and f'call ccc void @"{task}__body"' in body
     # the body takes the data pointers of the captured memrefs (x, the constant, the
     # result) as noalias arguments, x's dynamic offset and stride as i64
-    body_header = re.search(rf'^define void @"{task}__body"\((.*?)\)', ir, re.M)
+    body_header = re.search(rf'^define internal void @"{task}__body"\((.*?)\)', ir, re.M)
     assert body_header is not None
     assert body_header.group(1).count("ptr noalias") == 3
     assert body_header.group(1).count("i64") == 5
