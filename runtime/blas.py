@@ -58,7 +58,27 @@ def load_blas() -> str:
         llvm.load_library_permanently(path)
     except RuntimeError as e:  # pragma: no cover
         raise BlasUnavailableError(f"cannot load the BLAS library {path}: {e}") from e
+    _limit_threads(path)
     return path
+
+
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def _limit_threads(path: str) -> None:
+    """Run OpenBLAS on at most the cores this process may use (`usable_cores`, which
+    honours a cgroup CPU quota) unless the user set its thread count: OpenBLAS counts
+    the host's cores, and in a container with a quota its threads, which wait by
+    spinning, would then outnumber the CPUs it gets."""
+    import ctypes
+
+    from arignote.runtime.threadpool import usable_cores
+
+    if any(os.environ.get(name) for name in _THREAD_VARIABLES):
+        return
+    library = ctypes.CDLL(path)
+    if library.scipy_openblas_get_num_threads() > usable_cores():
+        library.scipy_openblas_set_num_threads(ctypes.c_int(usable_cores()))
 
 
 def needs_blas(llvm_ir: str) -> bool:

@@ -93,11 +93,68 @@ def available() -> bool:
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (`os.sched_getaffinity`), at least 1."""
+    """The cores this process may run on (`os.sched_getaffinity`), at most its cgroup's
+    CPU quota rounded up (`cpu_quota`), at least 1.
+
+    A container limited to 2 CPUs by a quota still sees every core of the host in its
+    affinity mask: one thread per host core would then take turns on 2 CPUs, each spin
+    and barrier waiting for threads that are not running.
+    """
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    quota = cpu_quota()
+    return max(1, cores if quota is None else min(cores, quota))
+
+
+def cpu_quota() -> int | None:
+    """The CPU quota of this process's cgroup in whole CPUs (rounded up), None if none.
+
+    cgroup v2: `cpu.max` (`"<quota> <period>"` or `"max <period>"`) of the process's
+    cgroup (`0::<path>` in /proc/self/cgroup) and of its ancestors, the smallest;
+    cgroup v1: `cpu.cfs_quota_us / cpu.cfs_period_us` (-1: none).
+    """
+    limits = [_quota_of(text) for text in _quota_files()]
+    found = [limit for limit in limits if limit is not None]
+    return min(found) if found else None
+
+
+def _quota_files() -> list[str]:
+    """The contents of the cgroup quota files that apply to this process."""
+    root = "/sys/fs/cgroup"
+    paths = [f"{root}/cpu/cpu.cfs_quota_us", f"{root}/cpu,cpuacct/cpu.cfs_quota_us"]
+    relative = _read("/proc/self/cgroup") or ""
+    for line in relative.splitlines():
+        if line.startswith("0::"):
+            parts = [p for p in line[3:].strip().split("/") if p]
+            paths += [os.path.join(root, *parts[:k], "cpu.max") for k in range(len(parts) + 1)]
+    texts = []
+    for path in paths:
+        text = _read(path)
+        if text is None:
+            continue
+        if path.endswith("cfs_quota_us"):
+            text = f"{text} {_read(path.replace('quota', 'period')) or ''}"
+        texts.append(text)
+    return texts
+
+
+def _quota_of(text: str) -> int | None:
+    """Whole CPUs of `"<quota> <period>"` (rounded up), None for no limit or bad text."""
+    fields = text.split()
+    if len(fields) != 2 or not fields[0].isdigit() or not fields[1].isdigit():
+        return None  # "max ...", "-1 ...", or unreadable: no limit
+    quota, period = int(fields[0]), int(fields[1])
+    return max(1, -(-quota // period)) if period > 0 else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
 
 
 def default_threads() -> int:

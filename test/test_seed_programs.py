@@ -34,7 +34,9 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("linker", ["cvm", "py"])
+@pytest.mark.parametrize(
+    "linker", ["cvm", pytest.param("py", marks=pytest.mark.slow)]  # the interpreter trains 06
+)
 @pytest.mark.parametrize("program", list(EXPECTED))
 def test_seed_program(program: str, linker: str) -> None:
     env = dict(os.environ, ARIGNOTE_FLAGS=f"linker={linker}")

@@ -8,6 +8,7 @@ import sys
 import threading
 
 import numpy as np
+import pytest
 from xdsl.parser import Parser
 
 import arignote
@@ -32,6 +33,7 @@ def _lowered(text: str) -> str:
     return llvm_ir_text(lowered.module)
 
 
+@pytest.mark.slow
 def test_two_threads_lower_as_one_alone():
     text = _optimized_logreg_step()
     alone = _lowered(text)

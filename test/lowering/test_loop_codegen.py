@@ -4,6 +4,7 @@ compensated) against NumPy's pairwise summation."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -13,6 +14,7 @@ import arignote
 import arignote.tensor as T
 from arignote import Mode
 from arignote.configuration import change_flags
+from arignote.lowering import loop_utils
 from arignote.runtime import cpu
 
 LINKERS = ["py", "cvm"]
@@ -47,6 +49,44 @@ def test_elementwise_matrix_in_every_layout(linker: str) -> None:
         np.testing.assert_allclose(f(a, b), want, rtol=2e-6, atol=1e-6, err_msg=name)
 
 
+F32_UNIT_ROUNDOFF = 2.0**-24
+
+
+def _gamma(chain: int) -> float:
+    """Higham's `gamma_k = k u / (1 - k u)` for float32: a sum whose every sequential
+    chain of additions has at most `k` terms is within `gamma_k * sum(|terms|)` of the
+    exact sum, whatever the order of the chains (Accuracy and Stability of Numerical
+    Algorithms, 2nd ed., section 4.2)."""
+    ku = chain * F32_UNIT_ROUNDOFF
+    return ku / (1 - ku)
+
+
+def _chain(linker: str, n: int, contiguous: bool) -> int:
+    """The longest chain of additions in a float32 sum of `n` terms.
+
+    Native code sums blocks of `REDUCTION_BLOCK` terms (in vector lanes: chains no
+    longer than the block) and folds the block sums by Neumaier's compensated
+    summation, which adds at most 2 more roundings. The interpreter is NumPy: over a
+    contiguous axis its pairwise sum (leaves of at most 128 terms in 8 accumulators,
+    then a binary tree); over a strided axis a plain sequential loop.
+    """
+    if linker != "py":
+        return min(n, loop_utils.REDUCTION_BLOCK) + 2
+    if not contiguous or n <= 8:
+        return n
+    return 16 + 3 + max(0, math.ceil(math.log2(n / 128))) + 1
+
+
+def _assert_sum_within_bound(got: np.ndarray | float, terms: np.ndarray, chain: int) -> None:
+    """`got` (sums along the last axis of `terms`, whose dot products are exact in
+    float64) is within the bound of a float32 sum with chains of `chain` terms; a
+    product adds one rounding of its own."""
+    exact = terms.astype(np.float64).sum(axis=-1)
+    bound = _gamma(chain + 1) * np.abs(terms.astype(np.float64)).sum(axis=-1)
+    error = np.abs(np.asarray(got, np.float64) - exact)
+    assert np.all(error <= bound), (error, bound)
+
+
 @pytest.mark.parametrize("linker", LINKERS)
 def test_float32_sums_agree_with_numpy_pairwise(linker: str) -> None:
     x, m = T.fvector("x"), T.fmatrix("m")
@@ -56,18 +96,37 @@ def test_float32_sums_agree_with_numpy_pairwise(linker: str) -> None:
     rng = np.random.default_rng(1)
     v = (rng.standard_normal(1_000_003) + 1).astype(np.float32)
     mat = rng.standard_normal((3000, 7)).astype(np.float32)
-    total, dot, cols, rows = f(v, mat)
-    exact = v.astype(np.float64)
-    # NumPy's pairwise float32 sum is within ~1e-7 of the exact sum here; a naive
-    # sequential float32 loop is ~1e-4 off.
-    assert abs(float(total) - exact.sum()) <= 1e-6 * abs(exact.sum())
-    assert abs(float(dot) - exact @ exact) <= 1e-6 * (exact @ exact)
-    np.testing.assert_allclose(cols, mat.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(rows, mat.sum(axis=1), rtol=1e-5, atol=1e-5)
-    strided = mat[::2, ::3]
-    _, _, cols, rows = f(v[::3], strided)
-    np.testing.assert_allclose(cols, strided.astype(np.float64).sum(axis=0), rtol=1e-5)
-    np.testing.assert_allclose(rows, strided.sum(axis=1), rtol=1e-5, atol=1e-5)
+    for vec, mt in ((v, mat), (v[::3], mat[::2, ::3])):
+        total, dot, cols, rows = f(vec, mt)
+        _assert_sum_within_bound(total, vec, _chain(linker, vec.size, contiguous=True))
+        _assert_sum_within_bound(cols, mt.T, _chain(linker, mt.shape[0], contiguous=False))
+        _assert_sum_within_bound(rows, mt, _chain(linker, mt.shape[1], contiguous=True))
+        if linker == "py":
+            # NumPy's dot is BLAS `sdot`, whose order of additions depends on the CPU
+            # kernel: the interpreter must give what NumPy gives, to a rounding or two.
+            np.testing.assert_allclose(dot, np.dot(vec, vec), rtol=4 * F32_UNIT_ROUNDOFF)
+        else:
+            products = vec.astype(np.float64) ** 2
+            _assert_sum_within_bound(dot, products, _chain(linker, vec.size, contiguous=True))
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_float32_sums_do_not_stagnate(linker: str) -> None:
+    """A plain float32 loop adding 2**20 ones to 2**24 stays at 2**24 (each `+ 1` rounds
+    back to it), a 6% error; a blocked or pairwise sum loses at most the ones of the
+    one chain that holds 2**24, well within the bound."""
+    x = T.fvector("x")
+    f = arignote.function([x], [x.sum(), T.dot(x, x)], mode=Mode(linker=linker))
+    v = np.ones(2**20, np.float32)
+    v[0] = 2.0**24
+    root = np.ones(2**20, np.float32)
+    root[0] = 2.0**12  # its square is 2**24
+    total, _ = f(v)
+    _, dot = f(root)
+    chain = _chain(linker, v.size, contiguous=True)
+    _assert_sum_within_bound(total, v, chain)
+    if linker != "py":  # NumPy's dot is BLAS, whose summation order is its own
+        _assert_sum_within_bound(dot, root.astype(np.float64) ** 2, chain)
 
 
 def _optimized_ir(build) -> str:

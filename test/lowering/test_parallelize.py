@@ -50,6 +50,7 @@ def test_static_loop_below_min_size_is_serial(n: int) -> None:
     np.testing.assert_array_equal(reference(data), data * c)
 
 
+@pytest.mark.slow
 def test_outlined_loop_is_a_task_and_a_noalias_body() -> None:
     f, c, _ = _scaled(5000)
     ir = _llvm_ir(f)

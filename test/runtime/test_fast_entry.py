@@ -208,6 +208,7 @@ def test_entry_ir_is_portable() -> None:
     assert set(entry.arg_spec(np.dtype(np.int64), []).type_nums) == int64s
 
 
+@pytest.mark.slow
 def test_entry_outlives_its_function() -> None:
     import gc
 

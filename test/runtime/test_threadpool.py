@@ -295,6 +295,66 @@ def test_thread_count_and_openmp_default_follow_omp_num_threads() -> None:
     assert results["3"] == ["True", "3", str(3 * threadpool.OVERSPLIT)]
 
 
+@pytest.mark.parametrize(
+    ("text", "cpus"),
+    [("200000 100000", 2), ("150000 100000", 2), ("50000 100000", 1), ("max 100000", None),
+     ("-1 100000", None), ("", None), ("garbage", None), ("100 0", None)],
+)
+def test_cgroup_quota_in_whole_cpus(text: str, cpus: int | None) -> None:
+    assert threadpool._quota_of(text) == cpus
+
+
+def test_cpu_quota_is_the_smallest_of_the_cgroup_and_its_ancestors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    files = {
+        "/proc/self/cgroup": "0::/outer/inner",
+        "/sys/fs/cgroup/cpu.max": "max 100000",
+        "/sys/fs/cgroup/outer/cpu.max": "300000 100000",
+        "/sys/fs/cgroup/outer/inner/cpu.max": "max 100000",
+    }
+    monkeypatch.setattr(threadpool, "_read", files.get)
+    assert threadpool.cpu_quota() == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert threadpool.usable_cores() == 3  # not the host's 64 cores
+    files["/sys/fs/cgroup/outer/cpu.max"] = "max 100000"
+    assert threadpool.cpu_quota() is None and threadpool.usable_cores() == 64
+
+
+def test_cgroup_v1_quota(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {
+        "/sys/fs/cgroup/cpu/cpu.cfs_quota_us": "100000",
+        "/sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000",
+    }
+    monkeypatch.setattr(threadpool, "_read", files.get)
+    assert threadpool.cpu_quota() == 1
+    files["/sys/fs/cgroup/cpu/cpu.cfs_quota_us"] = "-1"
+    assert threadpool.cpu_quota() is None
+
+
+def test_blas_threads_follow_the_usable_cores() -> None:
+    """Without a thread count from the user, arignote's OpenBLAS runs on at most the cores
+    the process may use; a count the user set is OpenBLAS's own business."""
+    script = (
+        "import ctypes, sys; from arignote.runtime import blas, threadpool as tp; "
+        "tp.cpu_quota = lambda: 1; blas.load_blas(); "
+        "print(ctypes.CDLL(blas.blas_library_path()).scipy_openblas_get_num_threads())"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("NUM_THREADS")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["1"]
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env=dict(env, OPENBLAS_NUM_THREADS="2"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == ["2"]
+
+
 def test_openmp_flags_change_the_cache_key() -> None:
     inputs, z = _expression()
     f = arignote.function(inputs, z)
