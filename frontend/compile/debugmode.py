@@ -139,15 +139,23 @@ def _difference_lines(
 ) -> list[str]:
     if err.max_diff is None:
         return []
-    line = f"  max |difference| {err.max_diff!r} at index {err.max_diff_index}"
+    line = f"  max |difference| {_short(err.max_diff)} at index {err.max_diff_index}"
     old, new = np.asarray(err.old_r_val), np.asarray(err.new_r_val)
     if old.ndim or new.ndim:
         i = err.max_diff_index
-        line += f": {old[i].item()!r} before, {new[i].item()!r} after"
+        line += f": {_short(old[i].item())} before, {_short(new[i].item())} after"
     rtol, atol = tolerances.get(old.dtype.name, (0.0, 0.0))
     exact = old.dtype.kind not in "fc" or (rtol, atol) == (0.0, 0.0)
     tolerance = "compared exactly" if exact else f"rtol {rtol!r}, atol {atol!r}"
     return [f"{line} ({old.dtype.name}: {tolerance})"]
+
+
+def _short(value: Any) -> str:
+    """A number as a message shows it: floats with 8 significant digits."""
+    if not isinstance(value, float):
+        return repr(value)
+    text = f"{value:.8g}"
+    return text if any(c in text for c in ".eni") else text + ".0"  # 6.0, not 6
 
 
 _NODES_SHOWN = 8
@@ -203,8 +211,8 @@ class BadThunkOutput(DebugModeError):
         ]
         if passes_agree:
             lines.append(
-                "  no graph pass changed the result (the graph pipeline replayed pass by pass"
-                " on these inputs): the difference comes after it"
+                "  no graph pass changed the result (replayed pass by pass on these inputs):"
+                " the difference comes from the lowering"
             )
         if node_text:
             lines.append(f"  first node whose native code differs: {node_text}")
@@ -281,13 +289,17 @@ def values_match(
     return bool(np.array_equal(a, b))
 
 
+_REAL_PAIRS = {x + y for x in "biuf" for y in "biuf"}
+"""The pairs of dtype kinds `max_difference` compares (bool, integers, floats)."""
+
+
 def max_difference(a: Any, b: Any) -> tuple[float | None, tuple[int, ...] | None]:
     """The largest absolute difference between two results of one shape and where it
     is: 0 where both are equal (NaN and NaN, inf and inf included), inf where only one
-    is NaN (or the infinities differ). (None, None) for values of different shapes or
-    no elements."""
+    is NaN (or the infinities differ). (None, None) for values of different shapes, no
+    elements, or not numbers (a missing value)."""
     a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.size == 0:
+    if a.shape != b.shape or a.size == 0 or a.dtype.kind + b.dtype.kind not in _REAL_PAIRS:
         return None, None
     with np.errstate(all="ignore"):
         x, y = a.astype(np.float64), b.astype(np.float64)

@@ -95,6 +95,7 @@ def test_planted_rewrite_is_named_at_call_time(planted: None, check_c_code: bool
     x = T.dvector("x")
     # the pass-by-pass check at compile time passes: its random inputs are below 4
     mode = DebugMode(check_c_code=check_c_code).including("planted")
+    assert mode.uses_interpreter is not check_c_code
     f = arignote.function([x], T.minimum(x, 4) * 2, mode=mode)
     np.testing.assert_array_equal(f([1.0, 4.0, -3.0]), [2.0, 8.0, -6.0])
     with pytest.raises(BadOptimization, match=PLANTED) as info:
@@ -177,3 +178,15 @@ def test_lowering_bug_is_still_bad_thunk_output(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(BadThunkOutput, match="no graph pass changed") as info:
         f([1.0, 2.0], [3.0, 4.0])
     assert str(info.value.node.op) == "Elemwise{mul}"
+
+
+def test_max_difference() -> None:
+    assert debugmode.max_difference(np.array([1.0, 2.0]), np.array([1.0, 5.0])) == (3.0, (1,))
+    nan, inf = np.nan, np.inf
+    same = debugmode.max_difference(np.array([nan, inf, 1.0]), np.array([nan, inf, 1.0]))
+    assert same == (0.0, (0,))
+    assert debugmode.max_difference(np.array([nan, 1.0]), np.array([0.0, 1.0])) == (inf, (0,))
+    assert debugmode.max_difference(np.array([inf]), np.array([-inf])) == (inf, (0,))
+    assert debugmode.max_difference(np.int64(3), np.int64(-4)) == (7.0, ())
+    assert debugmode.max_difference(np.zeros(2), np.zeros(3)) == (None, None)
+    assert debugmode.max_difference(np.zeros(2), None) == (None, None)
