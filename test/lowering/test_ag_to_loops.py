@@ -629,7 +629,8 @@ def test_reduce_empty_axis(op_class: type[ag.ReduceOp]):
     if op_class in (ag.ReduceSumOp, ag.ReduceProdOp):
         assert_matches(fn(x)[0], REDUCE_REFERENCE[op_class](x, axis=0))
         return
-    with pytest.raises(ValueError, match=rf"{op_class.name}: cannot reduce shape \(0, 3\) over axes \[0\]"):
+    message = f"{op_class.name}: cannot reduce shape (0, 3) over axes [0]: an axis is empty"
+    with pytest.raises(ValueError, match=re.escape(message)):
         fn(x)
     assert_matches(native(reduce_module(op_class, np.float64), "f1")(x)[0], np.zeros(0))
 
