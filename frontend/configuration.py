@@ -87,7 +87,7 @@ def to_path(value: Any) -> str:
     return os.path.expanduser(value.strip())
 
 
-_DEVICE = re.compile(r"cpu|cuda\d*")
+_DEVICE = re.compile(r"cpu|cuda\d*|gpu\d*")
 
 
 def to_device(value: Any) -> str:
@@ -176,10 +176,20 @@ FLAGS: dict[str, Flag] = {
         Flag(
             "device",
             "cpu",
-            "Where compiled functions run: 'cpu' (native code through LLVM), or 'cuda' / "
-            "'cuda<N>' (an NVIDIA GPU).",
+            "Where compiled functions run: 'cpu' (native code through LLVM), or an NVIDIA "
+            "GPU: 'cuda' / 'cuda<N>' (Theano's older 'gpu' / 'gpu<N>' too). arignote has "
+            "no GPU backend yet: a GPU device makes function() and shared() warn and run "
+            "on the CPU, or raise with force_device (arignote.compile.device).",
             convert=to_device,
-            expected="'cpu', 'cuda', 'cuda<N>' (e.g. 'cuda0')",
+            expected="'cpu', 'cuda', 'cuda<N>' (e.g. 'cuda0'), 'gpu', 'gpu<N>'",
+        ),
+        Flag(
+            "force_device",
+            False,
+            "When the device cannot be used: False falls back to the CPU with a warning "
+            "naming what is missing (as Theano does), True raises an error.",
+            convert=to_bool,
+            expected=_BOOL,
         ),
         Flag(
             "mode",

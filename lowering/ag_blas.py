@@ -55,7 +55,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
 from arignote.lowering.ag_kernels import KERNELS, copy
-from arignote.lowering.ag_shapes import SHAPE_RULES, Check, RuleResult, op_label
+from arignote.lowering.ag_shapes import (
+    SHAPE_RULES,
+    Check,
+    RuleResult,
+    accumulated_message,
+    contracted_checks,
+)
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -98,52 +104,54 @@ def _prefix(t: Attribute) -> str:
 # --- shape rules -----------------------------------------------------------------------
 
 
-def _operands_text(op: Operation, names: Sequence[str]) -> str:
-    return ", ".join(f"{n} {v.type}" for n, v in zip(names, op.operands, strict=False))
-
-
 def _used(dims: Sequence[Dim], transpose: bool) -> tuple[Dim, Dim]:
     return (dims[1], dims[0]) if transpose else (dims[0], dims[1])
 
 
-def _equal(checks: list[Check], message: str, a: Dim, b: Dim) -> Dim:
-    """Check `a == b`; the static one of the two, if any."""
-    check = Check(message, a, b)
+def _equal(checks: list[Check], check: Check) -> Dim:
+    """Keep `check` (of `a == b`) unless it holds statically; the static one of `a` and
+    `b`, if any."""
     if not check.is_static:
         checks.append(check)
-    return a if isinstance(a, int) else b
+    return check.a if isinstance(check.a, int) else check.b
+
+
+def _accumulated_checks(
+    op: Operation, product: Sequence[Dim], initial: Sequence[Dim]
+) -> tuple[list[Dim], list[Check]]:
+    """The accumulated operand must have the product's shape (the interpreter's
+    message); the lengths, static ones preferred."""
+    message, shown = accumulated_message(op, initial, product)
+    checks: list[Check] = []
+    lengths = [
+        _equal(checks, Check(message, p, i, shown=shown))
+        for p, i in zip(product, initial, strict=True)
+    ]
+    return lengths, checks
 
 
 def gemv_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
     """`[rows of op(A)]`; `op(A)`'s columns must equal `len(x)`, `len(y0)` its rows."""
     assert isinstance(op, ag.GemvOp)
-    label, text = op_label(op), _operands_text(op, ("alpha", "A", "x", "beta", "y0"))
     rows, cols = _used(dims[1], op.transpose_a is not None)
-    checks: list[Check] = []
-    _equal(checks, f"{label}: contracted dimensions differ ({text}): %d vs %d", cols, dims[2][0])
-    if op.acc:
-        message = f"{label}: the product has length %d but y0 has length %d ({text})"
-        rows = _equal(checks, message, rows, dims[4][0])
-    return [rows], checks
+    checks = contracted_checks(op, [rows, cols], dims[2], cols, dims[2][0])
+    if not op.acc:
+        return [rows], checks
+    lengths, acc_checks = _accumulated_checks(op, [rows], dims[4])
+    return lengths, checks + acc_checks
 
 
 def gemm_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
     """`[rows of op(A), columns of op(B)]`; the contracted lengths and `Z0`'s shape must
     agree."""
     assert isinstance(op, ag.GemmOp)
-    label, text = op_label(op), _operands_text(op, ("alpha", "A", "B", "beta", "Z0"))
     m, k = _used(dims[1], op.transpose_a is not None)
     k2, n = _used(dims[2], op.transpose_b is not None)
-    checks: list[Check] = []
-    _equal(checks, f"{label}: contracted dimensions differ ({text}): %d vs %d", k, k2)
-    if op.acc:
-        m = _equal(
-            checks, f"{label}: the product has %d rows but Z0 has %d ({text})", m, dims[4][0]
-        )
-        n = _equal(
-            checks, f"{label}: the product has %d columns but Z0 has %d ({text})", n, dims[4][1]
-        )
-    return [m, n], checks
+    checks = contracted_checks(op, [m, k], [k2, n], k, k2)
+    if not op.acc:
+        return [m, n], checks
+    lengths, acc_checks = _accumulated_checks(op, [m, n], dims[4])
+    return lengths, checks + acc_checks
 
 
 # --- kernels ---------------------------------------------------------------------------

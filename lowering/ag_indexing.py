@@ -36,7 +36,13 @@ from xdsl.rewriter import InsertPoint
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
 from arignote.lowering.ag_kernels import KERNELS, broadcast_indices, copy, elementwise
-from arignote.lowering.ag_shapes import VALUE_SHAPE_RULES, Check, ShapeContext, op_label
+from arignote.lowering.ag_shapes import (
+    VALUE_SHAPE_RULES,
+    Check,
+    ShapeContext,
+    op_label,
+    shape_text,
+)
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -168,17 +174,19 @@ def smin(b: Builder, x: Idx, y: Idx) -> Idx:
     return select(b, cmp(b, "slt", x, y), x, y)
 
 
-def _holds(message: str, ok: Cond, a: Dim, b_: Dim) -> list[Check]:
+def _holds(
+    message: str, ok: Cond, a: Dim, b_: Dim, shown: tuple[Dim, ...] | None = None
+) -> list[Check]:
     """A `holds` check, or none when `ok` is known to be true."""
     if ok is True:
         return []
     if ok is False:
         raise AssertionError(f"a check fails at compile time: {message}")
-    return [Check(message, a, b_, "holds", ok)]
+    return [Check(message, a, b_, "holds", ok, shown)]
 
 
-def _equal(message: str, a: Dim, b_: Dim) -> list[Check]:
-    check = Check(message, a, b_)
+def _equal(message: str, a: Dim, b_: Dim, shown: tuple[Dim, ...] | None = None) -> list[Check]:
+    check = Check(message, a, b_, shown=shown)
     return [] if check.is_static else [check]
 
 
@@ -257,8 +265,8 @@ def subtensor_geometry(
             step = 1
         if not isinstance(step, int):
             nonzero = cmp(b, "ne", step, 0)
-            message = f"{label}: slice step %d of axis {axis} must not be zero (%d)"
-            checks += _holds(message, nonzero, step, 0)
+            message = f"{label}: slice step of axis {axis} must not be zero"
+            checks += _holds(message, nonzero, step, 0, shown=())
             step = select(b, nonzero, step, 1)  # never divide by zero, even unchecked
         up = cmp(b, "sgt", step, 0)
 
@@ -286,16 +294,18 @@ def _value_fits(
 ) -> list[Check]:
     """Checks that a value (right-aligned, static 1s stretching) fits the region."""
     checks: list[Check] = []
-    value_type = op.operands[0 if isinstance(op, ag.AllocOp) else 1].type
+    value_text, value_shown = shape_text(value_dims)
+    region_text, region_shown = shape_text(region)
+    shown = (*value_shown, *region_shown)
     offset = len(region) - len(value_dims)
     for k, (d, s) in enumerate(zip(value_dims, value_shape, strict=True)):
         if s == 1:
             continue
         message = (
-            f"{op_label(op)}: dimension {k} of the value ({value_type}) is %d but "
-            f"the region has length %d"
+            f"{op_label(op)}: a value of shape {value_text} does not fit the region of "
+            f"shape {region_text} (dimension {k})"
         )
-        checks += _equal(message, d, region[offset + k])
+        checks += _equal(message, d, region[offset + k], shown)
     return checks
 
 
@@ -404,10 +414,18 @@ def _index_broadcast(
         ]
         statics = [d for d in present if isinstance(d, int)]
         result.append(statics[0] if statics else present[0] if present else 1)
-        message = f"{op_label(op)}: dimension {axis} of the index arrays differ: %d vs %d"
+        text, shown = _shape_list(index_dims)
+        message = f"{op_label(op)}: index shapes {text} differ at dimension {axis}"
         for a, c in zip(present, present[1:], strict=False):
-            checks += _equal(message, a, c)
+            checks += _equal(message, a, c, shown)
     return result, checks
+
+
+def _shape_list(shapes: Sequence[Sequence[Dim]]) -> tuple[str, tuple[Dim, ...]]:
+    """Shapes as a Python list of them (`[(2,), (%d,)]`), and the lengths they report."""
+    parts = [shape_text(dims) for dims in shapes]
+    text = "[" + ", ".join(t for t, _ in parts) + "]"
+    return text, tuple(v for _, values in parts for v in values)
 
 
 def _bounds_check(b: Builder, op: Operation, indices: Buffer, axis: int, n: Dim) -> list[Check]:
@@ -537,30 +555,27 @@ def reshape_dims(
     label = op_label(op)
     values = iter(dynamic)
     entries = [next(values) if e == ag.DYNAMIC_VALUE else e for e in op.shape_list]
+    text = "[" + ", ".join(str(e) if isinstance(e, int) else "%d" for e in entries) + "]"
+    shown = tuple(e for e in entries if not isinstance(e, int))
     checks: list[Check] = []
-    for k, e in enumerate(entries):
+    invalid = f"{label}: invalid shape {text}"
+    for e in entries:
         if not isinstance(e, int):
-            message = f"{label}: shape entry {k} is %d; a length must be at least %d"
-            checks += _holds(message, cmp(b, "sge", e, -1), e, -1)
-    shape_text = ", ".join("?" if e == ag.DYNAMIC_VALUE else str(e) for e in op.shape_list)
+            checks += _holds(invalid, cmp(b, "sge", e, -1), e, -1, shown)
     inferred = [cmp(b, "eq", e, -1) for e in entries]
     known = _product(b, [select(b, i, 1, e) for i, e in zip(inferred, entries, strict=True)])
     count: Idx = 0
     for i in inferred:
         count = add(b, count, select(b, i, 1, 0))
-    message = f"{label}: %d entries of the shape are -1; at most %d may be"
-    checks += _holds(message, cmp(b, "sle", count, 1), count, 1)
+    checks += _holds(invalid, cmp(b, "sle", count, 1), count, 1, shown)
     total = _product(b, input_dims)
     safe = select(b, cmp(b, "eq", known, 0), 1, known)
     missing = div(b, total, safe)
     one_inferred = cmp(b, "eq", count, 1)
     divisible = both(b, cmp(b, "ne", known, 0), cmp(b, "eq", rem(b, total, safe), 0))
     ok = select_cond(b, one_inferred, divisible, cmp(b, "eq", total, known))
-    message = (
-        f"{label}: cannot reshape %d elements into the shape [{shape_text}] "
-        "(product of the given lengths: %d)"
-    )
-    checks += _holds(message, ok, total, known)
+    message = f"{label}: cannot reshape %d elements into shape {text}"
+    checks += _holds(message, ok, total, known, (total, *shown))
     dims = [select(b, i, missing, e) for i, e in zip(inferred, entries, strict=True)]
     return dims, checks
 
@@ -664,11 +679,15 @@ def concatenate_rule(
         for k, d in enumerate(column):
             if d is reference:
                 continue
-            message = (
-                f"{op_label(op)}: dimension {a} of operand #{k} ({op.operands[k].type}) is %d "
-                f"but must be %d as in the other operands"
+            other = next(j for j, c in enumerate(column) if c is reference)
+            (k_text, k_shown), (other_text, other_shown) = shape_text(dims[k]), shape_text(
+                dims[other]
             )
-            checks += _equal(message, d, reference)
+            message = (
+                f"{op_label(op)}: dimension {a} of operand #{k} (shape {k_text}) differs "
+                f"from operand #{other} (shape {other_text})"
+            )
+            checks += _equal(message, d, reference, (*k_shown, *other_shown))
     return result, checks
 
 
@@ -698,13 +717,14 @@ def alloc_rule(
     values = iter(_dynamic_operand_values(context, 1, len(op.dynamic)))
     result: list[Idx] = []
     checks: list[Check] = []
-    for k, e in enumerate(op.shape_list):
-        if e != ag.DYNAMIC_VALUE:
-            result.append(e)
+    lengths = [e if e != ag.DYNAMIC_VALUE else next(values) for e in op.shape_list]
+    text, shown = shape_text(lengths)
+    for v in lengths:
+        if isinstance(v, int):
+            result.append(v)
             continue
-        v = next(values)
-        message = f"{op_label(op)}: length {k} of the shape is %d; it must be at least %d"
-        checks += _holds(message, cmp(b, "sge", v, 0), v, 0)
+        message = f"{op_label(op)}: shape {text} has a negative length"
+        checks += _holds(message, cmp(b, "sge", v, 0), v, 0, shown)
         result.append(v)
     checks += _value_fits(op, dims[0], ag.tensor_type(op.value).get_shape(), result)
     return list(result), checks
@@ -757,8 +777,8 @@ def arange_rule(
     b = context.builder
     start, stop, step = (context.scalar(k) for k in range(3))
     length, nonzero = _arange_length(b, start, stop, step)
-    message = f"{op_label(op)}: the step must not be zero (%d, %d)"
-    return [length], _holds(message, nonzero, 0, 0)
+    message = f"{op_label(op)}: the step must not be zero"
+    return [length], _holds(message, nonzero, 0, 0, ())
 
 
 def emit_arange(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:

@@ -13,7 +13,9 @@ runs the region (its code emitted once), one loop adds the block's rows to `r` (
 copy is read instead (chosen at run time; the common contiguous case copies nothing).
 
 Shape checks (in `@f__shape`): `A`'s column count must equal `len(x)` and `len(r0)`,
-and a vector row operand that is not a static 1 must have `A`'s row count.
+and a vector row operand that is not a static 1 must have `A`'s row count. Their messages
+are those of the ops the user wrote (the dot product, the accumulation, the elementwise
+op), as the interpreter's (`runtime/interpreter_rowwise.py`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,13 @@ from arignote.dialects import ag
 from arignote.lowering import ag_scalar, parallel_loops
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import copy
-from arignote.lowering.ag_shapes import Check, op_label
+from arignote.lowering.ag_shapes import (
+    Check,
+    accumulated_message,
+    contracted_checks,
+    op_label,
+    shapes_text,
+)
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -63,8 +71,7 @@ UPDATE_FLAGS = FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
 # --- shape rule ------------------------------------------------------------------------
 
 
-def _equal(checks: list[Check], message: str, a: Dim, b: Dim) -> None:
-    check = Check(message, a, b)
+def _equal(checks: list[Check], check: Check) -> None:
     if not check.is_static:
         checks.append(check)
 
@@ -82,16 +89,18 @@ def gemv_pair_rule(
     assert isinstance(op, ag.GemvPairOp)
     label = op_label(op)
     rows, cols = dims[0]
-    checks: list[Check] = []
-    _equal(checks, f"{label}: A has %d columns but x has length %d", cols, dims[1][0])
+    checks = contracted_checks(op, dims[0], dims[1], cols, dims[1][0])
     if op.acc:
-        _equal(checks, f"{label}: A has %d columns but r0 has length %d", cols, dims[4][0])
+        message, shown = accumulated_message(op, dims[4], [cols])
+        _equal(checks, Check(message, cols, dims[4][0], shown=shown))
     first_row = 3 + len(op.acc)
     for k, value in enumerate(op.rows):
         shape = ag.tensor_type(value).get_shape()
         if len(shape) == 1 and shape[0] != 1:
-            message = f"{label}: A has %d rows but row operand #{k} has length %d"
-            _equal(checks, message, rows, dims[first_row + k][0])
+            row = dims[first_row + k]
+            text, shown = shapes_text([[rows], row])
+            message = f"{label}: operand shapes {text} do not match at dimension 0"
+            _equal(checks, Check(message, rows, row[0], shown=shown))
     results = [_static(r, d) for r, d in zip(op.results, ([rows], [rows], [cols]), strict=True)]
     return results, checks
 

@@ -66,6 +66,7 @@ from arignote.lowering.ag_shapes import (
     ShapeContext,
     op_label,
     results_dims,
+    shape_text,
 )
 from arignote.lowering.loop_utils import (
     Buffer,
@@ -122,12 +123,14 @@ def _depths(op: ag.ScanOp) -> list[int]:
     return [max(-k for k in taps) for taps in op.output_tap_lists if taps]
 
 
-def _holds(b: Builder, message: str, ok: SSAValue | bool, a: Dim, c: Dim) -> list[Check]:
+def _holds(
+    b: Builder, message: str, ok: SSAValue | bool, a: Dim, c: Dim, shown: tuple[Dim, ...]
+) -> list[Check]:
     if ok is True:
         return []
     if ok is False:
         raise NotImplementedError(f"ag-to-loops: a check fails at compile time: {message}")
-    return [Check(message, a, c, "holds", ok)]
+    return [Check(message, a, c, "holds", ok, shown)]
 
 
 def _steps(
@@ -142,18 +145,20 @@ def _steps(
         n: Dim = usable[0]
         for u in usable[1:]:
             n = smin(b, n, u)
-        message = f"{label}: a sequence is too short for its taps (%d usable rows, %d needed)"
-        checks += _holds(b, message, cmp(b, "sge", n, 0), n, 0)
+        for i, (u, span) in enumerate(zip(usable, spans, strict=True)):
+            if span == 0:
+                continue  # a length is never negative
+            length = dims[layout.seq(i)][0]
+            message = f"{label}: a sequence of length %d is shorter than its taps span ({span})"
+            checks += _holds(b, message, cmp(b, "sge", u, 0), u, 0, (length,))
         return n, checks
     n = context.value(0)
-    message = f"{label}: n_steps must not be negative, got %d (minimum %d)"
-    checks += _holds(b, message, cmp(b, "sge", n, 0), n, 0)
+    message = f"{label}: n_steps must not be negative, got %d"
+    checks += _holds(b, message, cmp(b, "sge", n, 0), n, 0, (n,))
     for i, u in enumerate(usable):
-        message = (
-            f"{label}: sequence #{i} has %d usable rows (its length minus its taps span "
-            f"{spans[i]}), fewer than n_steps = %d"
-        )
-        checks += _holds(b, message, cmp(b, "sge", u, n), u, n)
+        message = f"{label}: sequence #{i} has %d rows, too few for %d steps (it needs %d)"
+        shown = (dims[layout.seq(i)][0], n, add(b, n, spans[i]))
+        checks += _holds(b, message, cmp(b, "sge", u, n), u, n, shown)
     return n, checks
 
 
@@ -161,10 +166,14 @@ def _initial_checks(
     op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeContext
 ) -> list[Check]:
     b, layout, checks = context.builder, _Layout.of(op), []
+    taps = [t for t in op.output_tap_lists if t]
     for j, depth in enumerate(_depths(op)):
         rows = dims[layout.init(j)][0]
-        message = f"{op_label(op)}: initial value #{j} has %d rows; its taps need at least %d"
-        checks += _holds(b, message, cmp(b, "sge", rows, depth), rows, depth)
+        message = (
+            f"{op_label(op)}: initial value #{j} has %d rows; its taps {list(taps[j])} "
+            f"need {depth}"
+        )
+        checks += _holds(b, message, cmp(b, "sge", rows, depth), rows, depth, (rows,))
     return checks
 
 
@@ -272,18 +281,18 @@ def _state_checks(
     for j, i in enumerate(recurrent):
         yielded = body[op.yield_op.values[i]]
         state = dims[layout.init(j)][1:]
-        for axis, (y, s) in enumerate(zip(yielded, state, strict=True)):
-            message = (
-                f"{op_label(op)}: dimension {axis} of output #{i} of the step is %d but "
-                "its initial state's is %d; a fed-back output must keep its shape"
-            )
-            check = Check(message, y, s)
-            if y is s:
+        (y_text, y_shown), (s_text, s_shown) = shape_text(yielded), shape_text(state)
+        message = (
+            f"{op_label(op)}: output #{i} of the step has shape {y_text}, but its initial "
+            f"state has shape {s_text}; a fed-back output must keep its shape"
+        )
+        for y, s in zip(yielded, state, strict=True):
+            check = Check(message, y, s, shown=(*y_shown, *s_shown))
+            if y is s or check.is_static and y == s:
                 continue
-            if check.is_static and y != s:
-                raise NotImplementedError(f"ag-to-loops: {message % (y, s)}")
-            if not check.is_static:
-                checks.append(check)
+            if check.is_static:
+                raise NotImplementedError(f"ag-to-loops: {message}")
+            checks.append(check)
     return checks
 
 

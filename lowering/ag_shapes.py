@@ -11,8 +11,11 @@ twice: in `@f__shape`, which emits the checks, and in `@f`, which trusts them.
 The checks follow `ag`'s rules: along each broadcast axis every operand dimension that
 is not a static 1 must be equal (a dynamic dimension never broadcasts), `dot`'s
 contracted dimensions must be equal, and `reduce_max`/`reduce_min` need every reduced
-axis to be non-empty. A check's message is a `%`-format string with two `%d`s, filled
-from the two values the check reports.
+axis to be non-empty. A check's message is a `%`-format string with one `%d` per value
+the check reports at run time. Messages read like the interpreter's (`runtime/interpreter.py`):
+the op's label (its graph node and the user's source line), operand shapes as numbers
+(`shape_text`: static lengths written in, dynamic ones reported), never IR types or the
+`ag` operands' internal names.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ class Check:
 
     `kind == "equal"`: fails when `a != b`. `kind == "nonempty"`: fails when `b == 0`.
     `kind == "holds"`: fails when the `i1` value `ok` is false (`a` and `b` may then also
-    be `i64` values). On failure the runtime reports `message % (a, b)`.
+    be `i64` values). On failure the runtime reports `message % shown` (`shown` defaults
+    to `(a, b)`; its values are lengths, `index` or integer SSA values).
     """
 
     message: str
@@ -46,11 +50,45 @@ class Check:
     b: Dim
     kind: Literal["equal", "nonempty", "holds"] = "equal"
     ok: SSAValue | None = None
+    shown: tuple[Dim, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if message_arity(self.message) != len(self.reported):
+            count = len(self.reported)
+            raise ValueError(f"the check message {self.message!r} must show {count} values")
+
+    @property
+    def reported(self) -> tuple[Dim, ...]:
+        """The values the message is filled from, in order."""
+        return (self.a, self.b) if self.shown is None else self.shown
 
     @property
     def is_static(self) -> bool:
         """Known to hold at compile time (the verifier already rejected static conflicts)."""
         return self.kind == "equal" and isinstance(self.a, int) and isinstance(self.b, int)
+
+
+def message_arity(message: str) -> int:
+    """How many values a check message takes (its `%d`s; `%%` is a literal `%`)."""
+    return message.replace("%%", "").count("%")
+
+
+def shape_text(dims: Sequence[Dim]) -> tuple[str, tuple[Dim, ...]]:
+    """An operand's run-time shape for a check message, as NumPy prints it (`(3, %d)`,
+    `(%d,)`, `()`): static lengths written in, a `%d` for each dynamic one; and the
+    dynamic lengths, which the check reports."""
+    texts = [str(d) if isinstance(d, int) else "%d" for d in dims]
+    text = "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+    return text, tuple(d for d in dims if not isinstance(d, int))
+
+
+def shapes_text(shapes: Sequence[Sequence[Dim]]) -> tuple[str, tuple[Dim, ...]]:
+    """Several shapes as the interpreter lists them (`A and B`, `A, B and C`), and the
+    dynamic lengths they report."""
+    parts = [shape_text(dims) for dims in shapes]
+    texts = [text for text, _ in parts]
+    text = ", ".join(texts[:-1]) + " and " + texts[-1] if len(texts) > 1 else texts[0]
+    return text, tuple(v for _, values in parts for v in values)
 
 
 RuleResult = tuple[list[Dim], list[Check]]
@@ -97,16 +135,6 @@ def op_label(op: Operation) -> str:
     return label.replace("%", "%%")
 
 
-_OPERAND_NAMES: dict[type[Operation], tuple[str, ...]] = {
-    ag.SelectOp: ("cond", "true_value", "false_value"),
-}
-
-
-def _operands_text(op: Operation) -> str:
-    names = _OPERAND_NAMES.get(type(op), ("lhs", "rhs"))
-    return ", ".join(f"{n} {o.type}" for n, o in zip(names, op.operands, strict=True))
-
-
 def broadcast_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
     """NumPy broadcasting, right-aligned; static 1s stretch, all other lengths must agree.
 
@@ -126,11 +154,12 @@ def broadcast_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
         ]
         statics = [d for d in present if isinstance(d, int)]
         result.append(statics[0] if statics else present[0] if present else 1)
-        message = (
-            f"{op_label(op)}: dimension {axis} of the operands differ "
-            f"({_operands_text(op)}): %d vs %d"
-        )
-        pairs = [Check(message, a, b) for a, b in zip(present, present[1:], strict=False)]
+        text, shown = shapes_text(dims)
+        message = f"{op_label(op)}: operand shapes {text} do not match at dimension {axis}"
+        pairs = [
+            Check(message, a, b, shown=shown)
+            for a, b in zip(present, present[1:], strict=False)
+        ]
         checks += [c for c in pairs if not c.is_static]
     return result, checks
 
@@ -156,17 +185,19 @@ def reduce_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
     result = [d for axis, d in enumerate(dims[0]) if axis not in axes]
     if not isinstance(op, ag.ReduceMaxOp | ag.ReduceMinOp):
         return result, []
-    what = "maximum" if isinstance(op, ag.ReduceMaxOp) else "minimum"
-    message = (
-        f"{op_label(op)}: axis %d of the operand ({op.input.type}) has length %d; "
-        f"the {what} of an empty axis is undefined"
-    )
-    checks = [
-        Check(message, axis, dims[0][axis], "nonempty")
+    return result, empty_axis_checks(op, axes, dims[0])
+
+
+def empty_axis_checks(op: Operation, axes: Sequence[int], dims: Sequence[Dim]) -> list[Check]:
+    """Each reduced axis of an operand of `dims` must be non-empty (as the interpreter
+    says: `cannot reduce shape (0, 3) over axes [0]: an axis is empty`)."""
+    text, shown = shape_text(dims)
+    message = f"{op_label(op)}: cannot reduce shape {text} over axes {list(axes)}: an axis is empty"
+    return [
+        Check(message, axis, dims[axis], "nonempty", shown=shown)
         for axis in axes
-        if not isinstance(dims[0][axis], int) or dims[0][axis] == 0
+        if not isinstance(dims[axis], int) or dims[axis] == 0
     ]
-    return result, checks
 
 
 def contracted_dim(lhs: Sequence[Dim], rhs: Sequence[Dim]) -> Dim:
@@ -177,9 +208,34 @@ def contracted_dim(lhs: Sequence[Dim], rhs: Sequence[Dim]) -> Dim:
 def dot_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
     """`lhs[:-1] + rhs[1:]`; the contracted lengths `lhs[-1]` and `rhs[0]` must agree."""
     lhs, rhs = dims
-    message = f"{op_label(op)}: contracted dimensions differ ({_operands_text(op)}): %d vs %d"
-    check = Check(message, lhs[-1], rhs[0])
-    return [*lhs[:-1], *rhs[1:]], [] if check.is_static else [check]
+    return [*lhs[:-1], *rhs[1:]], contracted_checks(op, lhs, rhs, lhs[-1], rhs[0])
+
+
+def contracted_checks(
+    op: Operation, lhs: Sequence[Dim], rhs: Sequence[Dim], a: Dim, b: Dim
+) -> list[Check]:
+    """`a == b`, the contracted lengths of a product of operands of shapes `lhs` and
+    `rhs` (as the user wrote them: transposed where the op transposes)."""
+    text, shown = shapes_text([lhs, rhs])
+    message = f"{op_label(op)}: contracted dimensions of operand shapes {text} differ"
+    check = Check(message, a, b, shown=shown)
+    return [] if check.is_static else [check]
+
+
+def accumulated_message(
+    op: Operation, initial: Sequence[Dim], product: Sequence[Dim]
+) -> tuple[str, tuple[Dim, ...]]:
+    """The message of a check that a product's accumulated operand (`gemv`'s `y0`,
+    `gemm`'s `Z0`) has the product's shape, and the lengths it reports."""
+    (initial_text, initial_shown), (product_text, product_shown) = (
+        shape_text(initial),
+        shape_text(product),
+    )
+    message = (
+        f"{op_label(op)}: the accumulated operand has shape {initial_text}, "
+        f"the product {product_text}"
+    )
+    return message, (*initial_shown, *product_shown)
 
 
 SHAPE_RULES: dict[type[Operation], ShapeRule] = {
@@ -203,17 +259,7 @@ def arg_reduce_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
     assert isinstance(op, ag.ArgReduceOp)
     axes = op.axes_list
     result = [d for axis, d in enumerate(dims[0]) if axis not in axes]
-    what = op.name.removeprefix("ag.")
-    message = (
-        f"{op_label(op)}: axis %d of the operand ({op.input.type}) has length %d; "
-        f"the {what} of an empty axis is undefined"
-    )
-    checks = [
-        Check(message, axis, dims[0][axis], "nonempty")
-        for axis in axes
-        if not isinstance(dims[0][axis], int) or dims[0][axis] == 0
-    ]
-    return result, checks
+    return result, empty_axis_checks(op, axes, dims[0])
 
 
 def dim_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:

@@ -7,17 +7,19 @@ ABI that `arignote.runtime.native.NativeFunction` calls:
 
 ```mlir
 func.func @f__shape(%arg0: memref<?x1xf32, strided<[?, ?], offset: ?>>, ...,
-                    %dims: memref<?xi64>, %err: memref<3xi64>) -> i32
+                    %dims: memref<?xi64>, %err: memref<?xi64>) -> i32
 func.func @f(%arg0: memref<?x1xf32, strided<[?, ?], offset: ?>>, ...,
              %out0: memref<?x?xf32>, ...)
 ```
 
 `@f__shape` reads only the arguments' dimensions: it performs every run-time shape check
 of the body in order and, on the first failure with 1-based id `k`, stores
-`[k, a, b]` into `%err` and returns `k`; otherwise it stores the dimensions of all
+`[k, v1, ..., vn]` into `%err` and returns `k`; otherwise it stores the dimensions of all
 results (concatenated in result order, static ones included) into `%dims` and returns
 0. Its `ag.checks` attribute (an `ArrayAttr` of `StringAttr`) holds, at index `k - 1`,
-the message of check `k`: a `%`-format string to fill with `(a, b)`.
+the message of check `k`: a `%`-format string with `n` `%d`s, to fill with the reported
+values `v1, ..., vn` (operand lengths, indices; see `ag_shapes.Check`). The caller sizes
+`%err` for the message with the most `%d`s.
 
 `@f` takes the arguments (any strides and offset; the tensor's static dimensions, a
 static 1 being broadcastable) then one caller-allocated contiguous (identity-layout)
@@ -111,7 +113,7 @@ CHECKS_ATTRIBUTE = "ag.checks"
 """The attribute of `@f__shape` listing the check messages, check id `k` at `k - 1`."""
 
 DIMS_TYPE = MemRefType(i64, [DYNAMIC_INDEX])
-ERR_TYPE = MemRefType(i64, [3])
+ERR_TYPE = MemRefType(i64, [DYNAMIC_INDEX])
 
 
 @lru_cache(maxsize=1024)
@@ -164,9 +166,10 @@ def _arg_names(n: int, prefix: str = "arg") -> list[str]:
 # --- @f__shape ---------------------------------------------------------------------------
 
 
-def _failure_block(err: SSAValue) -> Block:
-    """`^fail(%id, %a, %b)`: stores the three into `%err`, returns `%id` as i32."""
-    block = _entry_block([i64, i64, i64], ["check", "a", "b"])
+def _failure_block(err: SSAValue, arity: int) -> Block:
+    """`^fail(%check, %v1, ..., %vn)` (`n = arity`): stores them into `%err`, returns
+    `%check` as i32."""
+    block = _entry_block([i64] * (1 + arity), ["check", *(f"v{k}" for k in range(1, arity + 1))])
     b = Builder(InsertPoint.at_end(block))
     for position, value in enumerate(block.args):
         b.insert(memref.StoreOp.get(value, err, [index_constant(b, position)]))
@@ -185,22 +188,23 @@ def _reported(b: Builder, value: Dim) -> SSAValue:
     return b.insert(arith.ExtSIOp(value, i64)).result
 
 
-def _emit_check(b: Builder, check: Check, check_id: int, fail: Block) -> Builder:
-    """Branches to `fail` unless `check` holds; returns a builder in the success block."""
+def _condition(b: Builder, check: Check) -> SSAValue:
+    """The `i1` that holds when `check` passes."""
     if check.kind == "holds":
         assert check.ok is not None
-        code = b.insert(arith.ConstantOp(IntegerAttr(check_id, i64))).result
-        reported = [_reported(b, v) for v in (check.a, check.b)]
-        success = Block()
-        b.insert(cf.ConditionalBranchOp(check.ok, success, [], fail, [code, *reported]))
-        return Builder(InsertPoint.at_end(success))
+        return check.ok
     a, c = as_index(b, check.a), as_index(b, check.b)
     if check.kind == "equal":
-        ok = b.insert(arith.CmpiOp(a, c, "eq")).result
-    else:
-        ok = b.insert(arith.CmpiOp(c, index_constant(b, 0), "ne")).result
+        return b.insert(arith.CmpiOp(a, c, "eq")).result
+    return b.insert(arith.CmpiOp(c, index_constant(b, 0), "ne")).result
+
+
+def _emit_check(b: Builder, check: Check, check_id: int, fail: Block) -> Builder:
+    """Branches to `fail` (with the check's id and reported values) unless `check`
+    holds; returns a builder in the success block."""
+    ok = _condition(b, check)
     code = b.insert(arith.ConstantOp(IntegerAttr(check_id, i64))).result
-    reported = [b.insert(arith.IndexCastOp(v, i64)).result for v in (a, c)]
+    reported = [_reported(b, v) for v in check.reported]
     success = Block()
     b.insert(cf.ConditionalBranchOp(ok, success, [], fail, [code, *reported]))
     return Builder(InsertPoint.at_end(success))
@@ -303,7 +307,8 @@ class ShapeWalker:
         self.err = err
         self.checks: list[Check] = []
         self.blocks = [entry]
-        self.fail: Block | None = None
+        self.failures: dict[int, Block] = {}
+        """The failure block of each number of reported values."""
 
     @property
     def builder(self) -> Builder:
@@ -320,10 +325,12 @@ class ShapeWalker:
 
     def emit_checks(self, checks: Sequence[Check]) -> None:
         for check in checks:
-            if self.fail is None:
-                self.fail = _failure_block(self.err)
+            arity = len(check.reported)
+            if arity not in self.failures:
+                self.failures[arity] = _failure_block(self.err, arity)
             self.checks.append(check)
-            self.builder = _emit_check(self.builder, check, len(self.checks), self.fail)
+            fail = self.failures[arity]
+            self.builder = _emit_check(self.builder, check, len(self.checks), fail)
             self.blocks.append(self.builder.insertion_point.block)
 
     def walk(self, ops: Sequence[Operation]) -> None:
@@ -358,9 +365,7 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     walker = ShapeWalker(context, err, entry)
     walker.walk(ops)
     b = walker.builder
-    blocks = walker.blocks
-    if walker.fail is not None:
-        blocks.append(walker.fail)
+    blocks = [*walker.blocks, *walker.failures.values()]
     _store_dims(b, dims_buffer, [d for v in ret.arguments for d in env[v]])
     b.insert(func.ReturnOp(b.insert(arith.ConstantOp(IntegerAttr(0, i32))).result))
     signature = ([*inputs, DIMS_TYPE, ERR_TYPE], [i32])

@@ -310,8 +310,11 @@ def arg_spec(dtype: np.dtype, shape: Sequence[int], donor: int | None = None) ->
 class _EntryBuilder:
     """Builds `@name__entry` into an `ir.Module` (see the module docstring)."""
 
-    def __init__(self, name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec]):
+    def __init__(
+        self, name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec], err_words: int
+    ):
         self.name, self.inputs, self.outputs = name, list(inputs), list(outputs)
+        self.err_words = err_words
         self.layout = LAYOUT or Layout()
         self.module = ir.Module(name=name + ENTRY_SUFFIX)
         self.module.triple = ""
@@ -487,9 +490,9 @@ class _EntryBuilder:
         b = self.b
         n_dims = max(1, sum(s.rank for s in self.outputs))
         dims = self.words(n_dims, "dims")
-        err = self.words(3, "err")
+        err = self.words(self.err_words, "err")
         dims_desc = self.vector_descriptor(dims, n_dims, "dims_desc")
-        err_desc = self.vector_descriptor(err, 3, "err_desc")
+        err_desc = self.vector_descriptor(err, self.err_words, "err_desc")
         code = b.call(self.shape_fn, [*descriptors, dims_desc, err_desc], name="code")
         self.check(b.icmp_signed("==", code, ir.Constant(_I32, 0)), "shape_ok")
         return dims
@@ -688,10 +691,13 @@ class _EntryBuilder:
         b.ret(result)
 
 
-def entry_ir(name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec]) -> str:
+def entry_ir(
+    name: str, inputs: Sequence[ArgSpec], outputs: Sequence[ArgSpec], err_words: int = 3
+) -> str:
     """The LLVM IR text of `@name__entry` (declaring `@name__shape` and `@name`, to be
-    linked with them): returns the result itself when there is exactly one, else a list."""
-    return str(_EntryBuilder(name, inputs, outputs).build())
+    linked with them): returns the result itself when there is exactly one, else a list.
+    `err_words`: the length of the shape function's `err` vector (`native.err_length`)."""
+    return str(_EntryBuilder(name, inputs, outputs, err_words).build())
 
 
 # --- the entry point as a Python callable --------------------------------------------------

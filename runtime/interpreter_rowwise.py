@@ -83,16 +83,24 @@ def twin_module(op: ag.GemvPairOp) -> ModuleOp:
 
 
 def _check_lengths(op: ag.GemvPairOp, a: Array, x: Array, acc: list[Array], rows: list[Array]):
+    """The checks of the ops the user wrote, with their messages: the dot product `A·x`,
+    the accumulation onto `r0`, the elementwise ops on `A·x` and the row operands."""
     label = _label(op)
     if a.shape[1] != x.shape[0]:
-        raise ValueError(f"{label}: A has shape {a.shape} but x has shape {x.shape}")
+        raise ValueError(
+            f"{label}: contracted dimensions of operand shapes {a.shape} and {x.shape} differ"
+        )
     if acc and acc[1].shape[0] != a.shape[1]:
-        raise ValueError(f"{label}: A has shape {a.shape} but r0 has shape {acc[1].shape}")
-    for k, (value, row) in enumerate(zip(op.rows, rows, strict=True)):
+        raise ValueError(
+            f"{label}: the accumulated operand has shape {acc[1].shape}, the product "
+            f"{(a.shape[1],)}"
+        )
+    for value, row in zip(op.rows, rows, strict=True):
         static = ag.tensor_type(value).get_shape()
         if static and static[0] != 1 and row.shape[0] != a.shape[0]:
             raise ValueError(
-                f"{label}: A has {a.shape[0]} rows but row operand #{k} has shape {row.shape}"
+                f"{label}: operand shapes {(a.shape[0],)} and {row.shape} do not match at "
+                "dimension 0"
             )
 
 

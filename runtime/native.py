@@ -6,9 +6,10 @@ memref descriptors:
 
 * `int32 f__shape(x0*, ..., xn*, dims*, err*)`: checks the input shapes, writes the
   dimensions of all results (concatenated, in result order) into the `i64` vector `dims`
-  and returns 0; or writes `[check_id, a, b]` into the 3-element `i64` vector `err` and
+  and returns 0; or writes `[check_id, v1, ..., vn]` into the `i64` vector `err` and
   returns the 1-based `check_id`, whose message (`ag.checks[check_id - 1]`, a `%`-format
-  string) is filled with `(a, b)`.
+  string with `n` `%d`s) is filled with `(v1, ..., vn)`; `err` has room for the message
+  with the most (`err_length`).
 * `void f(x0*, ..., xn*, r0*, ..., rm*)`: computes the results into caller-allocated
   contiguous buffers of the shapes that `f__shape` returned.
 
@@ -234,10 +235,11 @@ class NativeFunction:
 
     def _raise_check(self, code: int, buffer: ctypes.Array, err_offset: int) -> NoReturn:
         """The ValueError (or IndexOutOfBoundsError) of failed shape check `code`."""
-        _, a, b = _ERR.unpack_from(buffer, err_offset)
         if not 1 <= code <= len(self.messages):
-            raise ValueError(f"{self.name}: shape check {code} failed ({a}, {b})")
-        message = self.messages[code - 1] % (a, b)
+            raise ValueError(f"{self.name}: shape check {code} failed")
+        template = self.messages[code - 1]
+        values = struct.unpack_from(f"={message_arity(template)}q", buffer, err_offset + _WORD)
+        message = template % values
         if "is out of bounds for axis" in message:
             raise IndexOutOfBoundsError(message)
         raise ValueError(message)
@@ -266,13 +268,24 @@ def compile_function(
             arg_spec(numpy_dtype(t.element_type), t.get_shape(), aliases.get(j))
             for j, t in enumerate(outputs)
         ]
-        extra.append(entry_ir(name, specs, results))
+        extra.append(entry_ir(name, specs, results, err_length(messages)))
     module = NativeModule(module, extra)
     return NativeFunction(module, name, inputs, outputs, messages, aliases)
 
 
 _WORD = 8  # every descriptor field is a pointer or an int64
-_ERR = struct.Struct("=3q")
+
+
+def message_arity(message: str) -> int:
+    """How many values a check message takes (its `%d`s; `%%` is a literal `%`), as
+    `arignote.lowering.ag_shapes.message_arity` counts them."""
+    return message.replace("%%", "").count("%")
+
+
+def err_length(messages: Sequence[str]) -> int:
+    """The length of the `err` vector for checks with these messages: the check's id and
+    the most values a message takes (at least 3 words, as before values were counted)."""
+    return max([3, *(1 + message_arity(m) for m in messages)])
 
 
 def _descriptor_format(rank: int) -> str:
@@ -296,12 +309,15 @@ class _Frame:
         err_desc = dims_desc + _WORD * 5
         self.dims_offset = err_desc + _WORD * 5
         self.err_offset = self.dims_offset + _WORD * n_dims
-        self.buffer = (ctypes.c_int64 * (self.err_offset // _WORD + 3))()
+        n_err = err_length(fn.messages)
+        self.buffer = (ctypes.c_int64 * (self.err_offset // _WORD + n_err))()
         base = ctypes.addressof(self.buffer)
         struct.pack_into(
             "=QQqqq", self.buffer, dims_desc, *[base + self.dims_offset] * 2, 0, n_dims, 1
         )
-        struct.pack_into("=QQqqq", self.buffer, err_desc, *[base + self.err_offset] * 2, 0, 3, 1)
+        struct.pack_into(
+            "=QQqqq", self.buffer, err_desc, *[base + self.err_offset] * 2, 0, n_err, 1
+        )
         self.inputs = struct.Struct("=" + "".join(_descriptor_format(s.rank) for s in fn.inputs))
         self.outputs = struct.Struct("=" + "".join(_descriptor_format(s.rank) for s in fn.outputs))
         self.dims = struct.Struct(f"={n_dims}q")

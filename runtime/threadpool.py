@@ -43,8 +43,10 @@ from __future__ import annotations
 import atexit
 import os
 import platform
+import re
 import sys
 import threading
+import warnings
 from functools import cache
 
 PARALLEL_FOR = "arignote_parallel_for"
@@ -74,10 +76,34 @@ WAIT_POLICY_SPIN = {"passive": 64, "active": 1 << 15}
 other processes keep every core busy), `active` spins a few milliseconds."""
 
 
+class ThreadSettingWarning(RuntimeWarning):
+    """An environment variable that sets the threads (`OMP_NUM_THREADS`,
+    `OMP_WAIT_POLICY`) has a value arignote cannot use: the warning names the
+    variable, the value, what is expected and what is used instead."""
+
+
+def _warn(variable: str, value: str, expected: str, used: str) -> None:
+    # stacklevel 1: the value comes from the environment, not from the caller's code
+    message = f"{variable}={value!r}: expected {expected}; {used}"
+    warnings.warn(message, ThreadSettingWarning, stacklevel=1)
+
+
 def spin_count() -> int:
-    """`SPIN`, or the spin of `OMP_WAIT_POLICY` (`passive` / `active`) when it is set."""
-    policy = os.environ.get("OMP_WAIT_POLICY", "").strip().lower()
-    return WAIT_POLICY_SPIN.get(policy, SPIN)
+    """`SPIN`, or the spin of `OMP_WAIT_POLICY` (`passive` / `active`, any case) when it
+    is set; another value warns (`ThreadSettingWarning`, once per value) and leaves
+    `SPIN`."""
+    return _spin_for(os.environ.get("OMP_WAIT_POLICY", ""))
+
+
+@cache
+def _spin_for(text: str) -> int:
+    policy = text.strip().lower()
+    if not policy:
+        return SPIN
+    if policy not in WAIT_POLICY_SPIN:
+        _warn("OMP_WAIT_POLICY", text, "'active' or 'passive'", "arignote's default spin is used")
+        return SPIN
+    return WAIT_POLICY_SPIN[policy]
 
 
 _FUTEX = {"x86_64": 202, "aarch64": 98}
@@ -157,12 +183,34 @@ def _read(path: str) -> str | None:
         return None
 
 
+_THREAD_COUNTS = re.compile(r"\s*[1-9]\d*\s*(,\s*[1-9]\d*\s*)*")
+"""OpenMP's `OMP_NUM_THREADS`: a positive integer, or a comma-separated list of them
+(one per nesting level; arignote's loops do not nest, so the first is used)."""
+
+
 def default_threads() -> int:
-    """`OMP_NUM_THREADS` when it is a positive integer, else `usable_cores()`; at most
-    `MAX_THREADS`."""
-    text = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    count = int(text) if text.isdigit() and int(text) > 0 else usable_cores()
-    return min(count, MAX_THREADS)
+    """`OMP_NUM_THREADS` (its first entry) when set, else `usable_cores()`; at most
+    `MAX_THREADS`. A value that is not a list of positive integers, or above
+    `MAX_THREADS`, warns (`ThreadSettingWarning`, once per value: the variable, the
+    value, what is expected, what is used) instead of being ignored silently."""
+    return _threads_for(os.environ.get("OMP_NUM_THREADS", ""))
+
+
+@cache
+def _threads_for(text: str) -> int:
+    if not text.strip():
+        return min(usable_cores(), MAX_THREADS)
+    if not _THREAD_COUNTS.fullmatch(text):
+        cores = min(usable_cores(), MAX_THREADS)
+        expected = "a positive integer, or a comma-separated list of them (the first is used)"
+        _warn("OMP_NUM_THREADS", text, expected, f"using the {cores} usable cores")
+        return cores
+    count = int(text.split(",")[0])
+    if count > MAX_THREADS:
+        expected = f"at most {MAX_THREADS} threads (the most arignote's thread pool runs)"
+        _warn("OMP_NUM_THREADS", text, expected, f"using {MAX_THREADS}")
+        return MAX_THREADS
+    return count
 
 
 # --- the pool in LLVM IR -----------------------------------------------------------------

@@ -11,9 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from arignote.dialects.ag import DYNAMIC
+from arignote.dialects.ag import value_shape as _ir_shape
 from arignote.graph import Variable, ancestors, graph_operands, variable_of
+
+
+def value_shape_of(var: Variable) -> tuple[int, ...]:
+    """The static shape of `var`'s IR type (`ag.DYNAMIC` for an unknown length)."""
+    return _ir_shape(var.value)
 
 
 def replacement_pairs(replace: Any, what: str = "replace") -> list[tuple[Any, Any]]:
@@ -36,21 +44,80 @@ def replacement_pairs(replace: Any, what: str = "replace") -> list[tuple[Any, An
 
 
 def check_replacement(key: Any, value: Any, what: str = "replace") -> tuple[Variable, Variable]:
-    """One checked pair: `key` must be a variable; a non-variable `value` becomes a shared
-    variable (as in Theano); both must have the same type."""
+    """One checked pair, by Theano's rule for `givens` (`Type.filter_variable`): `key`
+    must be a variable; a non-variable `value` becomes a shared variable; the
+    replacement must have the key's dtype and number of dimensions, and be broadcastable
+    wherever the key is (a replacement broadcastable where the key is not is converted,
+    as Theano's `patternbroadcast` does). Shapes are not part of a type: a replacement
+    whose lengths are known when the graph is built (a constant) is converted to the
+    key's unknown lengths; only a key whose own lengths are fixed (a constant) needs a
+    replacement of those lengths. Anything else is a TypeError naming both."""
     if not isinstance(key, Variable):
         raise TypeError(f"{what}: the variables to replace must be Variables, got {key!r}")
+    shown = None
     if not isinstance(value, Variable):
         from arignote.compile.sharedvalue import shared
 
+        shown = _value_text(value)
         value = shared(value)
-    if key.type != value.type:
+    problem = _type_problem(key, value)
+    if problem is not None:
         raise TypeError(
-            f"{what}: cannot replace {key} of type {key.type} by {value} of type "
-            f"{value.type}; the types must be the same (cast the replacement, or "
-            "build it with the same broadcastable pattern)"
+            f"{what}: cannot replace {key} of type {key.type} by {shown or value} of type "
+            f"{value.type}: {problem}"
         )
-    return key, value
+    return key, _fit_shape(key, value, what, shown or str(value))
+
+
+def _value_text(value: Any) -> str:
+    array = np.asarray(value)
+    return f"a value of shape {array.shape} and dtype {array.dtype}"
+
+
+def _type_problem(key: Variable, value: Variable) -> str | None:
+    """Why `value` cannot replace `key` (Theano's `TensorType.convert_variable` rule),
+    or None."""
+    if value.type == key.type:
+        return None
+    if value.dtype != key.dtype:
+        return f"the dtypes differ ({key.dtype} and {value.dtype}; cast the replacement)"
+    if value.ndim != key.ndim:
+        return f"the numbers of dimensions differ ({key.ndim} and {value.ndim})"
+    lost = [
+        axis
+        for axis, (k, v) in enumerate(zip(key.broadcastable, value.broadcastable, strict=True))
+        if k and not v
+    ]
+    if lost:
+        return (
+            f"dimension {lost[0]} is broadcastable in the replaced variable but not in the "
+            "replacement (build the replacement with the same broadcastable pattern)"
+        )
+    return None
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    texts = ["?" if n == DYNAMIC else str(n) for n in shape]
+    return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+
+def _fit_shape(key: Variable, value: Variable, what: str, shown: str) -> Variable:
+    """`value` with the key's IR type: lengths the key leaves unknown are forgotten
+    (through a reshape to the value's own lengths), so that the graph rebuilt on it has
+    the types it was built with."""
+    key_shape, value_shape = value_shape_of(key), value_shape_of(value)
+    if key_shape == value_shape:
+        return value
+    for k, v in zip(key_shape, value_shape, strict=True):
+        if k != DYNAMIC and k != v:
+            unknown = " (? is a length known only at run time)" if v == DYNAMIC else ""
+            raise TypeError(
+                f"{what}: cannot replace {key} of shape {_shape_text(key_shape)}, fixed "
+                f"when its graph was built, by {shown} of shape {_shape_text(value_shape)}"
+                f"{unknown}"
+            )
+    shape = [value.shape[axis] if k == DYNAMIC else k for axis, k in enumerate(key_shape)]
+    return value.reshape(shape)
 
 
 def needed_ops(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list[Operation]:

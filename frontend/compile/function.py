@@ -35,6 +35,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from arignote.compile.clone import check_replacement, needed_ops, rebuild, replacement_pairs
+from arignote.compile.device import check_device
 from arignote.compile.gcpause import gc_paused
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
@@ -692,6 +693,7 @@ def function(
     `arignote.compile.profiling`); None follows `config.profile`. `accept_inplace` and
     `rebuild_strict` are accepted and have no effect.
     """
+    check_device("function()")
     if on_unused_input is None:
         on_unused_input = "raise"
     if on_unused_input not in ("raise", "warn", "ignore"):

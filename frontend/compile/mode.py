@@ -17,6 +17,7 @@ and keep nothing between calls, so '_nogc' behaves like the linker without it.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -240,10 +241,21 @@ def compile_native(module: ModuleOp, symbol: str) -> Run:
 
 def parallel_min_work() -> int:
     """The work from which native loops run on several threads: `openmp_elemwise_minsize`
-    with `config.openmp` (and a thread pool on this platform), else 0 (serial code)."""
-    from arignote.runtime.threadpool import available
+    with `config.openmp` (and a thread pool on this platform), else 0 (serial code).
+    `openmp=True` where there is no thread pool warns that the loops run serially."""
+    from arignote.runtime.threadpool import ThreadSettingWarning, available
 
-    return config.openmp_elemwise_minsize if config.openmp and available() else 0
+    if not config.openmp:
+        return 0
+    if not available():
+        warnings.warn(
+            f"config.openmp=True (set in {config.source('openmp')}): this platform has no "
+            "thread pool (it needs Linux on x86_64 or aarch64); loops run on one thread",
+            ThreadSettingWarning,
+            stacklevel=2,
+        )
+        return 0
+    return config.openmp_elemwise_minsize
 
 
 def loops_pipeline() -> str:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Block, BlockArgument, SSAValue
 
+from arignote.compile.device import check_device
 from arignote.configuration import config
 from arignote.graph import Variable
 from arignote.tensor.type import TensorType
@@ -162,6 +163,7 @@ def shared(
         )
     if target != "cpu":
         raise TypeError(f"shared: unsupported target {target!r}; only 'cpu' is available")
+    check_device("shared()")
     if isinstance(value, np.ndarray):
         array = value if borrow else value.copy()
         if broadcastable is None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -13,7 +14,13 @@ import numpy as np
 import pytest
 
 import arignote
+import arignote.compile.device as device_module
 import arignote.tensor as T
+from arignote.compile.device import (
+    GPU_BACKEND_MISSING,
+    DeviceFallbackWarning,
+    DeviceUnavailableError,
+)
 from arignote.configuration import FLAGS, Config, change_flags, config, flag_named, parse_flags
 from arignote.testvalue import TestValueError, TestValueWarning
 
@@ -41,7 +48,7 @@ SPEC_FLAGS = [
 
 BAD_VALUES = {
     "floatX": ("float16", "'float64', 'float32'"),
-    "device": ("gpu", "'cpu', 'cuda'"),
+    "device": ("tpu", "'cpu', 'cuda'"),
     "mode": ("FAST", "'FAST_RUN', 'FAST_COMPILE', 'Mode', 'DebugMode'"),
     "linker": ("cc", "'cvm', 'cvm_nogc', 'vm', 'vm_nogc', 'c|py', 'c|py_nogc', 'c', 'py'"),
     "optimizer": ("o9", "'fast_run', 'fast_compile', 'None'"),
@@ -133,8 +140,11 @@ def test_dotted_names_and_aliases() -> None:
 
 def test_other_values() -> None:
     c = Config({})
-    c.device = "cuda"
-    c.device = "cuda1"
+    for device in ("cuda", "cuda1", "gpu", "gpu0"):
+        c.device = device
+    for device in ("GPU", "cuda-1", "opencl0:0", "cuda 1"):
+        with pytest.raises(ValueError, match="config.device: invalid value"):
+            c.device = device
     c.optimizer = None
     assert c.optimizer == "None"
     c.optimizer_excluding = "fusion:inplace"
@@ -263,6 +273,102 @@ def test_unknown_flags_and_bad_values_fail_at_import(
     result = run_python("import arignote.tensor", flags=flags, rc=str(rc))
     assert result.returncode != 0
     assert "ValueError" in result.stderr and message in result.stderr, result.stderr
+
+
+# --- the device ------------------------------------------------------------------------
+
+DEVICE_RUN = """
+import warnings
+import numpy as np
+import arignote, arignote.tensor as T
+from arignote.compile.device import DeviceFallbackWarning, DeviceUnavailableError
+print("imported", arignote.config.device, arignote.config.force_device)
+x = T.vector("x")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        f = arignote.function([x], x * 2)
+        print("ran", f(np.ones(2)).tolist())
+        arignote.shared(np.ones(2))
+    except DeviceUnavailableError as e:
+        print("error", e)
+for w in caught:
+    print("warning", w.category.__name__, w.filename.endswith("<string>"), w.message)
+"""
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda0", "gpu", "gpu1"])
+def test_gpu_device_from_the_environment_warns_at_first_use(device: str) -> None:
+    """Theano's default (force_device=False): the work falls back to the CPU, with a
+    warning at function() and at shared() (not at import) naming what is missing."""
+    result = run_python(DEVICE_RUN, flags=f"device={device}")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"imported {device} False"
+    assert lines[1] == "ran [2.0, 2.0]"
+    warned = [line for line in lines if line.startswith("warning DeviceFallbackWarning True")]
+    assert len(warned) == 2, result.stdout
+    for line, what in zip(warned, ("function()", "shared()"), strict=True):
+        assert f"config.device={device!r} (set in ARIGNOTE_FLAGS) cannot be used" in line
+        assert GPU_BACKEND_MISSING in line
+        assert f"{what} runs on the CPU instead" in line
+    assert result.stderr == ""
+
+
+def test_gpu_device_with_force_device_is_an_error_at_compile_time() -> None:
+    result = run_python(DEVICE_RUN, flags="device=cuda,force_device=True")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "imported cuda True"
+    assert lines[1].startswith("error config.device='cuda' (set in ARIGNOTE_FLAGS) cannot")
+    assert GPU_BACKEND_MISSING in lines[1]
+    assert "function() is refused because config.force_device is True" in lines[1]
+    assert len(lines) == 2  # no fallback, no warning
+
+
+def test_gpu_device_set_in_code() -> None:
+    x = T.vector("x")
+    with change_flags(device="cuda0"):
+        with pytest.warns(DeviceFallbackWarning, match=r"config.device='cuda0' \(set in code\)"):
+            f = arignote.function([x], x + 1)
+        with pytest.warns(DeviceFallbackWarning, match="shared\\(\\) runs on the CPU"):
+            arignote.shared(np.zeros(2))
+        with change_flags(force_device=True):
+            with pytest.raises(DeviceUnavailableError, match=re.escape(GPU_BACKEND_MISSING)):
+                arignote.function([x], x + 1)
+            with pytest.raises(DeviceUnavailableError, match="shared"):
+                arignote.shared(np.zeros(2))
+    np.testing.assert_array_equal(f(np.zeros(2)), [1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        arignote.function([x], x + 1)  # device=cpu (the default): nothing to say
+        arignote.shared(np.zeros(2))
+
+
+@pytest.mark.parametrize(
+    ("pycuda", "driver", "gpu", "expected"),
+    [
+        (False, False, False, ["pycuda is not installed", "no CUDA driver", "no NVIDIA GPU"]),
+        (True, False, True, ["no CUDA driver"]),
+        (True, True, False, ["no NVIDIA GPU"]),
+        (True, True, True, []),
+    ],
+)
+def test_what_is_missing_is_named(
+    monkeypatch: pytest.MonkeyPatch, pycuda: bool, driver: bool, gpu: bool, expected: list[str]
+) -> None:
+    monkeypatch.setattr(device_module, "has_pycuda", lambda: pycuda)
+    monkeypatch.setattr(device_module, "has_cuda_driver", lambda: driver)
+    monkeypatch.setattr(device_module, "has_nvidia_gpu", lambda: gpu)
+    device_module.gpu_missing.cache_clear()
+    try:
+        missing = device_module.gpu_missing()
+    finally:
+        device_module.gpu_missing.cache_clear()
+    assert missing[0] == GPU_BACKEND_MISSING  # even with everything else present
+    assert len(missing) == 1 + len(expected)
+    for part, text in zip(missing[1:], expected, strict=True):
+        assert text in part
 
 
 # --- change_flags --------------------------------------------------------------------

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -125,12 +126,127 @@ def test_static_serial_rule_matches_the_pool(fill) -> None:
     assert not statically_serial(None, 500, 64) and statically_serial(None, None, 1, 1)
 
 
-def test_wait_policy_sets_the_spin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+def test_wait_policy_sets_the_spin(fresh_settings) -> None:
+    fresh_settings.delenv("OMP_WAIT_POLICY", raising=False)
     assert threadpool.spin_count() == threadpool.SPIN
-    for policy, spin in (("PASSIVE", 64), (" active", 1 << 15), ("other", threadpool.SPIN)):
-        monkeypatch.setenv("OMP_WAIT_POLICY", policy)
+    for policy, spin in (("PASSIVE", 64), (" active", 1 << 15)):
+        fresh_settings.setenv("OMP_WAIT_POLICY", policy)
         assert threadpool.spin_count() == spin
+    fresh_settings.setenv("OMP_WAIT_POLICY", "other")
+    with pytest.warns(threadpool.ThreadSettingWarning, match="OMP_WAIT_POLICY='other'"):
+        assert threadpool.spin_count() == threadpool.SPIN
+
+
+@pytest.fixture
+def fresh_settings(monkeypatch: pytest.MonkeyPatch):
+    """The thread settings read again from the environment (each value warns once per
+    process: the parsers cache their answer), and restored after the test."""
+    threadpool._threads_for.cache_clear()
+    threadpool._spin_for.cache_clear()
+    yield monkeypatch
+    monkeypatch.undo()
+    threadpool._threads_for.cache_clear()
+    threadpool._spin_for.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("abc", "a positive integer, or a comma-separated list of them"),
+        ("0", "a positive integer"),
+        ("-3", "a positive integer"),
+        ("1.5", "a positive integer"),
+        ("2,x", "a comma-separated list of them"),
+        ("4,", "a comma-separated list of them"),
+        ("99999", f"at most {threadpool.MAX_THREADS} threads"),
+    ],
+)
+def test_bad_omp_num_threads_warns(fresh_settings, value: str, expected: str) -> None:
+    fresh_settings.setenv("OMP_NUM_THREADS", value)
+    cores = min(threadpool.usable_cores(), threadpool.MAX_THREADS)
+    used = threadpool.MAX_THREADS if value == "99999" else cores
+    with pytest.warns(threadpool.ThreadSettingWarning) as caught:
+        assert threadpool.default_threads() == used
+    (warning,) = caught
+    message = str(warning.message)
+    assert message.startswith(f"OMP_NUM_THREADS={value!r}: expected ")
+    assert expected in message and f"using {'' if value == '99999' else 'the '}{used}" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert threadpool.default_threads() == used  # once per value
+
+
+@pytest.mark.parametrize(("value", "count"), [("2,4", 2), (" 3 ", 3), ("1", 1), ("64", 64)])
+def test_good_omp_num_threads_is_used_quietly(fresh_settings, value: str, count: int) -> None:
+    fresh_settings.setenv("OMP_NUM_THREADS", value)  # a nested list: the first level's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert threadpool.default_threads() == count
+    fresh_settings.setenv("OMP_NUM_THREADS", "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert threadpool.default_threads() == min(threadpool.usable_cores(), 64)
+
+
+def test_bad_wait_policy_warns(fresh_settings) -> None:
+    fresh_settings.setenv("OMP_WAIT_POLICY", "lazy")
+    expected = "OMP_WAIT_POLICY='lazy': expected 'active' or 'passive'"
+    with pytest.warns(threadpool.ThreadSettingWarning, match=expected):
+        assert threadpool.spin_count() == threadpool.SPIN
+
+
+def test_bad_thread_settings_in_a_new_process_warn_once_and_run() -> None:
+    script = (
+        "import warnings; warnings.simplefilter('always')\n"
+        "import numpy as np, arignote, arignote.tensor as T\n"
+        "from arignote.runtime import threadpool as tp\n"
+        "x = T.vector('x')\n"
+        "print(arignote.function([x], x * 2)(np.ones(2)).tolist(), tp.threads())\n"
+    )
+    env = dict(os.environ, OMP_NUM_THREADS="abc", OMP_WAIT_POLICY="sometimes")
+    env.pop("ARIGNOTE_FLAGS", None)
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    cores = min(threadpool.usable_cores(), threadpool.MAX_THREADS)
+    assert out.stdout.split("]")[1].strip() == str(cores)
+    lines = [line for line in out.stderr.splitlines() if "ThreadSettingWarning" in line]
+    assert len([line for line in lines if "OMP_NUM_THREADS='abc'" in line]) == 1, out.stderr
+    assert len([line for line in lines if "OMP_WAIT_POLICY='sometimes'" in line]) == 1
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("openmp", "maybe", "True, False"),
+        ("openmp_elemwise_minsize", "-5", "an integer >= 0"),
+        ("openmp_elemwise_minsize", "lots", "an integer >= 0"),
+    ],
+)
+def test_bad_thread_flags_are_errors(flag: str, value: str, expected: str) -> None:
+    with pytest.raises(ValueError, match=f"config.{flag}: invalid value {value!r}.*{expected}"):
+        with change_flags({flag: value}):
+            pass
+    env = dict(os.environ, ARIGNOTE_FLAGS=f"{flag}={value}")
+    out = subprocess.run(
+        [sys.executable, "-c", "import arignote; arignote.config.openmp"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode != 0
+    assert f"ARIGNOTE_FLAGS: config.{flag}: invalid value {value!r}" in out.stderr
+
+
+def test_openmp_without_a_pool_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arignote.compile.mode import parallel_min_work
+
+    monkeypatch.setattr(threadpool, "available", lambda: False)
+    with change_flags(openmp=True):
+        with pytest.warns(threadpool.ThreadSettingWarning, match="no thread pool"):
+            assert parallel_min_work() == 0
+    with change_flags(openmp=False), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parallel_min_work() == 0
 
 
 def test_set_threads_checks_its_argument() -> None:

@@ -5,7 +5,7 @@
 // RUN: arignote-opt %s -p ag-to-loops | filecheck %s
 
 // CHECK-LABEL: func.func @f__shape
-// CHECK-SAME:    ag.checks = ["ag.mul [Elemwise{mul} at prog.py:3]: dimension 1 of the operands differ (lhs tensor<?x?xf32>, rhs tensor<1x?xf32>): %d vs %d"]
+// CHECK-SAME:    ag.checks = ["ag.mul [Elemwise{mul} at prog.py:3]: operand shapes (%d, %d) and (1, %d) do not match at dimension 1"]
 // CHECK:         arith.cmpi eq, %d_1, %d_2 : index
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME:    %out0: memref<?x?xf32> {llvm.noalias}, %out1: memref<?x?xf32> {llvm.noalias})
@@ -37,7 +37,7 @@ func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor
 }
 
 // CHECK-LABEL: func.func @g__shape
-// CHECK-SAME:    ag.checks = ["ag.mul: dimension 0 of the operands differ (lhs tensor<?x?xf64>, rhs tensor<?x?xf64>): %d vs %d", "ag.mul: dimension 1 of the operands differ (lhs tensor<?x?xf64>, rhs tensor<?x?xf64>): %d vs %d"]
+// CHECK-SAME:    ag.checks = ["ag.mul: operand shapes (%d, %d) and (%d, %d) do not match at dimension 0", "ag.mul: operand shapes (%d, %d) and (%d, %d) do not match at dimension 1"]
 // CHECK-LABEL: func.func @g(
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.for %i = %{{.*}} to %d step

@@ -7,7 +7,7 @@
 // over the block (u_i, g_i stored, alpha·g_i kept), one fused update loop of r; then the
 // remaining rows one by one.
 // CHECK-LABEL: func.func @pair__shape
-// CHECK-SAME:    ag.checks = ["ag.gemv_pair: A has %d columns but x has length %d", "ag.gemv_pair: A has %d rows but row operand #0 has length %d"]
+// CHECK-SAME:    ag.checks = ["ag.gemv_pair: contracted dimensions of operand shapes (%d, %d) and (%d,) differ", "ag.gemv_pair: operand shapes (%d,) and (%d,) do not match at dimension 0"]
 // CHECK-LABEL: func.func @pair(
 // CHECK-SAME:    %out0: memref<?xf32> {llvm.noalias}, %out1: memref<?xf32> {llvm.noalias}, %out2: memref<?xf32> {llvm.noalias})
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %d_1 step %{{.*}} {

@@ -48,7 +48,7 @@ func.func @branch_checks(%c: tensor<i32>, %x: tensor<?xf64>, %y: tensor<?xf64>) 
 }
 
 // CHECK-LABEL: func.func @branch_checks__shape(
-// CHECK-SAME:      ag.checks = ["ag.add: dimension 0 of the operands differ (lhs tensor<?xf64>, rhs tensor<?xf64>): %d vs %d"]
+// CHECK-SAME:      ag.checks = ["ag.add: operand shapes (%d,) and (%d,) do not match at dimension 0"]
 // CHECK:         %[[X:.*]] = memref.dim %arg1
 // CHECK:         %[[Y:.*]] = memref.dim %arg2
 // CHECK:         %[[V:.*]] = memref.load %arg0[] : memref<i32, strided<[], offset: ?>>
@@ -65,7 +65,7 @@ func.func @branch_checks(%c: tensor<i32>, %x: tensor<?xf64>, %y: tensor<?xf64>) 
 // CHECK-NEXT:  ^[[MERGE]](%[[LEN:.*]]: index):
 // CHECK-NEXT:    %[[LEN64:.*]] = arith.index_cast %[[LEN]] : index to i64
 // CHECK:         memref.store %[[LEN64]], %dims[%{{.*}}] : memref<?xi64>
-// CHECK:       ^[[FAIL]](%check: i64, %a: i64, %b: i64):
+// CHECK:       ^[[FAIL]](%check: i64, %v1: i64, %v2: i64):
 // CHECK-LABEL: func.func @branch_checks(
 // CHECK:         %[[X:.*]] = memref.dim %arg1
 // CHECK:         %[[Y:.*]] = memref.dim %arg2

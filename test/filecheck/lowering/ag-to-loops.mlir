@@ -11,16 +11,17 @@ func.func @add(%x: tensor<?x?xf32>, %row: tensor<1x?xf32>) -> tensor<?x?xf32> {
 // CHECK-LABEL: func.func @add__shape(
 // CHECK-SAME:      %arg0: memref<?x?xf32, strided<[?, ?], offset: ?>>,
 // CHECK-SAME:      %arg1: memref<1x?xf32, strided<[?, ?], offset: ?>>,
-// CHECK-SAME:      %dims: memref<?xi64>, %err: memref<3xi64>) -> i32
-// CHECK-SAME:      ag.checks = ["ag.add: dimension 1 of the operands differ (lhs tensor<?x?xf32>, rhs tensor<1x?xf32>): %d vs %d"]
+// CHECK-SAME:      %dims: memref<?xi64>, %err: memref<?xi64>) -> i32
+// CHECK-SAME:      ag.checks = ["ag.add: operand shapes (%d, %d) and (1, %d) do not match at dimension 1"]
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0, %{{.*}} : memref<?x?xf32, strided<[?, ?], offset: ?>>
 // CHECK:         %[[COLS:.*]] = memref.dim %arg0, %{{.*}}
 // CHECK:         %[[RCOLS:.*]] = memref.dim %arg1, %{{.*}}
 // CHECK:         %[[OK:.*]] = arith.cmpi eq, %[[COLS]], %[[RCOLS]] : index
 // CHECK:         %[[ID:.*]] = arith.constant 1 : i64
-// CHECK:         %[[A:.*]] = arith.index_cast %[[COLS]] : index to i64
-// CHECK:         %[[B:.*]] = arith.index_cast %[[RCOLS]] : index to i64
-// CHECK:         cf.cond_br %[[OK]], ^[[NEXT:.*]], ^[[FAIL:.*]](%[[ID]], %[[A]], %[[B]] : i64, i64, i64)
+// CHECK:         %[[V1:.*]] = arith.index_cast %[[ROWS]] : index to i64
+// CHECK:         %[[V2:.*]] = arith.index_cast %[[COLS]] : index to i64
+// CHECK:         %[[V3:.*]] = arith.index_cast %[[RCOLS]] : index to i64
+// CHECK:         cf.cond_br %[[OK]], ^[[NEXT:.*]], ^[[FAIL:.*]](%[[ID]], %[[V1]], %[[V2]], %[[V3]] : i64, i64, i64, i64)
 // CHECK:       ^[[NEXT]]:
 // CHECK:         %[[R64:.*]] = arith.index_cast %[[ROWS]] : index to i64
 // CHECK:         memref.store %[[R64]], %dims[%{{.*}}] : memref<?xi64>
@@ -28,10 +29,11 @@ func.func @add(%x: tensor<?x?xf32>, %row: tensor<1x?xf32>) -> tensor<?x?xf32> {
 // CHECK:         memref.store %[[C64]], %dims[%{{.*}}] : memref<?xi64>
 // CHECK:         %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK:         func.return %[[ZERO]] : i32
-// CHECK:       ^[[FAIL]](%check: i64, %a: i64, %b: i64):
-// CHECK:         memref.store %check, %err[%{{.*}}] : memref<3xi64>
-// CHECK:         memref.store %a, %err[%{{.*}}] : memref<3xi64>
-// CHECK:         memref.store %b, %err[%{{.*}}] : memref<3xi64>
+// CHECK:       ^[[FAIL]](%check: i64, %v1: i64, %v2: i64, %v3: i64):
+// CHECK:         memref.store %check, %err[%{{.*}}] : memref<?xi64>
+// CHECK:         memref.store %v1, %err[%{{.*}}] : memref<?xi64>
+// CHECK:         memref.store %v2, %err[%{{.*}}] : memref<?xi64>
+// CHECK:         memref.store %v3, %err[%{{.*}}] : memref<?xi64>
 // CHECK:         %[[CODE:.*]] = arith.trunci %check : i64 to i32
 // CHECK:         func.return %[[CODE]] : i32
 
@@ -92,7 +94,7 @@ func.func @matvec(%a: tensor<?x?xf32>, %v: tensor<?xf32>) -> tensor<?xf32> {
 }
 
 // CHECK-LABEL: func.func @matvec__shape(
-// CHECK-SAME:      ag.checks = ["ag.dot: contracted dimensions differ (lhs tensor<?x?xf32>, rhs tensor<?xf32>): %d vs %d"]
+// CHECK-SAME:      ag.checks = ["ag.dot: contracted dimensions of operand shapes (%d, %d) and (%d,) differ"]
 // CHECK:         memref.dim %arg0, %{{.*}}
 // CHECK:         %[[K1:.*]] = memref.dim %arg0, %{{.*}}
 // CHECK:         %[[K2:.*]] = memref.dim %arg1, %{{.*}}
@@ -117,11 +119,13 @@ func.func @chain(%a: tensor<?xi32>, %b: tensor<?xi32>) -> (tensor<i32>, tensor<?
 }
 
 // CHECK-LABEL: func.func @chain__shape(
-// CHECK-SAME:      ag.checks = ["ag.mul [a * b]: dimension 0 of the operands differ (lhs tensor<?xi32>, rhs tensor<?xi32>): %d vs %d", "ag.reduce_max: axis %d of the operand (tensor<?xi32>) has length %d; the maximum of an empty axis is undefined"]
-// CHECK:         cf.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL:.*]](%{{.*}}, %{{.*}}, %{{.*}} : i64, i64, i64)
+// CHECK-SAME:      ag.checks = ["ag.mul [a * b]: operand shapes (%d,) and (%d,) do not match at dimension 0", "ag.reduce_max: cannot reduce shape (%d,) over axes [0]: an axis is empty"]
+// CHECK:         cf.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL2:.*]](%{{.*}}, %{{.*}}, %{{.*}} : i64, i64, i64)
 // CHECK:         %[[EMPTY:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : index
 // CHECK:         %[[ID:.*]] = arith.constant 2 : i64
-// CHECK:         cf.cond_br %[[EMPTY]], ^{{.*}}, ^[[FAIL]](%[[ID]], %{{.*}}, %{{.*}} : i64, i64, i64)
+// CHECK:         cf.cond_br %[[EMPTY]], ^{{.*}}, ^[[FAIL1:.*]](%[[ID]], %{{.*}} : i64, i64)
+// CHECK:       ^[[FAIL2]](%check: i64, %v1: i64, %v2: i64):
+// CHECK:       ^[[FAIL1]](%check_1: i64, %v1_1: i64):
 // CHECK-LABEL: func.func @chain(
 // CHECK-SAME:      %out0: memref<i32> {llvm.noalias}, %out1: memref<?xi32> {llvm.noalias})
 // CHECK:         %[[TMP:.*]] = memref.alloc(%{{.*}}) : memref<?xi32>
@@ -147,7 +151,7 @@ func.func @argmax(%x: tensor<?x?xf32>) -> tensor<?xi64> {
 }
 
 // CHECK-LABEL: func.func @argmax__shape(
-// CHECK-SAME:      ag.checks = ["ag.argmax: axis %d of the operand (tensor<?x?xf32>) has length %d; the argmax of an empty axis is undefined"]
+// CHECK-SAME:      ag.checks = ["ag.argmax: cannot reduce shape (%d, %d) over axes [1]: an axis is empty"]
 // CHECK:         memref.dim %arg0, %{{.*}}
 // CHECK:         %[[COLS:.*]] = memref.dim %arg0, %{{.*}}
 // CHECK:         arith.cmpi ne, %[[COLS]], %{{.*}} : index
