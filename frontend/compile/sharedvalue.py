@@ -10,12 +10,23 @@ cannot (another shape, a non-contiguous or read-only array, or one sharing memor
 another input); the reference interpreter always returns a new array. Either way no
 array returned by `get_value()` (a copy) changes; an array from `get_value(borrow=True)`
 or given to `shared`/`set_value` with `borrow=True` may, as in Theano.
+
+Threads (docs/threads.md): each value has a re-entrant lock. A call of a compiled
+function holds the locks of every shared variable it reads or updates, taken in one
+global order (the order the values were created in, so two functions over {a, b} and
+{b, a} cannot deadlock), from reading the values to storing the updates; `get_value()`
+copies and `set_value()` stores under the lock. A reader therefore never sees a
+half-applied update, concurrent updates are never lost, and calls on different shared
+variables run in parallel. `get_value(borrow=True)` takes no lock: the array it returns
+is the stored one, which a call running in another thread may be updating.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import itertools
+import threading
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,12 +41,56 @@ _OWNER = "_arignote_shared"
 graph keeps its shared variables (and their values) alive."""
 
 
-class _Storage:
-    """The value of a shared variable; clones of the variable share it."""
+_ORDER = itertools.count()
+"""The global order of the state locks: their creation order."""
+
+
+class StateLock:
+    """A re-entrant lock over some state of compiled functions (a shared variable's
+    value, a function's `In(update=...)` values), with its place in the one order every
+    call takes its locks in (`order`). Re-entrant, so that a print hook running inside a
+    call may read the variables that call holds."""
+
+    __slots__ = ("lock", "order")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.order = next(_ORDER)  # atomic under the GIL
+
+
+class LockSet:
+    """The locks of some states, distinct, in the global order (`locks`): a context
+    manager taking them in that order and releasing them in reverse."""
+
+    __slots__ = ("locks",)
+
+    def __init__(self, states: Iterable[StateLock]):
+        unique = {id(s): s for s in states}
+        self.locks = tuple(s.lock for s in sorted(unique.values(), key=lambda s: s.order))
+
+    def __enter__(self) -> None:
+        taken = 0
+        try:
+            for lock in self.locks:
+                lock.acquire()
+                taken += 1
+        except BaseException:  # (an interrupt while waiting): release what was taken
+            for lock in reversed(self.locks[:taken]):
+                lock.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        for lock in reversed(self.locks):
+            lock.release()
+
+
+class _Storage(StateLock):
+    """The value of a shared variable; clones of the variable share it (and its lock)."""
 
     __slots__ = ("value",)
 
     def __init__(self, value: np.ndarray):
+        super().__init__()
         self.value = value
 
 
@@ -99,8 +154,11 @@ class SharedVariable(Variable):
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
         """The value; a copy unless `borrow=True`, which returns the stored array itself
         (which a later update may modify in place, or replace: see the module doc)."""
-        value = self._storage.value
-        return value if borrow else value.copy()
+        storage = self._storage
+        if borrow:
+            return storage.value
+        with storage.lock:  # not during a call updating it in place
+            return storage.value.copy()
 
     def set_value(self, new_value: Any, borrow: bool = False) -> None:
         """Store `new_value` (checked and converted like a function input); it is copied
@@ -114,7 +172,8 @@ class SharedVariable(Variable):
             and np.may_share_memory(array, new_value)
         ):
             array = array.copy()
-        self._storage.value = array
+        with self._storage.lock:  # after any call using the old value has stored its update
+            self._storage.value = array
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of the same shape."""

@@ -155,9 +155,7 @@ def test_readers_never_see_a_half_updated_vector(linker: str) -> None:
     read = arignote.function([], s * 1, mode=_mode(linker))
     done, torn, copies = threading.Event(), [], []
     writers = writers_then_done([repeat(inc, 150), repeat(inc, 150)], done)
-    run_threads(
-        [*writers, read_until(done, read, torn), read_until(done, s.get_value, copies)]
-    )
+    run_threads([*writers, read_until(done, read, torn), read_until(done, s.get_value, copies)])
     assert not torn, f"{len(torn)} reads saw a half-updated vector"
     assert not copies, f"{len(copies)} get_value() copies were half-updated"
     assert s.get_value().min() == 300
@@ -174,7 +172,7 @@ def test_an_update_of_two_variables_is_atomic(linker: str) -> None:
     done, torn = threading.Event(), []
     writers = writers_then_done([repeat(step, 150), repeat(step_ba, 150)], done)
     run_threads([*writers, read_until(done, read, torn), read_until(done, read, torn)])
-    assert not torn, f"{len(torn)} reads saw a only one of two variables updated"
+    assert not torn, f"{len(torn)} reads saw only one of two variables updated"
     assert a.get_value().min() == b.get_value().max() == 300
 
 
