@@ -20,7 +20,9 @@ def call(*args):
 with the storages bound as constants of the closure (`s<i>` the storage of each shared
 variable read, `u<j>` of each one updated), unrolled: half the Python time of a loop
 over the storages (about 0.7 µs instead of 2 µs per call of the logistic-regression
-step).
+step). With one result in all, the entry point returns that array rather than a list:
+the closure stores it as the update, or returns it as the output (a function reading
+a shared variable into one output, or only updating one, takes this path too).
 
 The body runs holding the locks of those shared variables (`l<k>`, taken in the global
 order of `arignote.compile.sharedvalue.ordered_locks`, released in reverse), so that it
@@ -68,9 +70,11 @@ def stateful_call(
     of the shared variables it takes after the explicit inputs, `updated` the storages
     its results after the `n_out` outputs are stored into, `locks` the locks held
     meanwhile (in the order to take them); `single`: return the one output itself
-    rather than a list. None when the entry point returns fewer than two results (then
-    it returns an array, not a list: the general path handles it)."""
-    if n_out + len(updated) < 2 or (single and n_out != 1):
+    rather than a list. With one result in all, the entry point returns it as an array
+    rather than a list (an update stored, or the output returned); with none, or a
+    single output asked of several, None (the general path handles it)."""
+    n_results = n_out + len(updated)
+    if n_results == 0 or (single and n_out != 1):
         return None
     values = ", ".join(f"s{i}.value" for i in range(len(read)))
     body = [
@@ -78,9 +82,14 @@ def stateful_call(
         "    if r is None:",
         "        return None",
     ]
-    body += [f"    u{j}.value = r[{n_out + j}]" for j in range(len(updated))]
-    lines = ["def call(*args):", *_holding(len(locks), body)]
-    lines += ["    return r[0]"] if single else [f"    del r[{n_out}:]", "    return r"]
+    if n_results == 1:  # r is the array
+        body += ["    u0.value = r"] if updated else []
+        result = "[]" if updated else ("r" if single else "[r]")
+        tail = [f"    return {result}"]
+    else:
+        body += [f"    u{j}.value = r[{n_out + j}]" for j in range(len(updated))]
+        tail = ["    return r[0]"] if single else [f"    del r[{n_out}:]", "    return r"]
+    lines = ["def call(*args):", *_holding(len(locks), body), *tail]
     scope: dict[str, Any] = {"entry": entry}
     scope.update({f"s{i}": s for i, s in enumerate(read)})
     scope.update({f"u{j}": u for j, u in enumerate(updated)})

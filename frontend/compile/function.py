@@ -40,11 +40,12 @@ from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
 from arignote.compile.regions import emit_ops
 from arignote.compile.sharedvalue import (
-    LockSet,
     SharedVariable,
     StateLock,
     _Storage,
     filter_value,
+    holding,
+    ordered_locks,
     shared_of,
 )
 from arignote.configuration import config
@@ -405,7 +406,8 @@ class Function:
         # The locks a call holds (docs/threads.md): those of the shared variables it reads
         # and updates, and one over the `In(update=...)` values, which are the function's.
         own = [StateLock()] if self._input_update_index else []
-        self._held = LockSet([*self._arg_storage, *self._update_storage, *own])
+        self._locks = ordered_locks([*self._arg_storage, *self._update_storage, *own])
+        self._held = holding(self._locks)
         self._entry, self._direct = self._fast_entry()
 
     def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
@@ -428,7 +430,7 @@ class Function:
             return entry, None
         from arignote.compile.callpath import stateful_call
 
-        read, updated, locks = self._arg_storage, self._update_storage, self._held.locks
+        read, updated, locks = self._arg_storage, self._update_storage, self._locks
         return entry, stateful_call(entry, read, updated, self._n_out, self._single, locks)
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
@@ -504,9 +506,10 @@ class Function:
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The general path, holding the locks of the function's state (if any) from
         reading the shared values to storing the updates."""
-        if not self._held.locks:
+        held = self._held
+        if held is None:
             return self._call_holding(args, kwargs)
-        with self._held:
+        with held:
             return self._call_holding(args, kwargs)
 
     def _call_holding(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

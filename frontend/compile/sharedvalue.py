@@ -58,15 +58,20 @@ class StateLock:
         self.order = next(_ORDER)  # atomic under the GIL
 
 
-class LockSet:
-    """The locks of some states, distinct, in the global order (`locks`): a context
-    manager taking them in that order and releasing them in reverse."""
+def ordered_locks(states: Iterable[StateLock]) -> tuple[Any, ...]:
+    """The distinct locks of `states` in the global order: the order to take them in."""
+    unique = {id(s): s for s in states}
+    return tuple(s.lock for s in sorted(unique.values(), key=lambda s: s.order))
+
+
+class _LockSet:
+    """A context manager taking several locks in the order given, releasing them in
+    reverse."""
 
     __slots__ = ("locks",)
 
-    def __init__(self, states: Iterable[StateLock]):
-        unique = {id(s): s for s in states}
-        self.locks = tuple(s.lock for s in sorted(unique.values(), key=lambda s: s.order))
+    def __init__(self, locks: tuple[Any, ...]):
+        self.locks = locks
 
     def __enter__(self) -> None:
         taken = 0
@@ -82,6 +87,14 @@ class LockSet:
     def __exit__(self, *exc: object) -> None:
         for lock in reversed(self.locks):
             lock.release()
+
+
+def holding(locks: tuple[Any, ...]) -> Any:
+    """A context manager holding `locks` (in the order to take them): None when there
+    are none, the lock itself when there is one (the cheapest), else a `_LockSet`."""
+    if not locks:
+        return None
+    return locks[0] if len(locks) == 1 else _LockSet(locks)
 
 
 class _Storage(StateLock):
