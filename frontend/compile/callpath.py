@@ -24,7 +24,7 @@ step). With one result in all, the entry point returns that array rather than a 
 the closure stores it as the update, or returns it as the output (a function reading
 a shared variable into one output, or only updating one, takes this path too).
 
-The body runs holding the locks of those shared variables (`l<k>`, taken in the global
+The body runs holding the locks of those shared variables (taken in the global
 order of `arignote.compile.sharedvalue.ordered_locks`, released in reverse), so that it
 reads the values and stores the updates as one step for every other thread (see
 docs/threads.md). Each lock costs an `acquire` and a `release` call (about 60 ns
@@ -38,17 +38,18 @@ from typing import Any
 
 
 def _holding(n_locks: int, body: Sequence[str]) -> list[str]:
-    """`body` (lines indented by 4) run holding locks `l0`..`l<n_locks - 1>`: each one
-    taken, then released whatever happens, in nested `try`/`finally` (cheaper than
-    `with`, which looks up and calls `__enter__` and `__exit__`)."""
+    """`body` (lines indented by 4) run holding `n_locks` locks, whose bound `acquire`
+    and `release` methods are `acquire<k>` and `release<k>`: each taken, then released
+    whatever happens, in nested `try`/`finally` (cheaper than `with`, which looks up
+    and calls `__enter__` and `__exit__`)."""
     lines = list(body)
     for k in reversed(range(n_locks)):
         lines = [
-            f"    l{k}.acquire()",
+            f"    acquire{k}()",
             "    try:",
             *("    " + line for line in lines),
             "    finally:",
-            f"        l{k}.release()",
+            f"        release{k}()",
         ]
     return lines
 
@@ -93,5 +94,6 @@ def stateful_call(
     scope: dict[str, Any] = {"entry": entry}
     scope.update({f"s{i}": s for i, s in enumerate(read)})
     scope.update({f"u{j}": u for j, u in enumerate(updated)})
-    scope.update({f"l{k}": lock for k, lock in enumerate(locks)})
+    for k, lock in enumerate(locks):  # the bound methods: no attribute lookup per call
+        scope[f"acquire{k}"], scope[f"release{k}"] = lock.acquire, lock.release
     return _build("call", lines, scope)

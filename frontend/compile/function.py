@@ -509,8 +509,11 @@ class Function:
         held = self._held
         if held is None:
             return self._call_holding(args, kwargs)
-        with held:
+        held.acquire()
+        try:
             return self._call_holding(args, kwargs)
+        finally:
+            held.release()
 
     def _call_holding(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry = self._entry

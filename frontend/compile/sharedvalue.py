@@ -65,15 +65,15 @@ def ordered_locks(states: Iterable[StateLock]) -> tuple[Any, ...]:
 
 
 class _LockSet:
-    """A context manager taking several locks in the order given, releasing them in
-    reverse."""
+    """Several locks taken together: `acquire` takes them in the order given, `release`
+    releases them in reverse."""
 
     __slots__ = ("locks",)
 
     def __init__(self, locks: tuple[Any, ...]):
         self.locks = locks
 
-    def __enter__(self) -> None:
+    def acquire(self) -> None:
         taken = 0
         try:
             for lock in self.locks:
@@ -84,14 +84,15 @@ class _LockSet:
                 lock.release()
             raise
 
-    def __exit__(self, *exc: object) -> None:
+    def release(self) -> None:
         for lock in reversed(self.locks):
             lock.release()
 
 
 def holding(locks: tuple[Any, ...]) -> Any:
-    """A context manager holding `locks` (in the order to take them): None when there
-    are none, the lock itself when there is one (the cheapest), else a `_LockSet`."""
+    """What holds `locks` (in the order to take them) with `acquire()` and `release()`:
+    None when there are none, the lock itself when there is one, else a `_LockSet`.
+    (Callers write `acquire(); try: ... finally: release()`, cheaper than `with`.)"""
     if not locks:
         return None
     return locks[0] if len(locks) == 1 else _LockSet(locks)
@@ -170,8 +171,11 @@ class SharedVariable(Variable):
         storage = self._storage
         if borrow:
             return storage.value
-        with storage.lock:  # not during a call updating it in place
+        storage.lock.acquire()  # not while a call updates it in place
+        try:
             return storage.value.copy()
+        finally:
+            storage.lock.release()
 
     def set_value(self, new_value: Any, borrow: bool = False) -> None:
         """Store `new_value` (checked and converted like a function input); it is copied
@@ -185,8 +189,12 @@ class SharedVariable(Variable):
             and np.may_share_memory(array, new_value)
         ):
             array = array.copy()
-        with self._storage.lock:  # after any call using the old value has stored its update
-            self._storage.value = array
+        storage = self._storage
+        storage.lock.acquire()  # after any call using the old value has stored its update
+        try:
+            storage.value = array
+        finally:
+            storage.lock.release()
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of the same shape."""
