@@ -708,8 +708,8 @@ class AgFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: ag.PrintOp, args: PythonValues
     ) -> PythonValues:
         (x,) = _operands(op, args)
-        spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim)
-        show(spec, x)
+        spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim, op.hook_id)
+        show(spec, x if spec.hook == -1 else x.copy())  # a hook gets its own copy
         return _result(op, x.copy())
 
     @impl(ag.ProfileBeginOp)
