@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ import pytest
 import arignote
 import arignote.tensor as T
 from arignote import In
+from arignote.printing import Print
 
 LINKERS = ["cvm", "py"]
 
@@ -29,7 +31,8 @@ N = 1 << 17
 around the computation (`arignote.runtime.entry.GIL_RELEASE_ELEMENTS`)."""
 
 JOIN_TIMEOUT = 60.0
-"""Seconds a thread may take before the test declares it hung (a deadlock guard only)."""
+"""Seconds the threads of a test may take together before it declares them hung (a
+deadlock guard only)."""
 
 
 def _mode(linker: str) -> arignote.Mode:
@@ -65,8 +68,9 @@ def run_threads(targets: Sequence[Callable[[], None]]) -> None:
     threads = [threading.Thread(target=guarded(t), daemon=True) for t in targets]
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + JOIN_TIMEOUT
     for thread in threads:
-        thread.join(JOIN_TIMEOUT)
+        thread.join(max(0.0, deadline - time.monotonic()))
     hung = [t.name for t in threads if t.is_alive()]
     assert not hung, f"threads still running after {JOIN_TIMEOUT} s (deadlock?): {hung}"
     if errors:
@@ -174,6 +178,59 @@ def test_an_update_of_two_variables_is_atomic(linker: str) -> None:
     run_threads([*writers, read_until(done, read, torn), read_until(done, read, torn)])
     assert not torn, f"{len(torn)} reads saw only one of two variables updated"
     assert a.get_value().min() == b.get_value().max() == 300
+
+
+# --- deterministic: a print hook stops a call in the middle ----------------------------
+
+SECOND_WAIT = 0.5
+"""Seconds a paused call waits for a second thread's action to finish. It finishes at
+once when nothing blocks it (without the locks: the test then fails); with the locks it
+waits for the paused call, which goes on after this delay."""
+
+SECOND_ACTIONS = {
+    "call": (lambda f, s: f(), 2.0),
+    "set_value": (lambda f, s: s.set_value(10.0), 10.0),
+}
+
+
+@pytest.mark.parametrize(
+    ("linker", "action"), [("cvm", "call"), ("py", "call"), ("cvm", "set_value")]
+)
+def test_a_call_holds_its_variables_until_its_update_is_stored(linker: str, action: str) -> None:
+    act, expected = SECOND_ACTIONS[action]
+    s = arignote.shared(np.float64(0.0), name="s")
+    second: list[threading.Thread] = []
+    finished = threading.Event()
+
+    def pause(op: object, value: np.ndarray) -> None:
+        if second:
+            return  # only the first call pauses
+        thread = threading.Thread(target=lambda: (act(f, s), finished.set()), daemon=True)
+        second.append(thread)
+        thread.start()
+        finished.wait(SECOND_WAIT)  # (the second thread waits for this call to end)
+
+    new = Print("s", global_fn=pause)(s + 1)
+    f = arignote.function([], [], updates=[(s, new)], mode=_mode(linker))
+    run_threads([f])
+    second[0].join(JOIN_TIMEOUT)
+    assert not second[0].is_alive(), "the second thread is still blocked (deadlock?)"
+    assert s.get_value() == expected  # the first call's update was not lost, nor the second's
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_calls_on_different_variables_run_in_parallel(linker: str) -> None:
+    # each call waits inside its print for the other to be inside its own: this passes
+    # only if neither waits for the other's locks
+    meet = threading.Barrier(2, timeout=JOIN_TIMEOUT / 2)
+
+    def update(name: str) -> arignote.Function:
+        v = arignote.shared(np.zeros(3), name=name)
+        new = Print(name, global_fn=lambda op, value: meet.wait())(v + 1)
+        return arignote.function([], [], updates=[(v, new)], mode=_mode(linker))
+
+    run_threads([update("a"), update("b")])  # a BrokenBarrierError if they did not meet
+    assert not meet.broken
 
 
 # --- functions without shared variables ------------------------------------------------
