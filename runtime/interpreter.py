@@ -25,8 +25,10 @@ register xDSL's implementations of `func`, `arith`, `scf`, `cf` and `builtin`.
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -708,8 +710,9 @@ class AgFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: ag.PrintOp, args: PythonValues
     ) -> PythonValues:
         (x,) = _operands(op, args)
-        spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim, op.hook_id)
-        show(spec, x if spec.hook == -1 else x.copy())  # a hook gets its own copy
+        if not _QUIET.get():
+            spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim, op.hook_id)
+            show(spec, x if spec.hook == -1 else x.copy())  # a hook gets its own copy
         return _result(op, x.copy())
 
     @impl(ag.ProfileBeginOp)
@@ -726,6 +729,24 @@ class AgFunctions(InterpreterFunctions):
 
 
 # --- running functions -----------------------------------------------------------------
+
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("ag_quiet", default=False)
+"""True while ops run only for the shapes of their results (see `quietly`)."""
+
+
+@contextmanager
+def quietly(interpreter: Interpreter) -> Iterator[None]:
+    """Run ops only for the shapes of their results (an `ag.scan` with no step learning
+    its body's shapes): no `ag.print` shows anything and the interpreter's listeners
+    (DebugMode's, NanGuardMode's) are not told."""
+    listeners, interpreter.listeners = interpreter.listeners, ()
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+        interpreter.listeners = listeners
+
 
 
 def make_interpreter(
