@@ -18,6 +18,7 @@ common.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
@@ -685,6 +686,12 @@ class Print:
     merged into one, and a print whose result no output uses is not part of the
     function. The gradient passes through unchanged (and is not printed).
 
+    `global_fn(op, value)`, when given, is called instead of printing (as in Theano):
+    `op` is this `Print`, `value` a copy of the array. An exception raised while printing
+    or by `global_fn` propagates out of the call of the compiled function, and the call
+    stores no update (natively compiled code runs on to its end first, showing no
+    further prints, and never computes an update in place when it has a print).
+
     ```python
     x = T.dvector("x")
     f = arignote.function([x], Print("x")(x) * 2)
@@ -692,7 +699,12 @@ class Print:
     ```
     """
 
-    def __init__(self, message: str = "", attrs: tuple[str, ...] | list[str] = ("__str__",)):
+    def __init__(
+        self,
+        message: str = "",
+        attrs: tuple[str, ...] | list[str] = ("__str__",),
+        global_fn: Callable[[Print, Any], object] | None = None,
+    ):
         import numpy as np
 
         if not isinstance(message, str):
@@ -705,15 +717,33 @@ class Print:
                     f"Print: attrs: {attr!r} is not an attribute of numpy.ndarray "
                     "(e.g. '__str__', 'shape', 'sum')"
                 )
+        if global_fn is not None and not callable(global_fn):
+            raise TypeError(
+                f"Print: global_fn must be a function called as global_fn(op, value), "
+                f"got {global_fn!r}"
+            )
         self.message = message
         self.attrs = tuple(attrs)
+        self.global_fn = global_fn
+        self._hook: int | None = None
 
     def __call__(self, x: Any) -> Variable:
         from arignote.graph import apply_op
         from arignote.tensor.basic import as_tensor_variable
 
         var = as_tensor_variable(x)
-        return apply_op(ag.PrintOp(var.value, self.message, self.attrs))
+        return apply_op(ag.PrintOp(var.value, self.message, self.attrs, self._hook_id()))
+
+    def _hook_id(self) -> int | None:
+        """The runtime's id of `global_fn` bound to this op (registered once, kept for
+        the process: graphs refer to it by id); None without a `global_fn`."""
+        if self.global_fn is None:
+            return None
+        if self._hook is None:
+            from arignote.runtime.printing import register_hook
+
+            self._hook = register_hook(functools.partial(self.global_fn, self))
+        return self._hook
 
     def __repr__(self) -> str:
         return f"Print{{message={self.message!r}, attrs={self.attrs!r}}}"
@@ -731,8 +761,7 @@ def register_prints(module: Any) -> Any:
         if not isinstance(op, ag.PrintOp):
             continue
         t = ag.tensor_type(op.input)
-        ident = register_print(
-            op.message.data, op.attrs_list, numpy_dtype(t.element_type), t.get_num_dims()
-        )
+        dtype, rank = numpy_dtype(t.element_type), t.get_num_dims()
+        ident = register_print(op.message.data, op.attrs_list, dtype, rank, op.hook_id)
         op.callback = IntegerAttr(ident, i64)
     return module

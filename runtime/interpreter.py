@@ -25,7 +25,10 @@ register xDSL's implementations of `func`, `arith`, `scf`, `cf` and `builtin`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextvars
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -707,8 +710,9 @@ class AgFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: ag.PrintOp, args: PythonValues
     ) -> PythonValues:
         (x,) = _operands(op, args)
-        spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim)
-        show(spec, x)
+        if not _QUIET.get():
+            spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim, op.hook_id)
+            show(spec, x if spec.hook == -1 else x.copy())  # a hook gets its own copy
         return _result(op, x.copy())
 
     @impl(ag.ProfileBeginOp)
@@ -725,6 +729,24 @@ class AgFunctions(InterpreterFunctions):
 
 
 # --- running functions -----------------------------------------------------------------
+
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("ag_quiet", default=False)
+"""True while ops run only for the shapes of their results (see `quietly`)."""
+
+
+@contextmanager
+def quietly(interpreter: Interpreter) -> Iterator[None]:
+    """Run ops only for the shapes of their results (an `ag.scan` with no step learning
+    its body's shapes): no `ag.print` shows anything and the interpreter's listeners
+    (DebugMode's, NanGuardMode's) are not told."""
+    listeners, interpreter.listeners = interpreter.listeners, ()
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+        interpreter.listeners = listeners
+
 
 
 def make_interpreter(
@@ -769,12 +791,19 @@ class InterpretedFunction:
     Arguments are checked against the function's input types (TypeError for a wrong
     dtype, ValueError for a wrong shape); results are fresh arrays, never views of the
     arguments.
+
+    An xDSL `Interpreter` keeps the values of the call it runs in its own environment,
+    so two calls must not share one: a call uses `interpreter` (made once) unless
+    another call is using it (another thread, or a re-entrant call from a print hook),
+    and then a fresh one (about 50 µs more), as native calls do with their frames.
     """
 
     def __init__(self, module: ModuleOp, name: str, listeners: Sequence[Interpreter.Listener] = ()):
         self.module = module
         self.name = name
-        self.interpreter = make_interpreter(module, listeners)
+        self.listeners = tuple(listeners)
+        self.interpreter = make_interpreter(module, self.listeners)
+        self._lock = threading.Lock()
         function = SymbolTable.lookup_symbol(module, name)
         if not isinstance(function, func.FuncOp):
             raise KeyError(f"module has no func.func @{name}")
@@ -788,7 +817,14 @@ class InterpretedFunction:
             check_value(f"@{self.name}", f"argument #{i}", np.asarray(a), t)
             for i, (a, t) in enumerate(zip(arrays, inputs, strict=True))
         )
-        results = self.interpreter.call_op(self.function, args)
+        if not self._lock.acquire(False):  # in use: this call gets its own
+            interpreter = make_interpreter(self.module, self.listeners)
+            results = interpreter.call_op(self.function, args)
+            return [np.array(r, copy=True) for r in results]
+        try:
+            results = self.interpreter.call_op(self.function, args)
+        finally:
+            self._lock.release()
         return [np.array(r, copy=True) for r in results]
 
 

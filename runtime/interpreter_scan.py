@@ -4,6 +4,16 @@ The body's ops run through the interpreter (`Interpreter.run_op`, so listeners s
 DebugMode's see every op of every step); the block's `ag.yield` gives the step's outputs.
 Each output is stacked along a new leading axis; a fed-back output's taps read the
 values of earlier steps, or the rows of its initial value before step 0.
+
+A scan's body has the same shapes at every step (a fed-back output keeps its initial
+state's shape), so its shapes are those of a first step even when there is no step, as
+native code computes them before its loop (`arignote.lowering.ag_scan`). With no step,
+the interpreter runs the body once on a first step's arguments (a sequence without rows
+gives a row of zeros), quietly (no print shows, no listener is told) and only for the
+shapes: a shape error is raised as at a step (a state the step would change the shape
+of, operands that do not broadcast), and each result is empty with the shape of a step's
+output. When that run meets an index out of bounds (a value of the invented rows, say),
+it is dropped: the results then take the states' shapes and the static row shapes.
 """
 
 from __future__ import annotations
@@ -17,9 +27,10 @@ from xdsl.ir import Block
 
 from arignote.dialects import ag
 from arignote.runtime.dtypes import numpy_dtype
-from arignote.runtime.interpreter import _label, check_value
+from arignote.runtime.interpreter import _label, check_value, quietly
 
 Array = np.ndarray[Any, np.dtype[Any]]
+Shape = tuple[int, ...]
 
 
 def n_steps_of(op: ag.ScanOp, n_steps: Array | None, sequences: Sequence[Array]) -> int:
@@ -78,12 +89,53 @@ def _history(op: ag.ScanOp, initials: Sequence[Array]) -> list[list[Array]]:
     return histories
 
 
-def _check_state(op: ag.ScanOp, output: int, value: Array, state: Array) -> None:
-    if value.shape != state.shape:
+def _check_state(op: ag.ScanOp, output: int, shape: Shape, state: Shape) -> None:
+    if shape != state:
         raise ValueError(
-            f"{_label(op)}: output #{output} of the step has shape {value.shape}, but its "
-            f"initial state has shape {state.shape}; a fed-back output must keep its shape"
+            f"{_label(op)}: output #{output} of the step has shape {shape}, but its "
+            f"initial state has shape {state}; a fed-back output must keep its shape"
         )
+
+
+def _sequence_args(op: ag.ScanOp, sequences: Sequence[Array], t: int) -> list[Array]:
+    """The sequences' taps at step `t`; a row past a sequence's end (only asked for the
+    first step of a scan with no step) is a row of zeros."""
+    args: list[Array] = []
+    for seq, taps in zip(sequences, op.sequence_tap_lists, strict=True):
+        for k in taps:
+            row = t + k - min(taps)
+            args.append(seq[row, ...] if row < len(seq) else np.zeros(seq.shape[1:], seq.dtype))
+    return args
+
+
+def _state_args(op: ag.ScanOp, histories: Sequence[list[Array]]) -> list[Array]:
+    """The fed-back outputs' taps at the coming step."""
+    args: list[Array] = []
+    for history, taps in zip(histories, [k for k in op.output_tap_lists if k], strict=True):
+        args += [history[len(history) + k] for k in taps]
+    return args
+
+
+def _first_step_shapes(
+    interpreter: Interpreter,
+    op: ag.ScanOp,
+    sequences: Sequence[Array],
+    histories: Sequence[list[Array]],
+    non_sequences: Sequence[Array],
+) -> list[Shape] | None:
+    """With no step: the shapes of the step's outputs, from the body run quietly on a
+    first step's arguments, each fed-back one checked against its state; None when that
+    run meets an index out of bounds (module doc). A shape error propagates."""
+    args = [*_sequence_args(op, sequences, 0), *_state_args(op, histories), *non_sequences]
+    with quietly(interpreter):
+        try:
+            values = run_block(interpreter, op.body.block, args)
+        except IndexError:
+            return None
+    shapes = [np.shape(v) for v in values]
+    for i, history in zip(op.recurrent_outputs, histories, strict=True):
+        _check_state(op, i, shapes[i], history[-1].shape)
+    return shapes
 
 
 def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> list[Array]:
@@ -98,36 +150,36 @@ def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> lis
     non_sequences = operands[n_given + n_seq + n_init :]
     steps = n_steps_of(op, operands[0] if n_given else None, sequences)
     histories = _history(op, initials)
-    out_taps = op.output_tap_lists
     stacked: list[list[Array]] = [[] for _ in op.outputs]
     for t in range(steps):
-        step_args: list[Array] = []
-        for seq, taps in zip(sequences, op.sequence_tap_lists, strict=True):
-            step_args += [seq[t + k - min(taps), ...] for k in taps]
-        for history, taps in zip(histories, [k for k in out_taps if k], strict=True):
-            step_args += [history[len(history) + k] for k in taps]
+        step_args = [*_sequence_args(op, sequences, t), *_state_args(op, histories)]
         values = run_block(interpreter, op.body.block, [*step_args, *non_sequences])
         recurrent = iter(histories)
-        for i, (value, taps) in enumerate(zip(values, out_taps, strict=True)):
+        for i, (value, taps) in enumerate(zip(values, op.output_tap_lists, strict=True)):
             value = np.asarray(value)
             if taps:
                 history = next(recurrent)
-                _check_state(op, i, value, history[-1])
+                _check_state(op, i, value.shape, history[-1].shape)
                 history.append(value)
             stacked[i].append(value)
-    states = iter(h[-1].shape for h in histories)
-    shapes = [next(states) if taps else None for taps in out_taps]
+    rows_shapes: list[Shape | None] = [None] * len(op.outputs)
+    if steps == 0:
+        first = _first_step_shapes(interpreter, op, sequences, histories, non_sequences)
+        rows_shapes = list(first) if first is not None else rows_shapes
+    for i, history in zip(op.recurrent_outputs, histories, strict=True):
+        rows_shapes[i] = history[-1].shape
     last = op.last_only_outputs
     stacked = [rows[-1:] if i in last else rows for i, rows in enumerate(stacked)]
     for j, i in enumerate(op.recurrent_outputs):  # histories: initial rows, then steps
         if i in op.with_initial_outputs:
             stacked[i] = histories[j]
-    return [_stack(op, i, rows, shapes[i]) for i, rows in enumerate(stacked)]
+    return [_stack(op, i, rows, rows_shapes[i]) for i, rows in enumerate(stacked)]
 
 
-def _stack(op: ag.ScanOp, index: int, rows: list[Array], state: tuple[int, ...] | None) -> Array:
+def _stack(op: ag.ScanOp, index: int, rows: list[Array], row_shape: Shape | None) -> Array:
     """The rows of output `index` stacked; with no step, an empty array whose row shape
-    is the state's (or the static row shape, 0 for dynamic dimensions)."""
+    is `row_shape` (a step's, see the module doc), or the static row shape, 0 for
+    dynamic dimensions, when it is None."""
     result = op.outputs[index]
     if rows:
         if len({r.shape for r in rows}) > 1:
@@ -138,7 +190,7 @@ def _stack(op: ag.ScanOp, index: int, rows: list[Array], state: tuple[int, ...] 
         value = np.stack(rows)
     else:
         t = ag.tensor_type(result)
-        row = state or tuple(d if d != ag.DYNAMIC else 0 for d in t.get_shape()[1:])
+        row = row_shape or tuple(d if d != ag.DYNAMIC else 0 for d in t.get_shape()[1:])
         shape = [0, *row]
         value = np.zeros(shape, numpy_dtype(t.element_type))
     return check_value(_label(op), f"result #{index}", value, result.type)

@@ -18,6 +18,13 @@ A function may pair results with inputs (`aliases`, from the `ag.inplace_results
 caller passes `a`'s array as `r`'s buffer (and returns it as the result) when it is a
 C-contiguous, writable array of `r`'s shape that shares no memory with another input;
 otherwise a fresh buffer, as for any result.
+
+Code that calls back into Python (`ag.print`, see `arignote.runtime.printing`) runs on to
+its end even when a callback raises; the call then raises that exception and its
+results are dropped. Such a function never computes a result in an input's buffer and
+has no CPython entry point (every call comes through `NativeFunction.__call__`, which
+raises the exception): a call that raises leaves its inputs, and so the shared
+variables, unchanged.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import NoReturn
 
 import numpy as np
 from numpy.typing import DTypeLike
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from arignote.runtime.cpu import NativeModule, as_native_array, data_pointer
 from arignote.runtime.dtypes import IndexOutOfBoundsError, numpy_dtype
@@ -46,6 +53,7 @@ from arignote.runtime.entry import (
     kept_symbols,
     register_symbols,
 )
+from arignote.runtime.printing import clear_pending, raise_pending
 
 SHAPE_SUFFIX = "__shape"
 CHECKS_ATTRIBUTE = "ag.checks"
@@ -110,12 +118,16 @@ class NativeFunction:
         outputs: Sequence[SpecLike],
         messages: Sequence[str],
         aliases: Mapping[int, int] | None = None,
+        calls_back: bool = False,
     ):
         self.name = name
         self.inputs = [_spec(s) for s in inputs]
         self.outputs = [_spec(s) for s in outputs]
         self.messages = list(messages)
-        self.aliases: dict[int, int] = dict(aliases or {})
+        self.calls_back = calls_back
+        """Whether the code calls back into Python (prints): then a call raises what a
+        callback raised, and no result is computed in an input's buffer (module doc)."""
+        self.aliases: dict[int, int] = {} if calls_back else dict(aliases or {})
         """Result index → the input whose buffer it may be computed in (module doc)."""
         self._module = module  # keeps the JIT-ed code alive
         pointers = [ctypes.c_void_p] * len(self.inputs)
@@ -127,7 +139,8 @@ class NativeFunction:
         self._frame = _Frame(self)
         self.fast_entry: FastEntry | None = None
         """The module's CPython entry point `@name__entry`, when it has one (see
-        `arignote.runtime.entry`; `compile_function` adds it)."""
+        `arignote.runtime.entry`; `compile_function` adds it unless the code calls
+        back)."""
         self._kept: list[list[np.ndarray | None]] = [[None, None] for _ in self.outputs]
         """Per output, the results of the last two calls made with `_frame` (the last
         first), reused by the next one when nothing else holds them (as the entry point
@@ -161,11 +174,16 @@ class NativeFunction:
         # The preallocated frame, unless another thread (or a re-entrant call) is using
         # it: then a fresh one for this call.
         frame = self._frame if self._lock.acquire(False) else None
+        if self.calls_back:
+            clear_pending()
         try:
-            return self._call(frame if frame is not None else _Frame(self), arrays)
+            results = self._call(frame if frame is not None else _Frame(self), arrays)
         finally:
             if frame is not None:
                 self._lock.release()
+        if self.calls_back:
+            raise_pending()  # what a print callback raised during the call, if anything
+        return results
 
     def _call(self, frame: _Frame, arrays: tuple[np.ndarray, ...]) -> list[np.ndarray]:
         values: list[int] = []
@@ -257,12 +275,11 @@ def compile_function(
     from a function of tensors of types `inputs` -> `outputs`) with a CPython entry
     point `@name__entry` (when this process supports one), and wrap it. `aliases`:
     result index → the input whose buffer it may be computed in (module doc)."""
-    from xdsl.dialects.builtin import ModuleOp
-
     assert isinstance(module, ModuleOp)
-    aliases = dict(aliases or {})
+    calls_back = _calls_back(module)
+    aliases = {} if calls_back else dict(aliases or {})
     extra = []
-    if register_symbols():
+    if register_symbols() and not calls_back:
         specs = [arg_spec(numpy_dtype(t.element_type), t.get_shape()) for t in inputs]
         results = [
             arg_spec(numpy_dtype(t.element_type), t.get_shape(), aliases.get(j))
@@ -270,7 +287,19 @@ def compile_function(
         ]
         extra.append(entry_ir(name, specs, results, err_length(messages)))
     module = NativeModule(module, extra)
-    return NativeFunction(module, name, inputs, outputs, messages, aliases)
+    return NativeFunction(module, name, inputs, outputs, messages, aliases, calls_back)
+
+
+def _calls_back(module: ModuleOp) -> bool:
+    """Whether the `llvm`-dialect `module` declares a print callback (module doc)."""
+    from xdsl.dialects import llvm
+
+    from arignote.runtime.printing import SYMBOL_PREFIX
+
+    return any(
+        isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith(SYMBOL_PREFIX)
+        for op in module.ops
+    )
 
 
 _WORD = 8  # every descriptor field is a pointer or an int64

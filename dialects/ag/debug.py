@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -74,22 +74,34 @@ class PrintOp(IRDLOperation):
     callback = opt_prop_def(IntegerAttr[I64])
     """The id the native code passes to the print callback (set by the runtime when it
     registers the message; absent in a graph that was not compiled)."""
+    hook = opt_prop_def(IntegerAttr[I64])
+    """The id of a Python function called with the value instead of printing `attrs`
+    (Theano's `Print(global_fn=...)`; see `arignote.runtime.printing.register_hook`);
+    absent for a print that prints."""
 
     assembly_format = "$input attr-dict `:` type($input)"
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(
-        self, input: SSAValue | Operation, message: str, attrs: Sequence[str] = ("__str__",)
+        self,
+        input: SSAValue | Operation,
+        message: str,
+        attrs: Sequence[str] = ("__str__",),
+        hook: int | None = None,
     ):
         value = SSAValue.get(input)
-        super().__init__(
-            operands=[value],
-            result_types=[value.type],
-            properties={
-                "message": StringAttr(message),
-                "attrs": ArrayAttr([StringAttr(a) for a in attrs]),
-            },
-        )
+        properties: dict[str, Attribute] = {
+            "message": StringAttr(message),
+            "attrs": ArrayAttr([StringAttr(a) for a in attrs]),
+        }
+        if hook is not None:
+            properties["hook"] = IntegerAttr(hook, i64)
+        super().__init__(operands=[value], result_types=[value.type], properties=properties)
+
+    @property
+    def hook_id(self) -> int:
+        """The `hook` property's id; -1 when absent."""
+        return -1 if self.hook is None else self.hook.value.data
 
     @property
     def attrs_list(self) -> tuple[str, ...]:

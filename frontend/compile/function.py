@@ -40,7 +40,15 @@ from arignote.compile.gcpause import gc_paused
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
 from arignote.compile.regions import emit_ops
-from arignote.compile.sharedvalue import SharedVariable, _Storage, filter_value, shared_of
+from arignote.compile.sharedvalue import (
+    SharedVariable,
+    StateLock,
+    _Storage,
+    filter_value,
+    holding,
+    ordered_locks,
+    shared_of,
+)
 from arignote.configuration import config
 from arignote.dialects import ag
 from arignote.graph import (
@@ -396,6 +404,11 @@ class Function:
         self._update_storage: list[_Storage] = [self._bound(sv)._storage for sv, _ in plan.updates]
         self._n_out = len(plan.outs)
         self._input_update_index = [i for i, _ in plan.input_updates]
+        # The locks a call holds (docs/threads.md): those of the shared variables it reads
+        # and updates, and one over the `In(update=...)` values, which are the function's.
+        own = [StateLock()] if self._input_update_index else []
+        self._locks = ordered_locks([*self._arg_storage, *self._update_storage, *own])
+        self._held = holding(self._locks)
         self._entry, self._direct = self._fast_entry()
 
     def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
@@ -418,8 +431,8 @@ class Function:
             return entry, None
         from arignote.compile.callpath import stateful_call
 
-        read, updated = self._arg_storage, self._update_storage
-        return entry, stateful_call(entry, read, updated, self._n_out, self._single)
+        read, updated, locks = self._arg_storage, self._update_storage, self._locks
+        return entry, stateful_call(entry, read, updated, self._n_out, self._single, locks)
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
         return self._swap.get(sv, sv)
@@ -492,6 +505,18 @@ class Function:
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The general path, holding the locks of the function's state (if any) from
+        reading the shared values to storing the updates."""
+        held = self._held
+        if held is None:
+            return self._call_holding(args, kwargs)
+        held.acquire()
+        try:
+            return self._call_holding(args, kwargs)
+        finally:
+            held.release()
+
+    def _call_holding(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         entry = self._entry
         if entry is not None and self._direct is None and not kwargs:
             result = entry(*args, *[s.value for s in self._arg_storage])

@@ -10,12 +10,23 @@ cannot (another shape, a non-contiguous or read-only array, or one sharing memor
 another input); the reference interpreter always returns a new array. Either way no
 array returned by `get_value()` (a copy) changes; an array from `get_value(borrow=True)`
 or given to `shared`/`set_value` with `borrow=True` may, as in Theano.
+
+Threads (docs/threads.md): each value has a re-entrant lock. A call of a compiled
+function holds the locks of every shared variable it reads or updates, taken in one
+global order (the order the values were created in, so two functions over {a, b} and
+{b, a} cannot deadlock), from reading the values to storing the updates; `get_value()`
+copies and `set_value()` stores under the lock. A reader therefore never sees a
+half-applied update, concurrent updates are never lost, and calls on different shared
+variables run in parallel. `get_value(borrow=True)` takes no lock: the array it returns
+is the stored one, which a call running in another thread may be updating.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import itertools
+import threading
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,12 +42,70 @@ _OWNER = "_arignote_shared"
 graph keeps its shared variables (and their values) alive."""
 
 
-class _Storage:
-    """The value of a shared variable; clones of the variable share it."""
+_ORDER = itertools.count()
+"""The global order of the state locks: their creation order."""
+
+
+class StateLock:
+    """A re-entrant lock over some state of compiled functions (a shared variable's
+    value, a function's `In(update=...)` values), with its place in the one order every
+    call takes its locks in (`order`). Re-entrant, so that a print hook running inside a
+    call may read the variables that call holds."""
+
+    __slots__ = ("lock", "order")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.order = next(_ORDER)  # atomic under the GIL
+
+
+def ordered_locks(states: Iterable[StateLock]) -> tuple[Any, ...]:
+    """The distinct locks of `states` in the global order: the order to take them in."""
+    unique = {id(s): s for s in states}
+    return tuple(s.lock for s in sorted(unique.values(), key=lambda s: s.order))
+
+
+class _LockSet:
+    """Several locks taken together: `acquire` takes them in the order given, `release`
+    releases them in reverse."""
+
+    __slots__ = ("locks",)
+
+    def __init__(self, locks: tuple[Any, ...]):
+        self.locks = locks
+
+    def acquire(self) -> None:
+        taken = 0
+        try:
+            for lock in self.locks:
+                lock.acquire()
+                taken += 1
+        except BaseException:  # (an interrupt while waiting): release what was taken
+            for lock in reversed(self.locks[:taken]):
+                lock.release()
+            raise
+
+    def release(self) -> None:
+        for lock in reversed(self.locks):
+            lock.release()
+
+
+def holding(locks: tuple[Any, ...]) -> Any:
+    """What holds `locks` (in the order to take them) with `acquire()` and `release()`:
+    None when there are none, the lock itself when there is one, else a `_LockSet`.
+    (Callers write `acquire(); try: ... finally: release()`, cheaper than `with`.)"""
+    if not locks:
+        return None
+    return locks[0] if len(locks) == 1 else _LockSet(locks)
+
+
+class _Storage(StateLock):
+    """The value of a shared variable; clones of the variable share it (and its lock)."""
 
     __slots__ = ("value",)
 
     def __init__(self, value: np.ndarray):
+        super().__init__()
         self.value = value
 
 
@@ -100,8 +169,14 @@ class SharedVariable(Variable):
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
         """The value; a copy unless `borrow=True`, which returns the stored array itself
         (which a later update may modify in place, or replace: see the module doc)."""
-        value = self._storage.value
-        return value if borrow else value.copy()
+        storage = self._storage
+        if borrow:
+            return storage.value
+        storage.lock.acquire()  # not while a call updates it in place
+        try:
+            return storage.value.copy()
+        finally:
+            storage.lock.release()
 
     def set_value(self, new_value: Any, borrow: bool = False) -> None:
         """Store `new_value` (checked and converted like a function input); it is copied
@@ -115,7 +190,12 @@ class SharedVariable(Variable):
             and np.may_share_memory(array, new_value)
         ):
             array = array.copy()
-        self._storage.value = array
+        storage = self._storage
+        storage.lock.acquire()  # after any call using the old value has stored its update
+        try:
+            storage.value = array
+        finally:
+            storage.lock.release()
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of the same shape."""

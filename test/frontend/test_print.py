@@ -107,3 +107,76 @@ def test_print_is_not_compile_cached() -> None:
     with change_flags(compile_cache=True):  # only to ask for the keys
         assert codecache.cache_key(f.mode, f.module, f.mode.graph_pipeline()) is None
         assert codecache.cache_key(g.mode, g.module, g.mode.graph_pipeline()) is not None
+
+
+# --- global_fn, and exceptions raised while printing ----------------------------------
+
+
+class HookError(Exception):
+    pass
+
+
+def _raise(op: Print, value: np.ndarray) -> None:
+    raise HookError(f"{op.message}: {value.tolist()}")
+
+
+# Two ways a print raises: its `global_fn`, or an attribute that fails on the value
+# (`item()` of an array of more than one element).
+RAISING = {
+    "global_fn": (lambda: Print("p", global_fn=_raise), HookError, "p: \\[2.0, 4.0\\]"),
+    "attr": (lambda: Print("p", attrs=("item",)), ValueError, "size 1"),
+}
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("how", RAISING)
+def test_print_error_propagates_and_stores_no_update(linker: str, how: str, capfd) -> None:
+    make, error, match = RAISING[how]
+    s = arignote.shared(np.zeros(2), name="s")
+    x = T.dvector("x")
+    y = Print("after")(make()(x * 2) + 1)  # the print after the failing one never shows
+    f = arignote.function([x], y.sum(), updates=[(s, s + y)], mode=_mode(linker))
+    stored = s.get_value(borrow=True)
+    with pytest.raises(error, match=match):
+        f(np.array([1.0, 2.0]))
+    assert s.get_value(borrow=True) is stored  # no update stored ...
+    np.testing.assert_array_equal(stored, [0.0, 0.0])  # ... nor computed in place
+    assert capfd.readouterr().out == ""
+    g = arignote.function([x], (x + 1).sum(), updates=[(s, s + x)], mode=_mode(linker))
+    assert g(np.array([1.0, 2.0])) == 5.0  # nothing left pending for the next call
+    np.testing.assert_array_equal(s.get_value(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_print_error_in_a_scan_step(linker: str) -> None:
+    def fail_at_3(op: Print, value: np.ndarray) -> None:
+        if value == 3.0:
+            raise HookError("step value 3")
+
+    h = arignote.shared(np.float64(0.0), name="h")
+    xs = T.dvector("xs")
+    total, _ = arignote.scan(
+        lambda v, acc: Print("acc", global_fn=fail_at_3)(acc + v), sequences=xs, outputs_info=h
+    )
+    f = arignote.function([xs], total[-1], updates=[(h, total[-1])], mode=_mode(linker))
+    np.testing.assert_array_equal(f(np.array([1.0, 1.0])), 2.0)
+    assert h.get_value() == 2.0
+    with pytest.raises(HookError, match="step value 3"):
+        f(np.array([0.5, 0.5, 5.0]))  # 2.5, 3.0: raises at the second step
+    assert h.get_value() == 2.0
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_global_fn_gets_the_op_and_a_copy_of_the_value(linker: str) -> None:
+    seen: list[tuple[str, list[float]]] = []
+
+    def record(op: Print, value: np.ndarray) -> None:
+        seen.append((op.message, value.tolist()))
+        value[...] = -1.0  # the print's own copy: the result is unchanged
+
+    x = T.dvector("x")
+    f = arignote.function([x], Print("x", global_fn=record)(x) * 2, mode=_mode(linker))
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    assert seen == [("x", [1.0, 2.0])]
+    with pytest.raises(TypeError, match="global_fn must be a function"):
+        Print("x", global_fn="not callable")  # type: ignore[arg-type]

@@ -87,6 +87,51 @@ def test_state_must_keep_its_shape(linker: str) -> None:
         f(np.ones(3))
 
 
+# A scan with no step: its body's shapes are those of a first step all the same (native
+# code computes them before its loop), so both linkers raise the same shape errors and
+# give empty results of the same shapes.
+NO_STEP = {
+    "n_steps=0": (lambda xs: dict(n_steps=0), np.ones((4, 3))),
+    "empty sequence": (lambda xs: dict(sequences=xs), np.ones((0, 3))),
+}
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", NO_STEP)
+def test_no_step_state_must_keep_its_shape(linker: str, case: str) -> None:
+    xs, h0 = T.matrix("xs"), T.vector("h0")
+    scan_args, xs_value = NO_STEP[case]
+
+    def step(*args):  # (x_t, h) over a sequence, (h, xs) with n_steps
+        h = args[1] if case == "empty sequence" else args[0]
+        return T.concatenate([h, h])
+
+    extra = {} if case == "empty sequence" else dict(non_sequences=[xs])
+    out, _ = arignote.scan(step, outputs_info=h0, **scan_args(xs), **extra)
+    f = _f([xs, h0], out, linker, on_unused_input="ignore")
+    with pytest.raises(ValueError, match="output #0 of the step .* keep its shape"):
+        f(xs_value, np.ones(2))
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_no_step_results_have_a_steps_shapes(linker: str, capfd) -> None:
+    from arignote.printing import Print
+
+    xs, ys, h0 = T.matrix("xs"), T.matrix("ys"), T.vector("h0")
+    (doubled, hs), _ = arignote.scan(
+        lambda x, h: [Print("x")(x) * 2, h + x.sum()], sequences=xs, outputs_info=[None, h0]
+    )
+    f = _f([xs, h0], [doubled, hs], linker)
+    d, h = f(np.ones((0, 3)), np.ones(5))
+    assert d.shape == (0, 3) and h.shape == (0, 5)
+    assert capfd.readouterr().out == ""  # no step ran: nothing printed
+    summed, _ = arignote.scan(lambda x, y: x + y, sequences=[xs, ys])
+    g = _f([xs, ys], summed, linker)
+    assert g(np.ones((0, 3)), np.ones((0, 3))).shape == (0, 3)
+    with pytest.raises(ValueError, match="3 vs 4|\\(3,\\) and \\(4,\\)"):
+        g(np.ones((0, 3)), np.ones((0, 4)))  # rows that would not add up
+
+
 def test_map_reduce_folds_go_backwards_return_list() -> None:
     x = T.vector("x")
     zero = T.constant(0.0, dtype="float64")
