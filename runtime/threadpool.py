@@ -157,7 +157,9 @@ def _compile_object(machine: str) -> bytes:
     target = llvm.Target.from_triple(triple).create_target_machine(
         cpu=cpu, features=features, opt=1, codemodel="jitdefault"
     )
-    module = llvm.parse_assembly(pool_ir(machine))
+    # a context of its own: this runs in a background thread (`prefetch`) while the
+    # calling thread may use LLVM's global context
+    module = llvm.parse_assembly(pool_ir(machine), llvm.create_context())
     module.triple, module.data_layout = target.triple, str(target.target_data)
     module.verify()
     return target.emit_object(module)
