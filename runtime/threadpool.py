@@ -17,9 +17,9 @@ from inside a task), it calls `task(begin, end, 0, ctx)` itself and returns 1.
 
 The pool is native code built here with llvmlite's IR builder, compiled once per
 process (or read from the compile cache's directory, where it is sealed with its key and
-a digest like the cache's entries, `arignote.runtime.cachefile`) into its own MCJIT engine (no C
-compiler needed; a compile with parallel loops starts making it in a background thread,
-`prefetch`, while the lowering runs), and bound to those symbol
+a digest like the cache's entries: `arignote.runtime.cachefile`) into its own MCJIT
+engine (no C compiler needed; a compile with parallel loops starts making it in a
+background thread, `prefetch`, while the lowering runs), and bound to those symbol
 names with `llvm.add_symbol` when a module that calls it is loaded
 (`register_symbols`), so compiled modules hold no process-specific address and stay
 cacheable. Its workers are POSIX threads (`pthread_create` from libc) started on the
