@@ -4,21 +4,25 @@ An entry is one file `<key>.agc` in a cache directory, where `key` is a hex dige
 caller computes from everything the machine code depends on (see
 `arignote.compile.codecache`; `native_fingerprint()` gives this side's share: the LLVM
 and llvmlite versions, host CPU and features, Python and numpy versions, the entry-point
-ABI). The file holds a magic string, a JSON header (the function's name, input and output
-dtypes and ranks, shape-check messages, whether it calls BLAS), the object file
-`NativeModule` emitted, and a BLAKE2 digest of all that.
+ABI). The file is sealed (`arignote.runtime.cachefile`): a magic string, its own key, a
+JSON header (the function's name, input and output dtypes and ranks, shape-check
+messages, whether it calls BLAS), the object file `NativeModule` emitted, and a BLAKE2
+digest of all that.
 
 * `load(directory, key)`: the `NativeFunction` of an entry, loaded into MCJIT without
-  compiling anything, or None (a miss) when there is no entry or it is truncated,
-  corrupt or unreadable: a broken entry is never an error.
+  compiling anything, or None (a miss) when there is no entry. What is not a whole entry
+  of `key` (truncated, damaged, the entry of another key renamed or copied there, not a
+  regular file: a FIFO, a symbolic link, a directory) is never loaded nor an error: it is
+  counted `corrupt`, removed, and the caller compiles again.
 * `store(directory, key, fn, max_bytes)`: write an entry atomically and without a lock
   (a temporary file in the same directory, then `os.replace`: a reader sees the old file,
   the new one or none, never a partial one; concurrent writers of one key both write
-  whole files and the last rename wins), then `prune`.
+  whole files and the last rename wins; a process killed while writing leaves only a
+  temporary file, which is never read), then `prune`.
 * `prune(directory, max_bytes)`: delete the least recently used entries (a hit touches
   its file) until the entries take at most `max_bytes`, and stale temporary files.
 
-`STATS` counts hits, misses, stores, corrupt entries, failed writes and pruned entries
+`cachefile.STATS` counts hits, misses, stores, corrupt entries, failed writes and pruned entries
 in this process. Every event is logged on the `arignote.cache` logger (DEBUG level);
 `verbose=True` also prints one line per event to stderr.
 """
@@ -26,35 +30,29 @@ in this process. Every event is logged on the `arignote.cache` logger (DEBUG lev
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
-import logging
 import os
 import sys
-import tempfile
 import time
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from arignote.runtime import cachefile
+from arignote.runtime.cachefile import Broken, event
 from arignote.runtime.cpu import NativeModule, target_fingerprint
 from arignote.runtime.native import NativeFunction, TensorSpec
 
-FORMAT = 1
+FORMAT = 2
 """The version of the entry format (and of the key recipe)."""
 
 SUFFIX = ".agc"
 _MAGIC = b"arignote-native\x00" + FORMAT.to_bytes(2, "little")
-_DIGEST = 16
-_TEMP_PREFIX = ".tmp-"
 _STALE_TEMP_SECONDS = 3600.0
 
-logger = logging.getLogger("arignote.cache")
-
-STATS: Counter[str] = Counter()
-"""Events in this process: hit, miss, store, corrupt, write_error, uncacheable, pruned."""
+MAX_ENTRY_BYTES = 1 << 30
+"""The largest entry `store` writes and `load` reads (a larger file there is broken)."""
 
 
 def native_fingerprint() -> str:
@@ -78,13 +76,6 @@ def entry_path(directory: str, key: str) -> str:
     return os.path.join(directory, key + SUFFIX)
 
 
-def _event(kind: str, key: str, detail: str, verbose: bool) -> None:
-    STATS[kind] += 1
-    logger.debug("compile cache %s %s %s", kind, key, detail)
-    if verbose:
-        print(f"arignote: compile cache {kind}: {key} {detail}", file=sys.stderr)
-
-
 # --- the entry format ----------------------------------------------------------------------
 
 
@@ -92,8 +83,13 @@ def _spec_json(spec: TensorSpec) -> list[Any]:
     return [spec.dtype.str, spec.rank]
 
 
-def pack(fn: NativeFunction) -> bytes:
-    """The bytes of the entry for `fn` (compiled by `NativeModule(...)`)."""
+def pack(fn: NativeFunction, key: str) -> bytes:
+    """The bytes of the entry for `fn` (compiled by `NativeModule(...)`) under `key`."""
+    return cachefile.seal(_MAGIC, key, _payload(fn))
+
+
+def _payload(fn: NativeFunction) -> bytes:
+    """What an entry seals: the JSON header's size and bytes, then the object code."""
     module = fn._module
     header = {
         "name": fn.name,
@@ -104,25 +100,28 @@ def pack(fn: NativeFunction) -> bytes:
         "needs_blas": module.needs_blas,
     }
     head = json.dumps(header).encode()
-    body = _MAGIC + len(head).to_bytes(4, "little") + head + module.object_code
-    return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
+    return len(head).to_bytes(4, "little") + head + module.object_code
 
 
-def unpack(data: bytes) -> tuple[dict[str, Any], bytes] | None:
+def unpack(data: bytes, key: str) -> tuple[dict[str, Any], bytes] | None:
     """(header, object code) of an entry's bytes; None when they are not a whole,
-    intact entry of this format."""
-    start = len(_MAGIC) + 4
-    if len(data) < start + _DIGEST or not data.startswith(_MAGIC):
-        return None
-    body, digest = data[:-_DIGEST], data[-_DIGEST:]
-    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
-        return None
-    size = int.from_bytes(body[len(_MAGIC) : start], "little")
+    intact entry of this format and of `key`."""
     try:
-        header = json.loads(body[start : start + size])
-    except ValueError:
+        return _split(cachefile.unseal(_MAGIC, key, data))
+    except Broken:
         return None
-    return header, body[start + size :]
+
+
+def _split(payload: bytes) -> tuple[dict[str, Any], bytes]:
+    """(header, object code) of an entry's payload; raises `Broken` when it has none."""
+    size = int.from_bytes(payload[:4], "little")
+    try:
+        header = json.loads(payload[4 : 4 + size])
+    except ValueError:
+        raise Broken("no header") from None
+    if not isinstance(header, dict):
+        raise Broken("no header")
+    return header, payload[4 + size :]
 
 
 def _function(header: dict[str, Any], object_code: bytes) -> NativeFunction:
@@ -136,31 +135,28 @@ def _function(header: dict[str, Any], object_code: bytes) -> NativeFunction:
 # --- the directory -------------------------------------------------------------------------
 
 
-def load(directory: str, key: str, verbose: bool = False) -> NativeFunction | None:
-    """The function stored under `key`, or None (a miss, also for a broken entry)."""
+def load(
+    directory: str, key: str, verbose: bool = False, max_bytes: int = MAX_ENTRY_BYTES
+) -> NativeFunction | None:
+    """The function stored under `key`, or None (a miss; also for a broken entry,
+    which is removed)."""
     path = entry_path(directory, key)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fn = _function(*_split(cachefile.load(path, _MAGIC, key, max_bytes)))
     except OSError:
-        _event("miss", key, "", verbose)
+        event("miss", key, "", verbose)
         return None
-    unpacked = unpack(data)
-    if unpacked is None:
-        _event("corrupt", key, f"{path} (ignored)", verbose)
-        _event("miss", key, "", verbose)
-        return None
-    try:
-        fn = _function(*unpacked)
-    except (KeyError, TypeError, ValueError, RuntimeError) as e:
-        _event("corrupt", key, f"{path}: {e} (ignored)", verbose)
-        _event("miss", key, "", verbose)
+    except (Broken, KeyError, TypeError, ValueError, RuntimeError) as e:
+        if not isinstance(e, Broken):  # a header this version cannot read
+            cachefile.discard(path, None)
+        event("corrupt", key, f"{path}: {e} (removed)", verbose)
+        event("miss", key, "", verbose)
         return None
     try:
         os.utime(path)  # least recently used goes first when pruning
     except OSError:
         pass
-    _event("hit", key, path, verbose)
+    event("hit", key, path, verbose)
     return fn
 
 
@@ -194,22 +190,15 @@ def store(
     code is not `portable` (counted as `uncacheable`)."""
     imports = fn._module.imports
     if imports is None or not portable(imports):
-        _event("uncacheable", key, f"external symbols {imports}", verbose)
+        event("uncacheable", key, f"external symbols {imports}", verbose)
         return False
-    data = pack(fn)
-    temp = None
+    path = entry_path(directory, key)
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=_TEMP_PREFIX, suffix=SUFFIX)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temp, entry_path(directory, key))
+        size = cachefile.store(path, _MAGIC, key, _payload(fn), MAX_ENTRY_BYTES)
     except OSError as e:
-        if temp is not None:
-            _remove(temp)
-        _event("write_error", key, f"{directory}: {e}", verbose)
+        event("write_error", key, f"{directory}: {e}", verbose)
         return False
-    _event("store", key, f"{entry_path(directory, key)} ({len(data)} bytes)", verbose)
+    event("store", key, f"{path} ({size} bytes)", verbose)
     prune(directory, max_bytes, verbose)
     return True
 
@@ -235,7 +224,7 @@ def _entries(directory: str) -> list[tuple[float, int, str]]:
             stat = item.stat()
         except OSError:
             continue  # removed meanwhile
-        if item.name.startswith(_TEMP_PREFIX):
+        if cachefile.stale_temporary(item.name):
             if now - stat.st_mtime > _STALE_TEMP_SECONDS:
                 _remove(item.path)
         elif item.name.endswith(SUFFIX):
@@ -255,5 +244,5 @@ def prune(directory: str, max_bytes: int, verbose: bool = False) -> int:
         total -= size
         if _remove(path):
             removed += 1
-            _event("pruned", os.path.basename(path)[: -len(SUFFIX)], path, verbose)
+            event("pruned", os.path.basename(path)[: -len(SUFFIX)], path, verbose)
     return removed

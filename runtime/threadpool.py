@@ -16,9 +16,10 @@ from inside a task), it calls `task(begin, end, 0, ctx)` itself and returns 1.
 `int64 arignote_parallel_width()` is the most parts a call may use (at least 1).
 
 The pool is native code built here with llvmlite's IR builder, compiled once per
-process (or read from the compile cache's directory) into its own MCJIT engine (no C
-compiler needed; a compile with parallel loops starts making it in a background thread,
-`prefetch`, while the lowering runs), and bound to those symbol
+process (or read from the compile cache's directory, where it is sealed with its key and
+a digest like the cache's entries: `arignote.runtime.cachefile`) into its own MCJIT
+engine (no C compiler needed; a compile with parallel loops starts making it in a
+background thread, `prefetch`, while the lowering runs), and bound to those symbol
 names with `llvm.add_symbol` when a module that calls it is loaded
 (`register_symbols`), so compiled modules hold no process-specific address and stay
 cacheable. Its workers are POSIX threads (`pthread_create` from libc) started on the
@@ -261,30 +262,38 @@ def _compile_object(machine: str) -> bytes:
     target = llvm.Target.from_triple(triple).create_target_machine(
         cpu=cpu, features=features, opt=1, codemodel="jitdefault"
     )
-    module = llvm.parse_assembly(pool_ir(machine))
+    # a context of its own: this runs in a background thread (`prefetch`) while the
+    # calling thread may use LLVM's global context
+    module = llvm.parse_assembly(pool_ir(machine), llvm.create_context())
     module.triple, module.data_layout = target.triple, str(target.target_data)
     module.verify()
     return target.emit_object(module)
 
 
+_OBJECT_MAGIC = b"arignote-pool\x00" + (1).to_bytes(2, "little")
+_MAX_OBJECT_BYTES = 1 << 24
+"""The largest pool object read back (it takes about 7 KB)."""
+
+
 def _object_code(machine: str, directory: str | None) -> bytes:
-    """The pool's object code: from the object `directory` when it holds it, else
-    compiled (and stored there, atomically)."""
+    """The pool's object code: from the object `directory` when it holds it (a sealed
+    file, `arignote.runtime.cachefile`: never one that another key or a crashed writer
+    left there, which is removed), else compiled (and stored there, atomically)."""
+    from arignote.runtime import cachefile
+
     if directory is None:
         return _compile_object(machine)
-    path = os.path.join(directory, OBJECT_PREFIX + _object_key(machine) + ".o")
+    key = _object_key(machine)
+    path = os.path.join(directory, OBJECT_PREFIX + key + ".o")
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return cachefile.load(path, _OBJECT_MAGIC, key, _MAX_OBJECT_BYTES)
+    except cachefile.Broken as e:
+        cachefile.event("corrupt", OBJECT_PREFIX + key, f"{path}: {e} (removed)")
     except OSError:
         pass
     code = _compile_object(machine)
     try:
-        os.makedirs(directory, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(temporary, "wb") as f:
-            f.write(code)
-        os.replace(temporary, path)
+        cachefile.store(path, _OBJECT_MAGIC, key, code, _MAX_OBJECT_BYTES)
     except OSError:
         pass
     return code

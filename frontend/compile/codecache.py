@@ -225,7 +225,7 @@ def save(key: str, run: Run) -> bool:
 def stats() -> Counter[str]:
     """This process's compile cache events: hit, miss, store, corrupt, write_error,
     pruned (a copy)."""
-    from arignote.runtime.cache import STATS
+    from arignote.runtime.cachefile import STATS
 
     return Counter(STATS)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -147,7 +149,7 @@ def test_broken_entries_are_misses(cachedir: Path) -> None:
         assert changes.get("corrupt", 0) == 1
         np.testing.assert_array_equal(f(a, b)[0], a * 2 + b)
         assert entry.read_bytes() == data  # rewritten whole
-    assert cache.unpack(data) is not None
+    assert cache.unpack(data, entry.stem) is not None
 
 
 def test_unwritable_directory_is_not_an_error(tmp_path: Path) -> None:
@@ -172,7 +174,7 @@ def test_pruning_removes_the_least_recently_used(cachedir: Path) -> None:
     x = T.fvector("x")
     with change_flags(compile_cache=False):
         fn = arignote.function([x], x + 1)._compiled.run.native
-    size = len(cache.pack(fn))
+    size = len(cache.pack(fn, "k0"))
     for i in range(5):
         assert cache.store(str(cachedir), f"k{i}", fn, 10 * size)
         os.utime(cachedir / f"k{i}{cache.SUFFIX}", (1000.0 + i, 1000.0 + i))
@@ -230,7 +232,8 @@ def test_concurrent_writers(tmp_path: Path) -> None:
     names = sorted(p.name for p in directory.iterdir())
     assert "shared" + cache.SUFFIX in names
     assert not [n for n in names if n.startswith(".tmp-")]  # no temporary file left
-    assert cache.unpack((directory / ("shared" + cache.SUFFIX)).read_bytes()) is not None
+    entry = directory / ("shared" + cache.SUFFIX)
+    assert cache.unpack(entry.read_bytes(), "shared") is not None
 
 
 def test_code_bound_to_this_process_is_not_stored(cachedir: Path) -> None:
@@ -244,3 +247,136 @@ def test_code_bound_to_this_process_is_not_stored(cachedir: Path) -> None:
     assert not cache.store(str(cachedir), "bound", fn, 2**30)
     assert delta(before) == {"uncacheable": 1}
     assert not cachedir.exists() or not list(cachedir.iterdir())
+
+
+# --- entries this process did not write (each run in a new process, with a timeout: before
+# the entries were sealed with their key, such an entry hung, crashed or ran another
+# function's code) ---------------------------------------------------------------------------
+
+FAULT_CHILD = """
+import json, resource, signal, sys
+import numpy as np
+import arignote, arignote.tensor as T
+from arignote.compile import codecache
+which, fsize = sys.argv[1], int(sys.argv[2])
+# a guard: a regression reading an endless file fails with MemoryError, not the machine
+resource.setrlimit(resource.RLIMIT_DATA, (3 << 30, 3 << 30))
+keys = []
+load = codecache.load
+codecache.load = lambda key: keys.append(key) or load(key)
+if fsize:  # killed (SIGXFSZ) when writing the first file past `fsize` bytes
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # (Python ignores it)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+x = T.fvector("x")
+f = arignote.function([x], x * 2 + 1 if which == "A" else x * 3 - 1)
+a = np.linspace(-1, 1, 300000, dtype=np.float32)
+want = a * 2 + 1 if which == "A" else a * 3 - 1
+print(json.dumps({"key": keys[0], "ok": bool(np.array_equal(f(a), want)),
+                  "stats": dict(codecache.stats())}))
+"""
+
+
+def run_child(directory: Path, which: str, fsize: int = 0) -> subprocess.CompletedProcess:
+    """Compile and check function `which` (A or B) in a new process whose compiledir is
+    `directory`, with parallel loops (the thread pool's object is cached too); `fsize`:
+    the most bytes the process may write to a file."""
+    env = dict(os.environ, OMP_NUM_THREADS="2", PYTHONDONTWRITEBYTECODE="1")
+    env["ARIGNOTE_FLAGS"] = f"compiledir={directory},openmp=True,openmp_elemwise_minsize=1000"
+    env.pop("ARIGNOTERC", None)
+    command = [sys.executable, "-c", FAULT_CHILD, which, str(fsize)]
+    try:
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"function() of {which} hung (a blocking read of the cache entry?)")
+
+
+def child_result(directory: Path, which: str) -> dict:
+    done = run_child(directory, which)
+    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-3000:]}"
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["ok"], f"{which} computed something else (another entry's code?)"
+    return result
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A compiledir holding the entries of functions A and B (and the pool's object),
+    and their keys."""
+    directory = tmp_path_factory.mktemp("pristine")
+    keys = {which: child_result(directory, which)["key"] for which in "AB"}
+    return directory, keys
+
+
+def copy_of(pristine: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A copy of the pristine compiledir; (it, A's entry, B's entry)."""
+    source, keys = pristine
+    directory = tmp_path / "compiledir"
+    shutil.copytree(source, directory)
+    native = directory / codecache.SUBDIRECTORY
+    return directory, *(native / (keys[w] + cache.SUFFIX) for w in "AB")
+
+
+def truncate(entry: Path, other: Path) -> None:
+    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+
+
+def swap(entry: Path, other: Path) -> None:
+    """Rename `other` (another function's entry) to `entry`'s key."""
+    os.replace(other, entry)
+
+
+def copy(entry: Path, other: Path) -> None:
+    shutil.copyfile(other, entry)
+
+
+def fifo(entry: Path, other: Path) -> None:
+    entry.unlink()
+    os.mkfifo(entry)
+
+
+def dev_zero(entry: Path, other: Path) -> None:
+    entry.unlink()
+    entry.symlink_to("/dev/zero")
+
+
+def directory(entry: Path, other: Path) -> None:
+    entry.unlink()
+    entry.mkdir()
+
+
+FAULTS = [truncate, swap, copy, fifo, dev_zero, directory]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.__name__ for f in FAULTS])
+def test_a_foreign_entry_is_removed_and_recompiled(pristine, tmp_path: Path, fault) -> None:
+    """What lies under A's key but is not A's whole entry (truncated, B's entry renamed or
+    copied there, a FIFO, a symbolic link to /dev/zero, a directory) is never loaded:
+    counted corrupt, removed, A compiled and stored again."""
+    compiledir, entry, other = copy_of(pristine, tmp_path)
+    good = entry.read_bytes()
+    fault(entry, other)
+    result = child_result(compiledir, "A")
+    assert result["stats"] == {"corrupt": 1, "miss": 1, "store": 1}
+    assert entry.is_file() and not entry.is_symlink()
+    assert entry.read_bytes() == good  # the same bytes, sealed with A's key
+
+
+def test_a_writer_killed_midway_leaves_nothing_loaded(pristine, tmp_path: Path) -> None:
+    """A process killed (SIGXFSZ) while writing A's entry leaves a temporary file only:
+    the next process compiles A again (nothing corrupt is loaded) and, once that file is
+    stale, a store deletes it."""
+    compiledir, entry, other = copy_of(pristine, tmp_path)
+    size = entry.stat().st_size
+    entry.unlink()
+    killed = run_child(compiledir, "A", fsize=size // 2)
+    assert killed.returncode == -signal.SIGXFSZ, killed.stderr[-3000:]
+    native = entry.parent
+    [partial] = [p for p in native.iterdir() if p.name.startswith(".tmp-")]
+    assert 0 < partial.stat().st_size < size
+    result = child_result(compiledir, "A")
+    assert result["stats"] == {"miss": 1, "store": 1}
+    os.utime(partial, (0, 0))
+    other.unlink()
+    assert child_result(compiledir, "B")["stats"] == {"miss": 1, "store": 1}
+    assert not partial.exists()

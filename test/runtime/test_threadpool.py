@@ -5,11 +5,16 @@ dispatch counts, concurrent callers, a forked child, the thread count and the fl
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import platform
+import shutil
+import signal
 import subprocess
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -570,3 +575,145 @@ def test_pool_code_is_prefetched_in_the_background(script: str) -> None:
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["ok"]
+
+
+# --- the pool's object code in the compile cache's directory: never loaded unless this
+# process could have written it (each case in a new process, with a timeout: before the
+# object was sealed with its key, a truncated one crashed every later process) ---------------
+
+_POOL_CHILD = """
+import json, resource, signal, sys
+import numpy as np
+import arignote, arignote.tensor as T
+from arignote.compile import codecache
+from arignote.runtime import threadpool
+fsize = int(sys.argv[1])
+# a guard: a regression reading an endless file fails with MemoryError, not the machine
+resource.setrlimit(resource.RLIMIT_DATA, (3 << 30, 3 << 30))
+if fsize:  # killed (SIGXFSZ) when writing the first file past `fsize` bytes
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # (Python ignores it)
+x = T.fvector("x")
+f = arignote.function([x], x * 2 + 1)
+a = np.linspace(-1, 1, 300000, dtype=np.float32)
+print(json.dumps({"ok": bool(np.array_equal(f(a), a * 2 + 1)),
+                  "parallel": threadpool.dispatches() > 0, "stats": dict(codecache.stats())}))
+"""
+
+
+def _run_pool_child(compiledir, fsize: int = 0) -> subprocess.CompletedProcess:
+    """A function with parallel loops compiled and run in a new process whose compiledir
+    is `compiledir` (where it finds the pool's object code, or stores it)."""
+    env = dict(os.environ, OMP_NUM_THREADS="2", PYTHONDONTWRITEBYTECODE="1")
+    env["ARIGNOTE_FLAGS"] = f"compiledir={compiledir},openmp=True,openmp_elemwise_minsize=1000"
+    env.pop("OMP_WAIT_POLICY", None)
+    env.pop("ARIGNOTERC", None)
+    command = [sys.executable, "-c", _POOL_CHILD, str(fsize)]
+    try:
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("function() hung (a blocking read of the pool's object?)")
+
+
+def _pool_child_stats(compiledir) -> dict[str, int]:
+    done = _run_pool_child(compiledir)
+    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-3000:]}"
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["ok"] and result["parallel"], result
+    return result["stats"]
+
+
+@pytest.fixture(scope="module")
+def pool_objects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The pool's object file as a new process would store it, that of the pool for
+    `OMP_WAIT_POLICY=passive` (another key), and a function's object code."""
+    directory = tmp_path_factory.mktemp("pool-objects")
+    made = {}
+    for policy in ("", "passive"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OMP_WAIT_POLICY", policy)
+            threadpool._object_code(platform.machine(), str(directory))
+            name = threadpool.OBJECT_PREFIX + threadpool._object_key(platform.machine()) + ".o"
+            made[policy or "default"] = directory / name
+    with change_flags(compile_cache=False):
+        x = T.fvector("x")
+        code = arignote.function([x], x - 1)._compiled.run.native.native_module.object_code
+    made["function"] = directory / "function.o"
+    made["function"].write_bytes(code)
+    return made
+
+
+def _pool_dir(pool_objects: dict[str, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A compiledir holding the pool's object file only; (it, that file)."""
+    native = tmp_path / "compiledir" / codecache.SUBDIRECTORY
+    native.mkdir(parents=True)
+    target = native / pool_objects["default"].name
+    shutil.copyfile(pool_objects["default"], target)
+    return native.parent, target
+
+
+def _truncate(target: Path, objects: dict[str, Path]) -> None:
+    target.write_bytes(target.read_bytes()[: target.stat().st_size // 2])
+
+
+def _swap(target: Path, objects: dict[str, Path]) -> None:
+    """The object of another key (the pool for another wait policy) renamed to this key."""
+    passive = target.parent / objects["passive"].name
+    shutil.copyfile(objects["passive"], passive)
+    os.replace(passive, target)
+
+
+def _copy(target: Path, objects: dict[str, Path]) -> None:
+    """Another valid object file (a function's) copied there."""
+    shutil.copyfile(objects["function"], target)
+
+
+def _fifo(target: Path, objects: dict[str, Path]) -> None:
+    target.unlink()
+    os.mkfifo(target)
+
+
+def _dev_zero(target: Path, objects: dict[str, Path]) -> None:
+    target.unlink()
+    target.symlink_to("/dev/zero")
+
+
+def _directory(target: Path, objects: dict[str, Path]) -> None:
+    target.unlink()
+    target.mkdir()
+
+
+_POOL_FAULTS = [_truncate, _swap, _copy, _fifo, _dev_zero, _directory]
+
+
+@pytest.mark.parametrize("fault", _POOL_FAULTS, ids=[f.__name__[1:] for f in _POOL_FAULTS])
+def test_a_foreign_pool_object_is_removed_and_recompiled(
+    pool_objects, tmp_path: Path, fault
+) -> None:
+    """What lies at the pool object's path but is not that object, whole (truncated, the
+    pool of another key, another object file, a FIFO, a symbolic link to /dev/zero, a
+    directory), is never loaded: counted corrupt, removed, the pool compiled again (its
+    parallel loops run) and stored."""
+    compiledir, target = _pool_dir(pool_objects, tmp_path)
+    fault(target, pool_objects)
+    assert _pool_child_stats(compiledir) == {"corrupt": 1, "miss": 1, "store": 1}
+    assert target.is_file() and not target.is_symlink()
+    assert target.read_bytes() == pool_objects["default"].read_bytes()
+
+
+def test_a_pool_writer_killed_midway_leaves_nothing_loaded(pool_objects, tmp_path: Path) -> None:
+    """A process killed (SIGXFSZ) while writing the pool's object leaves a temporary file
+    only: the next process compiles the pool again and, once that file is stale, the
+    cache's pruning deletes it."""
+    compiledir, target = _pool_dir(pool_objects, tmp_path)
+    size = target.stat().st_size
+    target.unlink()
+    killed = _run_pool_child(compiledir, fsize=size // 2)
+    assert killed.returncode == -signal.SIGXFSZ, killed.stderr[-3000:]
+    [partial] = list(target.parent.iterdir())
+    assert 0 < partial.stat().st_size < size
+    os.utime(partial, (0, 0))
+    assert _pool_child_stats(compiledir) == {"miss": 1, "store": 1}
+    assert target.read_bytes() == pool_objects["default"].read_bytes()
+    assert not partial.exists()
