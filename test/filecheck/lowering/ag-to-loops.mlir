@@ -82,7 +82,9 @@ func.func @sum(%x: tensor<?x3xf64>) -> tensor<3xf64> {
 // CHECK:             %[[T:.*]] = arith.addf %[[S]], %[[PART]] : f64
 // CHECK:             scf.yield %[[T]], %{{.*}} : f64, f64
 // CHECK:           %[[TOTAL:.*]] = arith.addf %[[SUM]], %[[COMP]] : f64
-// CHECK:           memref.store %[[TOTAL]], %out0[%[[J]]] : memref<3xf64>
+// CHECK:           %[[FINITE:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f64
+// CHECK-NEXT:      %[[RESULT:.*]] = arith.select %[[FINITE]], %[[TOTAL]], %[[SUM]] : f64
+// CHECK:           memref.store %[[RESULT]], %out0[%[[J]]] : memref<3xf64>
 
 // Matrix·vector: the contracted dimensions are checked, then summed in registers.
 
