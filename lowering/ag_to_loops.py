@@ -91,6 +91,7 @@ from arignote.lowering.ag_print import declare_print_functions  # registers ag.p
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.ag_views import VIEWS
+from arignote.lowering.checked_alloc import ALLOC_STATUS
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -367,6 +368,7 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     shape_fn = func.FuncOp(f.sym_name.data + SHAPE_SUFFIX, signature, Region(blocks))
     messages = ArrayAttr([StringAttr(c.message) for c in walker.checks])
     shape_fn.attributes[CHECKS_ATTRIBUTE] = messages
+    shape_fn.attributes[ALLOC_STATUS] = UnitAttr()
     return shape_fn
 
 
@@ -664,14 +666,16 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     compute_ops(state, ops)
     _copy_returned(b, env, returned)
     state.release_pool()
-    b.insert(func.ReturnOp())
+    b.insert(func.ReturnOp(b.insert(arith.ConstantOp(IntegerAttr(0, i64))).result))
     aliased = {*inplace.values(), *(len(inputs) + r for r in inplace)}
-    return func.FuncOp(
+    compute_fn = func.FuncOp(
         f.sym_name.data,
-        ([*inputs, *outputs], []),
+        ([*inputs, *outputs], [i64]),
         Region(entry),
         arg_attrs=noalias_attrs(len(inputs) + len(outputs), aliased),
     )
+    compute_fn.attributes[ALLOC_STATUS] = UnitAttr()
+    return compute_fn
 
 
 def _copy_returned(

@@ -59,6 +59,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from arignote.lowering.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm_utils import (
     PTR,
     append,
@@ -182,6 +183,7 @@ class FuncLowering(RewritePattern):
             new_func = llvm.FuncOp(
                 name, llvm.LLVMFunctionType(inputs, output), llvm.LinkageAttr(linkage), body=body
             )
+            _keep_attributes(op, new_func)
             rewriter.replace(op, new_func, [])
             return
         flags = DictionaryAttr({NOALIAS: UnitAttr()})
@@ -193,8 +195,20 @@ class FuncLowering(RewritePattern):
             body=body,
             other_props={"arg_attrs": arg_attrs},
         )
+        _keep_attributes(op, inner)
         wrapper = _noalias_wrapper(name, function_type, output, noalias, linkage)
         rewriter.replace(op, [inner, wrapper], [])
+
+
+KEPT_ATTRIBUTES = (ALLOC_STATUS,)
+"""Function attributes that the `llvm.func` holding the body keeps: what the patterns
+lowering the body read (`convert-memref-to-llvm` reads `arignote.alloc_status`)."""
+
+
+def _keep_attributes(op: func.FuncOp, body_holder: llvm.FuncOp) -> None:
+    for name in KEPT_ATTRIBUTES:
+        if name in op.attributes:
+            body_holder.attributes[name] = op.attributes[name]
 
 
 class ReturnLowering(RewritePattern):

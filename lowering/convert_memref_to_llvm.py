@@ -47,6 +47,16 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from arignote.lowering.checked_alloc import (
+    HEADER_BYTES,
+    as_i64,
+    byte_count,
+    checked_malloc,
+    data_start,
+    saturating_add,
+    status_function,
+    untrack,
+)
 from arignote.lowering.llvm_utils import (
     ALLOC_ALIGNMENT,
     PTR,
@@ -190,15 +200,21 @@ class AllocLowering(RewritePattern):
         alignment = ALLOC_ALIGNMENT
         if isinstance(op.alignment, IntegerAttr):
             alignment = op.alignment.value.data
-        nbytes = _mul(count, element_byte_size(type_.get_element_type()), ops)
-        padded = _materialize(_add(nbytes, alignment - 1, ops), ops)
+        nbytes = byte_count(sizes, element_byte_size(type_.get_element_type()), ops)
+        function = status_function(op)
+        header = 0 if function is None else HEADER_BYTES
+        padded = saturating_add(nbytes, header + alignment - 1, ops)
         declare_function(rewriter, op, "malloc", [i64], PTR)
-        allocated = call("malloc", [padded], PTR, ops)
-        assert allocated is not None
-        address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
+        if function is None:
+            allocated = call("malloc", [as_i64(padded, ops)], PTR, ops)
+            assert allocated is not None
+        else:
+            allocated = checked_malloc(rewriter, op, function, nbytes, padded, ops)
+        start = data_start(allocated, function is not None, ops)
+        address = append(ops, build(llvm.PtrToIntOp, start, i64))
         negated = append(ops, build(llvm.SubOp, constant(0, i64, ops), address))
         padding = append(ops, build(llvm.AndOp, negated, constant(alignment - 1, i64, ops)))
-        gep = build(llvm.GEPOp.from_mixed_indices, allocated, [padding], i8)
+        gep = build(llvm.GEPOp.from_mixed_indices, start, [padding], i8)
         aligned = append(ops, gep)
         descriptor = build_descriptor(type_, allocated, aligned, sizes, strides, ops)
         replace_op(rewriter, op, ops, descriptor)
@@ -229,6 +245,8 @@ class DeallocLowering(RewritePattern):
         ops: list[Operation] = []
         descriptor = to_llvm(op.memref, ops)
         allocated = extract(descriptor, [0], PTR, ops)
+        if status_function(op) is not None:
+            untrack(allocated, ops)
         declare_function(rewriter, op, "free", [PTR])
         call("free", [allocated], None, ops)
         replace_op(rewriter, op, ops, None)

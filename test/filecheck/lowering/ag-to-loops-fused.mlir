@@ -22,7 +22,8 @@
 // CHECK-NEXT:        memref.store %[[E]], %out1[%i, %i_1]
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
   %r, %e = ag.fused %x, %y : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>, tensor<?x?xf32> {
   ^bb0(%a: tensor<?x?xf32>, %b: tensor<?xf32>):

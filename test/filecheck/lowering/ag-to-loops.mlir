@@ -38,7 +38,7 @@ func.func @add(%x: tensor<?x?xf32>, %row: tensor<1x?xf32>) -> tensor<?x?xf32> {
 // CHECK-LABEL: func.func @add(
 // CHECK-SAME:      %arg0: memref<?x?xf32, strided<[?, ?], offset: ?>> {llvm.noalias},
 // CHECK-SAME:      %arg1: memref<1x?xf32, strided<[?, ?], offset: ?>> {llvm.noalias},
-// CHECK-SAME:      %out0: memref<?x?xf32> {llvm.noalias}) {
+// CHECK-SAME:      %out0: memref<?x?xf32> {llvm.noalias}) -> i64 attributes {arignote.alloc_status} {
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0
 // CHECK:         %[[COLS:.*]] = memref.dim %arg0
 // CHECK:         %[[I0:.*]] = arith.constant 0 : index
