@@ -102,11 +102,12 @@ ALLOCATION_FAILED = (
 refused (`@f` returned `-bytes`; see `arignote.runtime.native`)."""
 
 ALLOCATION_TOO_LARGE = (
-    "{name}: out of memory: the native code needs a temporary buffer of at least "
-    "{limit} bytes (a size no allocator grants)"
+    "{name}: out of memory: the native code could not allocate a temporary buffer of at "
+    "least {limit} bytes"
 )
-"""The message of a native allocation whose size does not fit the status (for `@f`:
-2**63 bytes or more, the sizes that overflow 64-bit arithmetic included)."""
+"""The message of a native allocation whose size does not fit the status (`@f`'s: 2**63
+bytes or more, the sizes that overflow 64-bit arithmetic included; `@f__shape`'s: 2**31
+bytes or more)."""
 
 
 def _c_format(template: str, **fields: str) -> str:
