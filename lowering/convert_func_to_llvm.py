@@ -12,11 +12,14 @@ The ABI (what `arignote.runtime.cpu` relies on):
   rank 0: `{ptr, ptr, i64}`, see `arignote.lowering.llvm_utils`); the callee loads the
   struct at entry and never writes it back;
 - scalar arguments pass by value, `index` as `i64`;
-- the result is one scalar (typically an `i32` error code) or nothing (`void`);
+- the result is one scalar (typically an integer status) or nothing (`void`);
 - calls inside the module follow the same convention: the caller stores each descriptor
   into a stack slot allocated in its entry block and passes the slot's address.
 
 Public functions get external linkage; private functions with a body internal linkage.
+The `llvm.func` holding the body keeps `arignote.alloc_status` (`KEPT_ATTRIBUTES`), which
+`convert-memref-to-llvm` reads: in `convert-to-llvm` a function is converted before its
+body.
 
 `noalias` memref arguments: a memref argument carrying the argument attribute
 `llvm.noalias` (as in MLIR) promises that the memory it addresses is not accessed through

@@ -14,7 +14,9 @@ functions are converted too.
 - `memref.alloc` (identity layout only) calls `malloc(bytes + alignment - 1)` and rounds
   the pointer up to `alignment` (the op's, or 64 bytes); the descriptor keeps the
   `malloc` pointer as its allocated pointer, which `memref.dealloc` hands to `free`.
-  Strides are row-major, computed from the sizes.
+  Strides are row-major, computed from the sizes. The byte count saturates at
+  `2**64 - 1` instead of wrapping, and in a function with `arignote.alloc_status` a null
+  pointer ends the function with a status (see `arignote.lowering.checked_alloc`).
 - `i1` elements are bytes in memory (as numpy's `bool`): stored as `zext` to `i8`, loaded
   as `i8` then `trunc`.
 

@@ -21,7 +21,10 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    and an output for which an array it returned at one of the two previous calls can be
    written again (see "Output reuse" below) --, calls `f` (releasing the GIL when the
    arrays are large), and
-4. returns the single result, or a new list of the results.
+4. returns the single result, or a new list of the results; or, when `f` returned a
+   negative status (a buffer it could not allocate, see `arignote.runtime.native`),
+   releases the outputs and raises `MemoryError` (`ALLOCATION_FAILED`, through
+   `PyErr_Format`: the message of the Python path).
 
 The entry point is compiled without optimisation (`ENTRY_ATTRIBUTES`): tens of
 milliseconds less in every cold compile, a few nanoseconds more per call.
@@ -41,9 +44,10 @@ every call (large outputs are `mmap`-ed by malloc and unmapped when freed).
 `Function.free()` and when the module is freed).
 
 When anything is unusual (a wrong argument count, a non-array, another dtype or rank, a
-failed shape check), it returns `None` (a new reference) and touches nothing: the caller
-then takes the Python path, which converts the arguments or raises the detailed error.
-A failed allocation returns NULL with numpy's `MemoryError` set.
+failed shape check, an output `PyArray_New` cannot allocate), it returns `None` (a new
+reference) and touches nothing: the caller then takes the Python path, which converts
+the arguments or raises the detailed error (a `MemoryError` for an output, also one
+whose size overflows, where numpy raises `ValueError`).
 
 The entry point reaches CPython and numpy only through external symbols named
 `arignote_*` (`register_symbols()` binds them to this process's addresses with
