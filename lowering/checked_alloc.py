@@ -19,9 +19,10 @@ a failed allocation by the sign. To know what to free, the function keeps its li
 allocations on a doubly linked list: each allocation starts with a 16-byte header
 (`next`, `prev`) linking it to a list head in the function's stack frame; its
 `memref.dealloc` unlinks it before `free`. So a buffer allocated in such a function must
-be freed by it (true of everything `ag-to-loops` emits), and the list costs four stores
-per allocation and per free (and LLVM no longer removes the allocation of a scalar that
-the function only stores and loads).
+be freed by it (true of everything `ag-to-loops` emits). The list costs a few loads and
+stores per allocation and per free, and may keep LLVM from deleting an allocation it
+could otherwise turn into registers (`ag-to-loops` puts small intermediates on the stack,
+which costs nothing and cannot fail).
 
 ```mlir
 // in llvm.func @f(...) -> i64 attributes {arignote.alloc_status}
@@ -217,8 +218,9 @@ def _status(bytes_: SSAValue, result: IntegerType, ops: list[Operation]) -> SSAV
 def _failure_exit(
     rewriter: PatternRewriter, anchor: Operation, function: Operation
 ) -> tuple[Block, SSAValue]:
-    """The out-of-memory exit of `function` and its list head, made at the first call:
-    `^exit(%bytes)` walks the list freeing each node, then returns the status."""
+    """The out-of-memory exit of `function` (its last block) and its list head, made at
+    the first call: `^exit(%bytes)` walks the list freeing each node, then returns the
+    status."""
     region = function.regions[0]
     last = region.last_block
     assert last is not None
@@ -231,37 +233,54 @@ def _failure_exit(
     head = _new_head(rewriter, entry, anchor)
     declare_function(rewriter, anchor, "free", [PTR])
     exit_block = Block(arg_types=[i64])
-    walk, free, done = Block(arg_types=[PTR]), Block(), Block()
-
+    done = _return_block(function, _status_ops(exit_block.args[0], result))
+    walk = _free_all(head, done)
     ops: list[Operation] = []
     first_node = _load(head, ops)
     ops[-1].attributes[EXIT_MARKER] = UnitAttr()
-    ops.append(build(llvm.BrOp, walk, first_node))
+    ops.append(build(llvm.BrOp, walk[0], first_node))
     exit_block.add_ops(ops)
+    for block in (*walk, done, exit_block):
+        region.add_block(block)
+    return exit_block, head
 
-    ops = []
-    node, head_address = (append(ops, build(llvm.PtrToIntOp, v, i64)) for v in (walk.args[0], head))
-    ops.append(build(llvm.CondBrOp, _icmp("eq", node, head_address, ops), done, [], free, []))
+
+def _free_all(head: SSAValue, done: Block) -> tuple[Block, Block]:
+    """`^walk(%node)`: `free` each node from `%node` to the list head, then go to `done`."""
+    walk, free = Block(arg_types=[PTR]), Block()
+    node = walk.args[0]
+    ops: list[Operation] = []
+    node_address, head_address = (append(ops, build(llvm.PtrToIntOp, v, i64)) for v in (node, head))
+    ops.append(
+        build(llvm.CondBrOp, _icmp("eq", node_address, head_address, ops), done, [], free, [])
+    )
     walk.add_ops(ops)
-
     ops = []
-    following = _load(walk.args[0], ops)
-    call("free", [walk.args[0]], None, ops)
+    following = _load(node, ops)
+    call("free", [node], None, ops)
     ops.append(build(llvm.BrOp, walk, following))
     free.add_ops(ops)
+    return walk, free
 
-    ops = []
-    status = _status(exit_block.args[0], result, ops)
-    # the function's own return op: a `func.func` is converted after its body here
-    # (convert-memref-to-llvm alone), an `llvm.func` before (convert-to-llvm)
+
+def _status_ops(bytes_: SSAValue, result: IntegerType) -> list[Operation]:
+    ops: list[Operation] = []
+    _status(bytes_, result, ops)
+    return ops
+
+
+def _return_block(function: Operation, ops: list[Operation]) -> Block:
+    """A block of `ops` returning the result of the last: with the function's own return
+    op (a `func.func` is converted after its body by `convert-memref-to-llvm` alone, an
+    `llvm.func` before it by `convert-to-llvm`)."""
+    status = ops[-1].results[0]
     if isinstance(function, func.FuncOp):
         ops.append(func.ReturnOp(status))
     else:
         ops.append(build(llvm.ReturnOp, status))
-    done.add_ops(ops)
-    for block in (walk, free, done, exit_block):
-        region.add_block(block)
-    return exit_block, head
+    block = Block()
+    block.add_ops(ops)
+    return block
 
 
 def checked_malloc(
