@@ -96,10 +96,17 @@ def mul(b: Builder, x: Idx, y: Idx) -> Idx:
     return b.insert(arith.MuliOp(_v(b, x), _v(b, y))).result
 
 
+def _truncated_quotient(x: int, y: int) -> int:
+    """`x / y` rounded toward zero, as `arith.divsi` (exact for any ints, unlike
+    `int(x / y)`, which goes through a float)."""
+    quotient = abs(x) // abs(y)
+    return quotient if (x < 0) == (y < 0) else -quotient
+
+
 def div(b: Builder, x: Idx, y: Idx) -> Idx:
     """Truncating division; `y` must be nonzero (callers guard it)."""
     if isinstance(x, int) and isinstance(y, int):
-        return int(x / y) if y else 0
+        return _truncated_quotient(x, y) if y else 0
     if y == 1:
         return x
     return b.insert(arith.DivSIOp(_v(b, x), _v(b, y))).result
@@ -108,7 +115,7 @@ def div(b: Builder, x: Idx, y: Idx) -> Idx:
 def rem(b: Builder, x: Idx, y: Idx) -> Idx:
     """Truncating remainder; `y` must be nonzero (callers guard it)."""
     if isinstance(x, int) and isinstance(y, int):
-        return x - y * int(x / y) if y else 0
+        return x - y * _truncated_quotient(x, y) if y else 0
     if y == 1:
         return 0
     return b.insert(arith.RemSIOp(_v(b, x), _v(b, y))).result
@@ -273,12 +280,24 @@ def subtensor_geometry(
         down_start = sub(b, n, 1) if start == ag.SLICE_NONE and up is not True else 0
         first = _slice_bound(b, start, n, up, 0, down_start)
         last = _slice_bound(b, stop, n, up, n, -1)
-        # ceil(distance / |step|) when positive, else 0
-        magnitude = _pick(b, up, lambda: step, lambda: sub(b, 0, step))  # noqa: B023
-        distance = _pick(b, up, lambda: sub(b, last, first), lambda: sub(b, first, last))  # noqa: B023
-        count = div(b, add(b, distance, sub(b, magnitude, 1)), magnitude)
-        accesses.append(AxisAccess(first, step, smax(b, count, 0)))
+        accesses.append(AxisAccess(first, step, _slice_count(b, first, last, step, up)))
     return accesses, checks
+
+
+def _slice_count(b: Builder, first: Idx, last: Idx, step: Idx, up: Cond) -> Idx:
+    """The length of `range(first, last, step)` for bounds already clipped to
+    `[-1, n]`: `(last - first -+ 1) / step + 1` when the range is not empty, else 0.
+
+    Every intermediate lies within `[-n - 1, n + 1]`, whatever the step: no overflow
+    even for a step of -2**63, whose magnitude `ceil(d / |step|)` would need."""
+    distance = sub(b, last, first)
+    if isinstance(up, bool):
+        nonempty = cmp(b, "sgt" if up else "slt", distance, 0)
+    else:
+        nonempty = select_cond(b, up, cmp(b, "sgt", distance, 0), cmp(b, "slt", distance, 0))
+    inner = _pick(b, up, lambda: sub(b, distance, 1), lambda: add(b, distance, 1))
+    count = add(b, div(b, inner, step), 1)
+    return select(b, nonempty, count, 0)
 
 
 def _region_dims(accesses: Sequence[AxisAccess]) -> list[Idx]:

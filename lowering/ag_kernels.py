@@ -141,11 +141,18 @@ def compensated_sum(
     """A float sum over the nest `bounds` whose `step` adds one element (with
     `fastmath<reassoc>`, so LLVM vectorises it): blocks of `REDUCTION_BLOCK` elements
     summed in vector lanes, the block sums combined with Neumaier's compensation. The
-    error stays close to NumPy's pairwise summation."""
+    error stays close to NumPy's pairwise summation.
+
+    A non-finite running sum is the result itself: once it is +-inf (an infinity or an
+    overflow) or nan, the compensation holds `inf - inf` = nan, and the sum alone is
+    what NumPy gives (the infinity; nan when both infinities or a nan were added)."""
     total, compensation = blocked_reduction_nest(
         b, bounds, [zero], step, _neumaier_fold, [zero, zero]
     )
-    return b.insert(arith.AddfOp(total, compensation)).result
+    compensated = b.insert(arith.AddfOp(total, compensation)).result
+    infinity = ag_scalar.constant(b, float("inf"), total.type)
+    finite = b.insert(arith.CmpfOp(_magnitude(b, total), infinity, "olt")).result
+    return b.insert(arith.SelectOp(finite, compensated, total)).result
 
 
 def emit_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:

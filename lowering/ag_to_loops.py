@@ -9,8 +9,11 @@ ABI that `arignote.runtime.native.NativeFunction` calls:
 func.func @f__shape(%arg0: memref<?x1xf32, strided<[?, ?], offset: ?>>, ...,
                     %dims: memref<?xi64>, %err: memref<?xi64>) -> i32
 func.func @f(%arg0: memref<?x1xf32, strided<[?, ?], offset: ?>>, ...,
-             %out0: memref<?x?xf32>, ...)
+             %out0: memref<?x?xf32>, ...) -> i64
 ```
+
+Both carry `arignote.alloc_status` (see `arignote.lowering.checked_alloc`): when a buffer
+they allocate cannot be, they free what they hold and return a negative status, `-bytes`.
 
 `@f__shape` reads only the arguments' dimensions: it performs every run-time shape check
 of the body in order and, on the first failure with 1-based id `k`, stores
@@ -33,8 +36,11 @@ A basic `ag.subtensor` that is not returned is a view of its operand's memory
 (`memref.subview`, see `ag_views`): the viewed buffer lives as long as its views, and
 no op overwrites it while a view of it is live or is another of its operands.
 Other intermediates take a dead intermediate's buffer of the same type and dimensions,
-or a `memref.alloc`; after its last use a buffer is kept for a later intermediate of its
-type, else freed by `memref.dealloc`. `@f` assumes `@f__shape` succeeded.
+or a new buffer: at `@f`'s top level, one of a static shape of at most `STACK_BYTES`
+(a scalar, a tiny vector) is a `memref.alloca` at the start of `@f` (no `malloc`, no
+failure, gone when `@f` returns), any other a `memref.alloc`; after its last use a buffer
+is kept for a later intermediate of its type, else freed by `memref.dealloc` (a heap
+one). `@f` returns 0; it assumes `@f__shape` succeeded.
 
 Region-carrying ops (`ag.if`) lower themselves through `CONTROL_FLOW` (see
 `ag_control`): `scf.if` in `@f`, `cf` branches in `@f__shape` when the checks or shapes
@@ -46,6 +52,7 @@ and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_bl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -93,6 +100,8 @@ from arignote.lowering.ag_print import declare_print_functions  # registers ag.p
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.ag_views import VIEWS
+from arignote.lowering.checked_alloc import ALLOC_STATUS
+from arignote.lowering.llvm_utils import element_byte_size
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -372,6 +381,7 @@ def build_shape_function(f: func.FuncOp) -> func.FuncOp:
     shape_fn = func.FuncOp(f.sym_name.data + SHAPE_SUFFIX, signature, Region(blocks))
     messages = ArrayAttr([StringAttr(c.message) for c in walker.checks])
     shape_fn.attributes[CHECKS_ATTRIBUTE] = messages
+    shape_fn.attributes[ALLOC_STATUS] = UnitAttr()
     return shape_fn
 
 
@@ -435,6 +445,10 @@ class _ComputeState:
     statements: StatementState | None = None
     """What the statements (`STATEMENTS`) of the function share (set for `@f`)."""
 
+    entry: Block | None = None
+    """`@f`'s entry block, set in the top-level state only: there its small intermediates
+    of a static shape live on the stack (`memref.alloca` at the block's start)."""
+
     roots: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     """A view (see `ag_views`) → the value owning the memory it shows."""
     last_use: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
@@ -454,6 +468,11 @@ class _ComputeState:
                 self.pool.remove(reused)
                 self.owned.add(value)
                 return Buffer(reused.memref, tuple(dims))
+        if self.entry is not None and _fits_the_stack(t):
+            self.owned.add(value)
+            stack = memref.AllocaOp.get(t.element_type, STACK_ALIGNMENT, t.get_shape())
+            Builder(InsertPoint.at_start(self.entry)).insert(stack)
+            return Buffer(stack.memref, tuple(dims))
         sizes = dynamic_sizes(self.builder, t.get_shape(), dims)
         alloc = self.builder.insert(memref.AllocOp(sizes, [], t)).memref
         if value not in self.escaping:
@@ -534,12 +553,40 @@ class _ComputeState:
                 if index < len(self.types_after) and buffer.type in self.types_after[index]:
                     self.pool.append(buffer)
                 else:
-                    self.builder.insert(memref.DeallocOp.get(buffer.memref))
+                    self.free(buffer)
 
     def release_pool(self) -> None:
         for buffer in self.pool:
-            self.builder.insert(memref.DeallocOp.get(buffer.memref))
+            self.free(buffer)
         self.pool.clear()
+
+    def free(self, buffer: Buffer) -> None:
+        """`memref.dealloc` of a heap buffer (a stack one goes when `@f` returns)."""
+        if not _on_stack(buffer.memref):
+            self.builder.insert(memref.DeallocOp.get(buffer.memref))
+
+
+STACK_BYTES = 64
+"""The largest intermediate (of a static shape, at `@f`'s top level) kept on the stack:
+scalars and tiny vectors, which then cost no `malloc`/`free` and cannot fail."""
+
+STACK_ALIGNMENT = 64
+"""The alignment of a stack intermediate (that of `memref.alloc`'s buffers)."""
+
+
+def _fits_the_stack(t: MemRefType) -> bool:
+    shape = t.get_shape()
+    if any(d == DYNAMIC_INDEX for d in shape):
+        return False
+    return math.prod(shape) * element_byte_size(t.element_type) <= STACK_BYTES
+
+
+def _on_stack(value: SSAValue) -> bool:
+    """Whether the memref `value` (or the memref it casts or views) is a `memref.alloca`."""
+    owner = value.owner
+    while isinstance(owner, memref.ReinterpretCastOp | memref.CastOp | memref.SubviewOp):
+        owner = owner.source.owner
+    return isinstance(owner, memref.AllocaOp)
 
 
 def _same_dims(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
@@ -658,7 +705,7 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     arguments = zip(f.args, entry.args[: len(inputs)], strict=True)
     env = {old: Buffer(new, memref_dims(b, new)) for old, new in arguments}
     first = _first_outputs(ret, env)
-    state = _ComputeState(b, env, entry.args[len(inputs) :], first, set())
+    state = _ComputeState(b, env, entry.args[len(inputs) :], first, set(), entry=entry)
     state.types_after = _types_after(ops, first)
     state.statements = StatementState(f.sym_name.data, env)
     inplace = ag.result_pairs(f, ag.INPLACE_RESULTS_ATTRIBUTE)
@@ -669,14 +716,16 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     compute_ops(state, ops)
     _copy_returned(b, env, returned)
     state.release_pool()
-    b.insert(func.ReturnOp())
+    b.insert(func.ReturnOp(b.insert(arith.ConstantOp(IntegerAttr(0, i64))).result))
     aliased = {*inplace.values(), *(len(inputs) + r for r in inplace)}
-    return func.FuncOp(
+    compute_fn = func.FuncOp(
         f.sym_name.data,
-        ([*inputs, *outputs], []),
+        ([*inputs, *outputs], [i64]),
         Region(entry),
         arg_attrs=noalias_attrs(len(inputs) + len(outputs), aliased),
     )
+    compute_fn.attributes[ALLOC_STATUS] = UnitAttr()
+    return compute_fn
 
 
 def _copy_returned(

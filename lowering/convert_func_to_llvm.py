@@ -12,11 +12,14 @@ The ABI (what `arignote.runtime.cpu` relies on):
   rank 0: `{ptr, ptr, i64}`, see `arignote.lowering.llvm_utils`); the callee loads the
   struct at entry and never writes it back;
 - scalar arguments pass by value, `index` as `i64`;
-- the result is one scalar (typically an `i32` error code) or nothing (`void`);
+- the result is one scalar (typically an integer status) or nothing (`void`);
 - calls inside the module follow the same convention: the caller stores each descriptor
   into a stack slot allocated in its entry block and passes the slot's address.
 
 Public functions get external linkage; private functions with a body internal linkage.
+The `llvm.func` holding the body keeps `arignote.alloc_status` (`KEPT_ATTRIBUTES`), which
+`convert-memref-to-llvm` reads: in `convert-to-llvm` a function is converted before its
+body.
 
 `noalias` memref arguments: a memref argument carrying the argument attribute
 `llvm.noalias` (as in MLIR) promises that the memory it addresses is not accessed through
@@ -59,6 +62,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from arignote.lowering.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm_utils import (
     PTR,
     append,
@@ -182,6 +186,7 @@ class FuncLowering(RewritePattern):
             new_func = llvm.FuncOp(
                 name, llvm.LLVMFunctionType(inputs, output), llvm.LinkageAttr(linkage), body=body
             )
+            _keep_attributes(op, new_func)
             rewriter.replace(op, new_func, [])
             return
         flags = DictionaryAttr({NOALIAS: UnitAttr()})
@@ -193,8 +198,20 @@ class FuncLowering(RewritePattern):
             body=body,
             other_props={"arg_attrs": arg_attrs},
         )
+        _keep_attributes(op, inner)
         wrapper = _noalias_wrapper(name, function_type, output, noalias, linkage)
         rewriter.replace(op, [inner, wrapper], [])
+
+
+KEPT_ATTRIBUTES = (ALLOC_STATUS,)
+"""Function attributes that the `llvm.func` holding the body keeps: what the patterns
+lowering the body read (`convert-memref-to-llvm` reads `arignote.alloc_status`)."""
+
+
+def _keep_attributes(op: func.FuncOp, body_holder: llvm.FuncOp) -> None:
+    for name in KEPT_ATTRIBUTES:
+        if name in op.attributes:
+            body_holder.attributes[name] = op.attributes[name]
 
 
 class ReturnLowering(RewritePattern):

@@ -14,7 +14,9 @@ functions are converted too.
 - `memref.alloc` (identity layout only) calls `malloc(bytes + alignment - 1)` and rounds
   the pointer up to `alignment` (the op's, or 64 bytes); the descriptor keeps the
   `malloc` pointer as its allocated pointer, which `memref.dealloc` hands to `free`.
-  Strides are row-major, computed from the sizes.
+  Strides are row-major, computed from the sizes. The byte count saturates at
+  `2**64 - 1` instead of wrapping, and in a function with `arignote.alloc_status` a null
+  pointer ends the function with a status (see `arignote.lowering.checked_alloc`).
 - `i1` elements are bytes in memory (as numpy's `bool`): stored as `zext` to `i8`, loaded
   as `i8` then `trunc`.
 
@@ -47,6 +49,16 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from arignote.lowering.checked_alloc import (
+    HEADER_BYTES,
+    as_i64,
+    byte_count,
+    checked_malloc,
+    data_start,
+    saturating_add,
+    status_function,
+    untrack,
+)
 from arignote.lowering.llvm_utils import (
     ALLOC_ALIGNMENT,
     PTR,
@@ -190,15 +202,21 @@ class AllocLowering(RewritePattern):
         alignment = ALLOC_ALIGNMENT
         if isinstance(op.alignment, IntegerAttr):
             alignment = op.alignment.value.data
-        nbytes = _mul(count, element_byte_size(type_.get_element_type()), ops)
-        padded = _materialize(_add(nbytes, alignment - 1, ops), ops)
+        nbytes = byte_count(sizes, element_byte_size(type_.get_element_type()), ops)
+        function = status_function(op)
+        header = 0 if function is None else HEADER_BYTES
+        padded = saturating_add(nbytes, header + alignment - 1, ops)
         declare_function(rewriter, op, "malloc", [i64], PTR)
-        allocated = call("malloc", [padded], PTR, ops)
-        assert allocated is not None
-        address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
+        if function is None:
+            allocated = call("malloc", [as_i64(padded, ops)], PTR, ops)
+            assert allocated is not None
+        else:
+            allocated = checked_malloc(rewriter, op, function, nbytes, padded, ops)
+        start = data_start(allocated, function is not None, ops)
+        address = append(ops, build(llvm.PtrToIntOp, start, i64))
         negated = append(ops, build(llvm.SubOp, constant(0, i64, ops), address))
         padding = append(ops, build(llvm.AndOp, negated, constant(alignment - 1, i64, ops)))
-        gep = build(llvm.GEPOp.from_mixed_indices, allocated, [padding], i8)
+        gep = build(llvm.GEPOp.from_mixed_indices, start, [padding], i8)
         aligned = append(ops, gep)
         descriptor = build_descriptor(type_, allocated, aligned, sizes, strides, ops)
         replace_op(rewriter, op, ops, descriptor)
@@ -229,6 +247,8 @@ class DeallocLowering(RewritePattern):
         ops: list[Operation] = []
         descriptor = to_llvm(op.memref, ops)
         allocated = extract(descriptor, [0], PTR, ops)
+        if status_function(op) is not None:
+            untrack(allocated, ops)
         declare_function(rewriter, op, "free", [PTR])
         call("free", [allocated], None, ops)
         replace_op(rewriter, op, ops, None)

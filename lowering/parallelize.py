@@ -28,8 +28,8 @@ The struct's elements go by decreasing size and its tail is padded explicitly (n
 implicit padding: LLVM splits its store and load into scalar ones). `@f` converts a
 captured value and extracts its fields once, right after the value's definition, for
 all its loops. Constants the body uses are copied into it. A captured memref that is
-`@f`'s `llvm.noalias` argument or a `memref.alloc` of `@f`, and that no other captured
-memref derives from (through casts, subviews, selects), keeps `noalias`: its data
+`@f`'s `llvm.noalias` argument or a `memref.alloc` or `memref.alloca` of `@f`, and that
+no other captured memref derives from (through casts, subviews, selects), keeps `noalias`: its data
 pointer becomes a `noalias` argument of `llvm.func internal @f__par<k>__body(%begin,
 %end, %part, <the fields>)`, which holds the body, while `@f__par<k>` only loads the
 context and calls it (LLVM inlines the body into the task and turns the `noalias`
@@ -173,10 +173,10 @@ def _roots(value: SSAValue) -> set[SSAValue]:
 
 
 def _fresh(value: SSAValue, f: func.FuncOp) -> bool:
-    """`value` is a `noalias` argument of `f` or a `memref.alloc`."""
+    """`value` is a `noalias` argument of `f`, a `memref.alloc` or a `memref.alloca`."""
     if isinstance(value, BlockArgument):
         return value.block is f.body.blocks[0] and value.index in noalias_arguments(f)
-    return isinstance(value.owner, memref.AllocOp)
+    return isinstance(value.owner, memref.AllocOp | memref.AllocaOp)
 
 
 def noalias_positions(captured: Sequence[SSAValue], f: func.FuncOp) -> set[int]:

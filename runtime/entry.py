@@ -21,7 +21,10 @@ that does in machine code what `NativeFunction.__call__` does in Python:
    and an output for which an array it returned at one of the two previous calls can be
    written again (see "Output reuse" below) --, calls `f` (releasing the GIL when the
    arrays are large), and
-4. returns the single result, or a new list of the results.
+4. returns the single result, or a new list of the results; or, when `f` returned a
+   negative status (a buffer it could not allocate, see `arignote.runtime.native`),
+   releases the outputs and raises `MemoryError` (`ALLOCATION_FAILED`, through
+   `PyErr_Format`: the message of the Python path).
 
 The entry point is compiled without optimisation (`ENTRY_ATTRIBUTES`): tens of
 milliseconds less in every cold compile, a few nanoseconds more per call.
@@ -41,9 +44,10 @@ every call (large outputs are `mmap`-ed by malloc and unmapped when freed).
 `Function.free()` and when the module is freed).
 
 When anything is unusual (a wrong argument count, a non-array, another dtype or rank, a
-failed shape check), it returns `None` (a new reference) and touches nothing: the caller
-then takes the Python path, which converts the arguments or raises the detailed error.
-A failed allocation returns NULL with numpy's `MemoryError` set.
+failed shape check, an output `PyArray_New` cannot allocate), it returns `None` (a new
+reference) and touches nothing: the caller then takes the Python path, which converts
+the arguments or raises the detailed error (a `MemoryError` for an output, also one
+whose size overflows, where numpy raises `ValueError`).
 
 The entry point reaches CPython and numpy only through external symbols named
 `arignote_*` (`register_symbols()` binds them to this process's addresses with
@@ -93,6 +97,27 @@ REUSABLE_FLAGS = (
     NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_OWNDATA | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE
 )
 """The array flags a kept output must have to be written again."""
+
+ALLOCATION_FAILED = (
+    "{name}: out of memory: the native code could not allocate {bytes} bytes for a "
+    "temporary buffer"
+)
+"""The `MemoryError` message of a native allocation of `bytes` bytes that `malloc`
+refused (`@f` returned `-bytes`; see `arignote.runtime.native`)."""
+
+ALLOCATION_TOO_LARGE = (
+    "{name}: out of memory: the native code could not allocate a temporary buffer of at "
+    "least {limit} bytes"
+)
+"""The message of a native allocation whose size does not fit the status (`@f`'s: 2**63
+bytes or more, the sizes that overflow 64-bit arithmetic included; `@f__shape`'s: 2**31
+bytes or more)."""
+
+
+def _c_format(template: str, **fields: str) -> str:
+    """`template` as a `PyErr_Format` format: its `%` escaped, `fields` filled in."""
+    return template.replace("%", "%%").format(**fields)
+
 
 GIL_RELEASE_ELEMENTS = 1 << 16
 """The entry point releases the GIL around the computation when its inputs and outputs
@@ -257,6 +282,9 @@ def process_symbols() -> dict[str, int]:
         "arignote_PyList_SetItem": _pyapi("PyList_SetItem"),
         "arignote_PyEval_SaveThread": _pyapi("PyEval_SaveThread"),
         "arignote_PyEval_RestoreThread": _pyapi("PyEval_RestoreThread"),
+        "arignote_PyErr_Clear": _pyapi("PyErr_Clear"),
+        "arignote_PyErr_Format": _pyapi("PyErr_Format"),
+        "arignote_PyExc_MemoryError": id(MemoryError),
     }
 
 
@@ -330,6 +358,10 @@ class _EntryBuilder:
         self.list_set = declare("arignote_PyList_SetItem", _I32, [_PTR, _I64, _PTR])
         self.save_thread = declare("arignote_PyEval_SaveThread", _PTR, [])
         self.restore_thread = declare("arignote_PyEval_RestoreThread", ir.VoidType(), [_PTR])
+        self.err_clear = declare("arignote_PyErr_Clear", ir.VoidType(), [])
+        err_format = fn(_PTR, [_PTR, _PTR], var_arg=True)
+        self.err_format = ir.Function(m, err_format, "arignote_PyErr_Format")
+        self.memory_error = ir.GlobalVariable(m, _I8, "arignote_PyExc_MemoryError")
         self.array_new = declare(
             "arignote_PyArray_New", _PTR, [_PTR, _I32, _PTR, _I32, _PTR, _PTR, _I32, _I32, _PTR]
         )
@@ -337,7 +369,7 @@ class _EntryBuilder:
         self.array_type = ir.GlobalVariable(m, _I8, "arignote_PyArray_Type")
         n_in, n_out = len(self.inputs), len(self.outputs)
         self.shape_fn = declare(name + "__shape", _I32, [_PTR] * (n_in + 2))
-        self.compute_fn = declare(name, ir.VoidType(), [_PTR] * (n_in + n_out))
+        self.compute_fn = declare(name, _I64, [_PTR] * (n_in + n_out))
         self.counter = ir.GlobalVariable(m, _I64, name + COUNTER_SUFFIX)
         self.counter.initializer = ir.Constant(_I64, 0)
         self.kept: list[tuple[ir.GlobalVariable, ir.GlobalVariable]] = []
@@ -410,7 +442,7 @@ class _EntryBuilder:
             elements = b.add(elements, count)
         dims = self.call_shape(descriptors)
         outputs, out_descriptors, count = self.allocate_outputs(dims)
-        self.compute(descriptors + out_descriptors, b.add(elements, count))
+        self.compute(descriptors + out_descriptors, b.add(elements, count), outputs)
         counted = b.add(b.load(self.counter, typ=_I64), ir.Constant(_I64, 1))
         b.store(counted, self.counter)
         for slots, obj in zip(self.kept, outputs, strict=True):
@@ -563,7 +595,7 @@ class _EntryBuilder:
             ir.Constant(_PTR, None),
         ]
         new = b.call(self.array_new, args, name=f"out{j}_alloc")
-        self.unless_null(new, made)
+        self.fallback_if_null(new, made)
         obj_incoming.append((new, b.block))
         b.branch(join)
         b.position_at_end(join)
@@ -667,17 +699,71 @@ class _EntryBuilder:
         b.ret(ir.Constant(_PTR, None))
         b.position_at_end(then)
 
-    def compute(self, descriptors: list[ir.Value], elements: ir.Value) -> None:
-        """Call `@name`, without the GIL when `elements` is large."""
+    def fallback_if_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
+        """Continue when `obj` is not NULL; else release `made`, clear the error and
+        take the fallback: the Python path allocates again and raises its own error
+        (a `MemoryError`, also for a size that overflows)."""
+        b = self.b
+        failed = self.entry.append_basic_block("new_failed")
+        then = self.entry.append_basic_block("new_ok")
+        b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(_PTR, None)), failed, then)
+        b.position_at_end(failed)
+        for other in made:
+            b.call(self.decref, [other])
+        b.call(self.err_clear, [])
+        b.branch(self.fallback)
+        b.position_at_end(then)
+
+    def compute(
+        self, descriptors: list[ir.Value], elements: ir.Value, outputs: list[ir.Value]
+    ) -> None:
+        """Call `@name`, without the GIL when `elements` is large; when it reports a
+        failed allocation, release `outputs` and raise `MemoryError`."""
         b = self.b
         big = b.icmp_signed(">=", elements, ir.Constant(_I64, GIL_RELEASE_ELEMENTS))
+        incoming = []
         with b.if_else(big) as (released, held):
             with released:
                 state = b.call(self.save_thread, [])
-                b.call(self.compute_fn, descriptors)
+                incoming.append((b.call(self.compute_fn, descriptors), b.block))
                 b.call(self.restore_thread, [state])
             with held:
-                b.call(self.compute_fn, descriptors)
+                incoming.append((b.call(self.compute_fn, descriptors), b.block))
+        status = b.phi(_I64, name="status")
+        for value, block in incoming:
+            status.add_incoming(value, block)
+        with b.if_then(b.icmp_signed("!=", status, ir.Constant(_I64, 0)), likely=False):
+            for obj in outputs:
+                b.call(self.decref, [obj])
+            self.raise_memory_error(status)
+
+    def raise_memory_error(self, status: ir.Value) -> None:
+        """Set the `MemoryError` of the negative `status` of `@name` and return NULL
+        (the messages of `arignote.runtime.native.allocation_error`)."""
+        b = self.b
+        limit = 2**63
+        texts = [
+            _c_format(ALLOCATION_FAILED, name=self.name, bytes="%lld"),
+            _c_format(ALLOCATION_TOO_LARGE, name=self.name, limit=str(limit)),
+        ]
+        size = max(len(t.encode()) for t in texts) + 1
+        failed = self.c_string("failed", texts[0], size)
+        too_large = self.c_string("too_large", texts[1], size)
+        huge = b.icmp_signed("==", status, ir.Constant(_I64, -limit))
+        text = b.select(huge, too_large, failed)
+        b.call(self.err_format, [self.memory_error, text, b.neg(status)])
+        b.ret(ir.Constant(_PTR, None))
+
+    def c_string(self, label: str, text: str, size: int) -> ir.GlobalVariable:
+        """A private constant string in the module, NUL-padded to `size` bytes (strings
+        of one size have one type, which a `select` between them needs)."""
+        data = bytearray(text.encode().ljust(size, b"\0"))
+        array = ir.ArrayType(_I8, size)
+        string = ir.GlobalVariable(self.module, array, f"{self.name}__{label}")
+        string.global_constant = True
+        string.linkage = "private"
+        string.initializer = ir.Constant(array, data)
+        return string
 
     def return_results(self, outputs: list[ir.Value]) -> None:
         b = self.b

@@ -17,7 +17,10 @@ The semantics are NumPy's, with the rules of `arignote.dialects.ag`:
   (1 for a base of 1, +-1 for -1, otherwise 0, 0 also for a base of 0);
 - `maximum`, `minimum`, `reduce_max` and `reduce_min` propagate NaN, and the
   reductions raise ValueError on an empty axis;
-- `cast` truncates floats toward zero for integers and tests `!= 0` for `i1`.
+- `cast` truncates floats toward zero for integers and tests `!= 0` for `i1`;
+- an array NumPy cannot allocate is a `MemoryError`, also where its byte size exceeds
+  what a process addresses (`alloc`, `arange`; NumPy raises `ValueError` there), as in
+  native code.
 
 `run_function` and `InterpretedFunction` run a `func.func` of a module; they also
 register xDSL's implementations of `func`, `arith`, `scf`, `cf` and `builtin`.
@@ -26,9 +29,11 @@ register xDSL's implementations of `func`, `arith`, `scf`, `cf` and `builtin`.
 from __future__ import annotations
 
 import contextvars
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -98,6 +103,17 @@ def _result(op: Operation, value: Any) -> PythonValues:
     # NumPy returns scalars for 0-d results; the runtime always passes ndarrays.
     array = np.asarray(value)
     return (check_value(_label(op), "result", array, op.results[0].type),)
+
+
+def _check_size(op: Operation, shape: Sequence[int], dtype: np.dtype) -> None:
+    """`MemoryError` when an array of `shape` and `dtype` needs more bytes than a process
+    can address (NumPy would raise `ValueError`; native code raises `MemoryError`)."""
+    size = prod(shape) * dtype.itemsize
+    if size > sys.maxsize:
+        raise MemoryError(
+            f"{_label(op)}: out of memory: an array of shape {tuple(shape)} and dtype "
+            f"{dtype} needs {size} bytes, more than a process can address"
+        )
 
 
 def _shapes_text(shapes: Sequence[tuple[int, ...]]) -> str:
@@ -685,6 +701,7 @@ class AgFunctions(InterpreterFunctions):
         if any(d < 0 for d in shape):
             raise ValueError(f"{_label(op)}: shape {shape} has a negative length")
         _check_fits(op, value, shape, ag.tensor_type(op.value).get_shape())
+        _check_size(op, shape, value.dtype)
         return _result(op, np.broadcast_to(value, shape).copy())
 
     @impl(ag.ArangeOp)
@@ -701,6 +718,7 @@ class AgFunctions(InterpreterFunctions):
                 if t.kind == "f"
                 else max(0, -((int(start) - int(stop)) // int(step)))
             )
+            _check_size(op, (count,), t)
             return _result(op, (start + np.arange(count, dtype=t) * step).astype(t))
 
     # --- debugging ops: ag.print shows its operand; the timers do nothing here ----------

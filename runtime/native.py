@@ -10,8 +10,15 @@ memref descriptors:
   returns the 1-based `check_id`, whose message (`ag.checks[check_id - 1]`, a `%`-format
   string with `n` `%d`s) is filled with `(v1, ..., vn)`; `err` has room for the message
   with the most (`err_length`).
-* `void f(x0*, ..., xn*, r0*, ..., rm*)`: computes the results into caller-allocated
-  contiguous buffers of the shapes that `f__shape` returned.
+* `int64 f(x0*, ..., xn*, r0*, ..., rm*)`: computes the results into caller-allocated
+  contiguous buffers of the shapes that `f__shape` returned and returns 0.
+
+Both check every buffer they allocate (`arignote.lowering.checked_alloc`): when `malloc`
+refuses one, or its size overflows, they free what they allocated and return a negative
+status, `-bytes` (the type's minimum when the size does not fit it), which becomes a
+`MemoryError` (`allocation_error`). So native code raises `MemoryError` where NumPy does:
+when the C allocator refuses a request (under Linux's default overcommit heuristic, one
+larger than the memory and swap there are) or its size overflows.
 
 A function may pair results with inputs (`aliases`, from the `ag.inplace_results` of the
 `inplace-update` pass): result `r` may then be computed in input `a`'s own buffer. The
@@ -30,6 +37,7 @@ variables, unchanged.
 from __future__ import annotations
 
 import ctypes
+import math
 import struct
 import sys
 import threading
@@ -45,6 +53,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from arignote.runtime.cpu import NativeModule, as_native_array, data_pointer
 from arignote.runtime.dtypes import IndexOutOfBoundsError, numpy_dtype
 from arignote.runtime.entry import (
+    ALLOCATION_FAILED,
+    ALLOCATION_TOO_LARGE,
     COUNTER_SUFFIX,
     ENTRY_SUFFIX,
     FastEntry,
@@ -132,7 +142,8 @@ class NativeFunction:
         self._module = module  # keeps the JIT-ed code alive
         pointers = [ctypes.c_void_p] * len(self.inputs)
         shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
-        compute_type = ctypes.CFUNCTYPE(None, *pointers, *[ctypes.c_void_p] * len(self.outputs))
+        outs = [ctypes.c_void_p] * len(self.outputs)
+        compute_type = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *outs)
         self._shape_fn = shape_type(module.address(name + SHAPE_SUFFIX))
         self._compute_fn = compute_type(module.address(name))
         self._lock = threading.Lock()
@@ -202,26 +213,40 @@ class NativeFunction:
             self._raise_check(code, frame.buffer, frame.err_offset)
         dims = frame.dims.unpack_from(frame.buffer, frame.dims_offset)
         reuse = frame is self._frame  # the lock is held: the kept arrays are this call's
-        results, values, offset = [], [], 0
-        for j, spec in enumerate(self.outputs):
-            shape = dims[offset : offset + spec.rank]
-            offset += spec.rank
-            donor = self.aliases.get(j)
-            if donor is not None and _may_donate(natives, arrays, donor, shape):
-                result = natives[donor]
-            else:
-                result = self._take_kept(j, shape) if reuse else None
-                if result is None:
-                    result = np.empty(shape, spec.dtype)
-            results.append(result)
+        results = self._results(dims, natives, arrays, reuse)
+        values = []
+        for result in results:
             _descriptor_values(values, result)
         if values:
             frame.outputs.pack_into(frame.buffer, frame.outputs_offset, *values)
-        self._compute_fn(*frame.compute_args)
+        status = self._compute_fn(*frame.compute_args)
+        if status:
+            raise allocation_error(self.name, status, 64)
         del natives
         if reuse:
             for slots, result in zip(self._kept, results, strict=True):
                 slots[:] = result, slots[0]
+        return results
+
+    def _results(
+        self,
+        dims: Sequence[int],
+        natives: Sequence[np.ndarray],
+        arrays: Sequence[object],
+        reuse: bool,
+    ) -> list[np.ndarray]:
+        """The buffers of the results of the dimensions `dims`: a donor input's own
+        array, a kept one (when `reuse`), else a new one."""
+        results, offset = [], 0
+        for j, spec in enumerate(self.outputs):
+            shape = tuple(dims[offset : offset + spec.rank])
+            offset += spec.rank
+            donor = self.aliases.get(j)
+            if donor is not None and _may_donate(natives, arrays, donor, shape):
+                results.append(natives[donor])
+                continue
+            result = self._take_kept(j, shape) if reuse else None
+            results.append(_empty(self.name, shape, spec.dtype) if result is None else result)
         return results
 
     def _take_kept(self, j: int, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -253,6 +278,8 @@ class NativeFunction:
 
     def _raise_check(self, code: int, buffer: ctypes.Array, err_offset: int) -> NoReturn:
         """The ValueError (or IndexOutOfBoundsError) of failed shape check `code`."""
+        if code < 0:
+            raise allocation_error(self.name, code, 32)
         if not 1 <= code <= len(self.messages):
             raise ValueError(f"{self.name}: shape check {code} failed")
         template = self.messages[code - 1]
@@ -261,6 +288,27 @@ class NativeFunction:
         if "is out of bounds for axis" in message:
             raise IndexOutOfBoundsError(message)
         raise ValueError(message)
+
+
+def allocation_error(name: str, status: int, bits: int) -> MemoryError:
+    """The `MemoryError` of a negative `bits`-bit status of `@name` or `@name__shape`:
+    `-status` bytes could not be allocated (see `arignote.lowering.checked_alloc`)."""
+    limit = 2 ** (bits - 1)
+    if status == -limit:
+        return MemoryError(ALLOCATION_TOO_LARGE.format(name=name, limit=limit))
+    return MemoryError(ALLOCATION_FAILED.format(name=name, bytes=-status))
+
+
+def _empty(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    """`np.empty(shape, dtype)` for a result of `@name`; `MemoryError` also when its
+    byte size overflows (where NumPy raises `ValueError`)."""
+    size = math.prod(shape) * dtype.itemsize
+    if size > sys.maxsize:
+        raise MemoryError(
+            f"{name}: out of memory: a result of shape {tuple(shape)} and dtype {dtype} "
+            f"needs {size} bytes, more than a process can address"
+        )
+    return np.empty(shape, dtype)
 
 
 def compile_function(

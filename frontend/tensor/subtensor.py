@@ -44,6 +44,29 @@ def _entry(v: Any, what: str, dynamic: list[Variable], allow_none: bool = True) 
     raise TypeError(f"{what} must be an int, a symbolic integer scalar or None, got {v!r}")
 
 
+_SLICE_LIMIT = 2**62
+"""A static slice part beyond +-2**62 selects what +-2**62 selects: no axis has that many
+elements (an array of them would need more memory than a 64-bit machine addresses).
+Clamping keeps every Python int, however large, inside int64 and clear of the encoding's
+sentinels (`ag.DYNAMIC_VALUE` and `ag.SLICE_NONE` are -2**63 and -2**63 + 1)."""
+
+
+def _slice_part(v: Any, what: str, dynamic: list[Variable]) -> int:
+    """The encoding of a slice start, stop or step (a static int clamped to
+    `+-_SLICE_LIMIT`, which selects the same elements of any axis)."""
+    if _python_int(v):
+        return max(-_SLICE_LIMIT, min(_SLICE_LIMIT, int(v)))
+    return _entry(v, what, dynamic)
+
+
+def _index(v: Any, axis: int, dynamic: list[Variable]) -> int:
+    """The encoding of an integer index; one beyond `+-_SLICE_LIMIT` is out of bounds
+    for every axis."""
+    if _python_int(v) and not -_SLICE_LIMIT <= v <= _SLICE_LIMIT:
+        raise IndexError(f"index {int(v)} is out of bounds for axis {axis}")
+    return _entry(v, "an index", dynamic, allow_none=False)
+
+
 def _build(op_class: type, *args: Any, **kwargs: Any) -> Variable:
     try:
         return apply_op(op_class(*args, **kwargs))
@@ -104,15 +127,15 @@ def getitem(x: Any, key: Any) -> Variable:
             continue
         if isinstance(k, slice):
             kinds.append(ag.SLICE)
-            starts.append(_entry(k.start, "a slice start", dynamic))
-            stops.append(_entry(k.stop, "a slice stop", dynamic))
-            steps.append(_entry(k.step, "a slice step", dynamic))
+            starts.append(_slice_part(k.start, "a slice start", dynamic))
+            stops.append(_slice_part(k.stop, "a slice stop", dynamic))
+            steps.append(_slice_part(k.step, "a slice step", dynamic))
             if steps[-1] == 0:
                 raise ValueError("slice step cannot be zero")
             out_axis += 1
             continue
         kinds.append(ag.INDEX)
-        starts.append(_entry(k, "an index", dynamic, allow_none=False))
+        starts.append(_index(k, len(kinds) - 1, dynamic))
         stops.append(ag.SLICE_NONE)
         steps.append(ag.SLICE_NONE)
     trivial = all(k == ag.SLICE for k in kinds) and set(starts + stops + steps) <= {ag.SLICE_NONE}

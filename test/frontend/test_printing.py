@@ -341,8 +341,8 @@ def test_dump_ir_every_stage() -> None:
     llvm_dialect = f.dump_ir("llvm-dialect")
     assert "llvm.func @fn_main" in llvm_dialect and "scf." not in llvm_dialect
     llvm_ir = f.dump_ir("llvm")
-    assert 'define void @"fn_main"' in llvm_ir
-    assert 'define internal void @"fn_main__noalias"' in llvm_ir
+    assert 'define i64 @"fn_main"' in llvm_ir
+    assert 'define internal i64 @"fn_main__noalias"' in llvm_ir
     assert '@"llvm.exp"' not in llvm_ir and "fmul double" in llvm_ir  # exp is inline code
     # Lowering works on copies: the function still runs and prints the same.
     assert f.dump_ir() == optimized

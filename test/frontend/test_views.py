@@ -117,3 +117,66 @@ def test_debugmode_accepts_views() -> None:
     np.testing.assert_allclose(a, (hv[::-1] * hv).sum(axis=1), rtol=1e-12)
     np.testing.assert_allclose(b, hv[::-1][1:, 0], rtol=1e-12)
     np.testing.assert_allclose(c, xv[-1] * 2, rtol=1e-12)
+
+
+_EXTREME = [-(2**63), -(2**63) + 1, -(2**62) - 1, -11, -1, 0, 3, 2**62 + 1, 2**63 - 1]
+"""Slice parts at and near the ends of int64 (the first two are the values the `ag`
+encoding once took for "dynamic" and "absent")."""
+
+
+def _extreme_slices() -> list[slice]:
+    big = [-(2**63), 2**63 - 1, -(2**62) - 1, 2**64]
+    steps = [-(2**63), -(2**63) + 1, 2**63 - 1, 2**64, -(2**64), -3, 2, None]
+    slices = [slice(None, None, s) for s in steps]
+    slices += [slice(b, None, s) for b in big for s in (None, -1)]
+    slices += [slice(None, b, s) for b in big for s in (None, -1)]
+    slices += [slice(-(2**63), 2**63 - 1, 2**63 - 1), slice(2**63 - 1, -(2**63), -(2**63))]
+    return slices
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_extreme_static_slices_match_numpy(linker: str) -> None:
+    """Regression: `v[::-2**63]` failed to compile (the step read as "dynamic"), and
+    bounds beyond int64 were rejected."""
+    v = T.dvector("v")
+    slices = _extreme_slices()
+    outs = [v[s] for s in slices] + [T.set_subtensor(v[s], -1.0) for s in slices[:4]]
+    f = arignote.function([v], outs, mode=Mode(linker=linker))
+    for n in (0, 1, 10):
+        a = np.arange(n, dtype=np.float64)
+        want = [a[s] for s in slices]
+        for s in slices[:4]:
+            b = a.copy()
+            b[s] = -1.0
+            want.append(b)
+        for s, got, expected in zip(slices + slices[:4], f(a), want, strict=True):
+            np.testing.assert_array_equal(got, expected, err_msg=f"n={n}, {s}")
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_extreme_dynamic_slices_match_numpy(linker: str) -> None:
+    """Regression: a run-time step of -2**63 overflowed the native slice length."""
+    v, a, b, c = T.dvector("v"), T.lscalar("a"), T.lscalar("b"), T.lscalar("c")
+    outs = [v[a:b:c], v[::c], v[a::c], v[:b:c]]
+    f = arignote.function([v, a, b, c], outs, mode=Mode(linker=linker))
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 10):
+        x = np.arange(n, dtype=np.float64)
+        for _ in range(150):
+            i, j, k = (int(e) for e in rng.choice(_EXTREME, 3))
+            if k == 0:
+                continue
+            got = f(x, i, j, k)
+            want = [x[i:j:k], x[::k], x[i::k], x[:j:k]]
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_array_equal(g, w, err_msg=f"n={n}, {i}:{j}:{k}")
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("index", [-(2**63), -(2**63) + 1, 2**63 - 1, 2**64])
+def test_extreme_static_index_is_an_index_error(linker: str, index: int) -> None:
+    """Regression: -2**63 and -2**63 + 1 were read as "dynamic" and "absent" (a leaked
+    VerifyException), 2**64 as out of range for i64 (a ValueError)."""
+    v = T.dvector("v")
+    with pytest.raises(IndexError, match=f"index {index} is out of bounds"):
+        arignote.function([v], v[index], mode=Mode(linker=linker))(np.zeros(3))

@@ -129,6 +129,70 @@ def test_float32_sums_do_not_stagnate(linker: str) -> None:
         _assert_sum_within_bound(dot, root.astype(np.float64) ** 2, chain)
 
 
+def _nonfinite_cases(dtype: type, n: int) -> list[np.ndarray]:
+    """Vectors of length `n` whose sum is not finite whatever the order of the
+    additions: an inf (first, middle or last), both infinities, a nan, and same-sign
+    values that overflow."""
+    big = np.finfo(dtype).max / 2
+    cases = []
+    for where in sorted({0, n // 2, n - 1}):
+        for value in (np.inf, -np.inf, np.nan):
+            x = np.linspace(-1, 1, n).astype(dtype)
+            x[where] = value
+            cases.append(x)
+    both = np.ones(n, dtype)
+    both[0], both[-1] = np.inf, -np.inf
+    cases += [both, np.full(n, big, dtype), np.full(n, -big, dtype)]
+    return cases
+
+
+def _assert_sums_match(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Non-finite results exactly as NumPy's (same infinity, nan where NumPy has nan);
+    finite ones close (NumPy sums pairwise, arignote in compensated blocks)."""
+    got, want = np.asarray(got), np.asarray(want)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite], err_msg=what)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-3, err_msg=what)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sums_of_infinities_and_overflow_match_numpy(linker: str, dtype: type) -> None:
+    """Regression: the compensated native sums gave nan for `sum`, `mean` and `dot` of
+    +-inf or of values that overflow (the compensation term took `inf - inf`)."""
+    t = T.TensorType(np.dtype(dtype).name, (False,))
+    x = t("x")
+    outs = [x.sum(), x.mean(), T.dot(x, T.ones_like(x)), (x * 2).sum(), (x * 2).mean()]
+    f = arignote.function([x], outs, mode=Mode(linker=linker))
+    with np.errstate(all="ignore"):
+        for n in (1, 3, 37, 5000):  # shorter than a vector, several vectors, blocks
+            for v in _nonfinite_cases(dtype, n):
+                want = [v.sum(), v.mean(), v.dot(np.ones_like(v)), (v * 2).sum(), (v * 2).mean()]
+                for k, (got, expected) in enumerate(zip(f(v), want, strict=True)):
+                    _assert_sums_match(got, expected, f"output {k}, n={n}, {v[:3]}...")
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_axis_sums_of_infinities_match_numpy(linker: str, dtype: type) -> None:
+    """The same for sums and means along either axis of a matrix whose rows and
+    columns mix finite and non-finite sums."""
+    t = T.TensorType(np.dtype(dtype).name, (False, False))
+    m = t("m")
+    outs = [m.sum(axis=0), m.sum(axis=1), m.mean(axis=0), (m * 2).sum(axis=1)]
+    f = arignote.function([m], outs, mode=Mode(linker=linker))
+    big = np.finfo(dtype).max / 2
+    with np.errstate(all="ignore"):
+        for rows, cols in ((5, 3), (7, 2100)):
+            v = np.linspace(-1, 1, rows * cols).astype(dtype).reshape(rows, cols)
+            v[0, 0], v[1, -1], v[2, 1] = np.inf, -np.inf, np.nan
+            v[3, :] = big
+            v[4, 0], v[4, -1] = np.inf, -np.inf
+            want = [v.sum(axis=0), v.sum(axis=1), v.mean(axis=0), (v * 2).sum(axis=1)]
+            for k, (got, expected) in enumerate(zip(f(v), want, strict=True)):
+                _assert_sums_match(got, expected, f"output {k}, {rows}x{cols}")
+
+
 def _optimized_ir(build) -> str:
     built: list[cpu.NativeModule] = []
     original = cpu.NativeModule.__init__

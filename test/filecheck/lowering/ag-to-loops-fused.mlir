@@ -22,7 +22,8 @@
 // CHECK-NEXT:        memref.store %[[E]], %out1[%i, %i_1]
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
   %r, %e = ag.fused %x, %y : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>, tensor<?x?xf32> {
   ^bb0(%a: tensor<?x?xf32>, %b: tensor<?xf32>):
@@ -53,7 +54,13 @@ func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor
 // CHECK-NEXT:          scf.yield %[[A]] : f64
 // CHECK-NEXT:        }
 // CHECK:           %[[TOTAL:.*]] = arith.addf %[[SUM]], %[[COMP]] : f64
-// CHECK-NEXT:      memref.store %[[TOTAL]], %out0[%i]
+// (a non-finite running sum is the result: the compensation holds inf - inf)
+// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0x7ff0000000000000 : f64
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[SUM]] : f64
+// CHECK-NEXT:      %[[ABS:.*]] = arith.maximumf %[[SUM]], %[[NEG]] : f64
+// CHECK-NEXT:      %[[FINITE:.*]] = arith.cmpf olt, %[[ABS]], %[[INF]] : f64
+// CHECK-NEXT:      %[[RESULT:.*]] = arith.select %[[FINITE]], %[[TOTAL]], %[[SUM]] : f64
+// CHECK-NEXT:      memref.store %[[RESULT]], %out0[%i]
 func.func @g(%x: tensor<?x?xf64>, %y: tensor<?x?xf64>) -> tensor<?xf64> {
   %s = ag.fused %x, %y : tensor<?x?xf64>, tensor<?x?xf64> -> tensor<?xf64> {
   ^bb0(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>):

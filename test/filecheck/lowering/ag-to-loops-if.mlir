@@ -16,7 +16,7 @@ func.func @same_shapes(%c: tensor<i1>, %x: tensor<?xf64>, %y: tensor<?xf64>) -> 
 }
 
 // CHECK-LABEL: func.func @same_shapes__shape(
-// CHECK-SAME:      attributes {ag.checks = []}
+// CHECK-SAME:      attributes {ag.checks = [], arignote.alloc_status}
 // CHECK-NOT:     cf.cond_br
 // CHECK:         func.return
 // CHECK-LABEL: func.func @same_shapes(
@@ -29,7 +29,8 @@ func.func @same_shapes(%c: tensor<i1>, %x: tensor<?xf64>, %y: tensor<?xf64>) -> 
 // CHECK:           memref.load %arg2[%{{.*}}]
 // CHECK:           memref.store %{{.*}}, %out0[] : memref<f64>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 
 // A branch with a check: the shape function computes the condition (nonzero i32) and
 // runs only the taken branch's checks; the result length comes from a merge block. The
@@ -83,7 +84,8 @@ func.func @branch_checks(%c: tensor<i32>, %x: tensor<?xf64>, %y: tensor<?xf64>) 
 // CHECK:           memref.load %[[BUF]]
 // CHECK:           arith.negf
 // CHECK:         memref.dealloc %[[BUF]] : memref<?xf64>
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 
 // After to-llvm (convert-scf-to-cf, then the llvm conversions) the branches are
 // `llvm.cond_br`s and no scf, cf or ag op is left.

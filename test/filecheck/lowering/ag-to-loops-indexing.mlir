@@ -172,3 +172,30 @@ func.func @reshape_argument(%x: tensor<?x?x?xf32>) -> tensor<?x4xf32> {
 // CHECK-NEXT:    } else {
 // CHECK:           arith.remsi
 // CHECK:         memref.reinterpret_cast
+
+// `x[::s]` with a symbolic step `s`: the length is `(d -+ 1) / s + 1` for the distance
+// `d` between the clipped bounds (0 for an empty range), never `ceil(d / |s|)`, whose
+// `0 - s` overflows for s = -2**63.
+
+func.func @dynamic_step(%x: tensor<?xf64>, %s: tensor<i64>) -> tensor<?xf64> {
+  %0 = ag.subtensor %x[%s] {kinds = array<i64: 0>, starts = array<i64: -9223372036854775807>, stops = array<i64: -9223372036854775807>, steps = array<i64: -9223372036854775808>} : tensor<?xf64>, tensor<i64> -> tensor<?xf64>
+  func.return %0 : tensor<?xf64>
+}
+
+// CHECK-LABEL: func.func @dynamic_step__shape(
+// CHECK:         %[[S:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         %[[NONZERO:.*]] = arith.cmpi ne, %[[S]], %{{.*}} : index
+// CHECK:         %[[STEP:.*]] = arith.select %[[NONZERO]], %[[S]], %{{.*}} : index
+// CHECK:         %[[UP:.*]] = arith.cmpi sgt, %[[STEP]], %{{.*}} : index
+// CHECK-NOT:     arith.subi %{{.*}}, %[[STEP]]
+// CHECK:         %[[FIRST:.*]] = arith.select %[[UP]], %{{.*}}, %{{.*}} : index
+// CHECK:         %[[LAST:.*]] = arith.select %[[UP]], %{{.*}}, %{{.*}} : index
+// CHECK-NOT:     arith.subi %{{.*}}, %[[STEP]]
+// CHECK:         %[[D:.*]] = arith.subi %[[LAST]], %[[FIRST]] : index
+// CHECK:         %[[POS:.*]] = arith.cmpi sgt, %[[D]], %{{.*}} : index
+// CHECK:         %[[NEG:.*]] = arith.cmpi slt, %[[D]], %{{.*}} : index
+// CHECK:         %[[NONEMPTY:.*]] = arith.select %[[UP]], %[[POS]], %[[NEG]] : i1
+// CHECK:         %[[INNER:.*]] = arith.select %[[UP]], %{{.*}}, %{{.*}} : index
+// CHECK:         %[[Q:.*]] = arith.divsi %[[INNER]], %[[STEP]] : index
+// CHECK:         %[[COUNT:.*]] = arith.addi %[[Q]], %{{.*}} : index
+// CHECK:         arith.select %[[NONEMPTY]], %[[COUNT]], %{{.*}} : index

@@ -11,7 +11,7 @@
 // CHECK-SAME:    %arg1: memref<?x?xf64, strided<[?, ?], offset: ?>> {llvm.noalias},
 // CHECK-SAME:    %arg2: memref<?x?xf64, strided<[?, ?], offset: ?>>,
 // CHECK-SAME:    %out0: memref<?x?xf64> {llvm.noalias},
-// CHECK-SAME:    %out1: memref<?x?xf64>) {
+// CHECK-SAME:    %out1: memref<?x?xf64>) -> i64 attributes {arignote.alloc_status} {
 // CHECK:         memref.load %arg2
 // CHECK-NEXT:    memref.store %{{.*}}, %out0
 // CHECK:         %[[SRC:.*]] = arith.addi
@@ -34,7 +34,7 @@ func.func @gemm(%x: tensor<?x?xf64>, %d: tensor<?x?xf64>, %w: tensor<?x?xf64>) -
 // (it reads the result's address only after the copy, for BLAS).
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME:    %arg2: memref<?x?xf64, strided<[?, ?], offset: ?>> {llvm.noalias},
-// CHECK-SAME:    %out0: memref<?x?xf64> {llvm.noalias}) {
+// CHECK-SAME:    %out0: memref<?x?xf64> {llvm.noalias}) -> i64 attributes {arignote.alloc_status} {
 // CHECK-NOT:     "memref.extract_aligned_pointer_as_index"(%out0)
 // CHECK:         memref.store %{{.*}}, %out0
 // CHECK:         "memref.extract_aligned_pointer_as_index"(%out0)

@@ -12,7 +12,8 @@
 // CHECK-NEXT:      %[[T:.*]] = math.tanh %[[X]] : f32
 // CHECK-NEXT:      memref.store %[[T]], %[[BUF]][%i_1]
 // CHECK:         memref.dealloc %[[BUF]] : memref<?xf32>
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 func.func @chain(%x: tensor<?xf32>) -> tensor<f32> {
   %e = ag.exp %x : tensor<?xf32>
   %t = ag.tanh %e {ag.destroy_map = array<i64: 0, 0>} : tensor<?xf32>
@@ -34,7 +35,8 @@ func.func @chain(%x: tensor<?xf32>) -> tensor<f32> {
 // CHECK-NEXT:        memref.store %[[M]], %[[P]]{{\[}}
 // CHECK:         memref.dealloc %[[Q]]
 // CHECK:         memref.dealloc %[[P]]
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 func.func @fused(%m: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?xf64> {
   %p = ag.exp %m : tensor<?x?xf64>
   %r, %q = ag.fused %p, %v : tensor<?x?xf64>, tensor<?xf64> -> tensor<?x?xf64>, tensor<?x?xf64> {
@@ -72,7 +74,8 @@ func.func @argument(%x: tensor<?xf32>) -> tensor<f32> {
 // CHECK:         %[[E:.*]] = memref.alloc(%d) : memref<?xf32>
 // CHECK:         memref.dealloc %[[BUF]]
 // CHECK:         memref.dealloc %[[E]]
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 func.func @pool(%x: tensor<?xf32>, %y: tensor<?xf32>) -> (tensor<f32>, tensor<f32>) {
   %a = ag.exp %x : tensor<?xf32>
   %s = ag.reduce_sum %a {axes = array<i64: 0>} : tensor<?xf32> -> tensor<f32>

@@ -18,7 +18,8 @@
 // CHECK-NEXT:      }
 // CHECK-NEXT:      ag.yield
 // CHECK-NEXT:    }
-// CHECK-NEXT:    func.return
+// CHECK-NEXT:    %[[STATUS:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    func.return %[[STATUS]] : i64
 // SERIAL-LABEL: func.func @vec(
 // SERIAL-NOT:     ag.parallel_for
 // SERIAL:         scf.for %i = %{{.*}} to %d step

@@ -40,7 +40,7 @@ func.func @add(%x: tensor<?x?xf32>, %row: tensor<1x?xf32>) -> tensor<?x?xf32> {
 // CHECK-LABEL: func.func @add(
 // CHECK-SAME:      %arg0: memref<?x?xf32, strided<[?, ?], offset: ?>> {llvm.noalias},
 // CHECK-SAME:      %arg1: memref<1x?xf32, strided<[?, ?], offset: ?>> {llvm.noalias},
-// CHECK-SAME:      %out0: memref<?x?xf32> {llvm.noalias}) {
+// CHECK-SAME:      %out0: memref<?x?xf32> {llvm.noalias}) -> i64 attributes {arignote.alloc_status} {
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0
 // CHECK:         %[[COLS:.*]] = memref.dim %arg0
 // CHECK:         %[[I0:.*]] = arith.constant 0 : index
@@ -84,7 +84,9 @@ func.func @sum(%x: tensor<?x3xf64>) -> tensor<3xf64> {
 // CHECK:             %[[T:.*]] = arith.addf %[[S]], %[[PART]] : f64
 // CHECK:             scf.yield %[[T]], %{{.*}} : f64, f64
 // CHECK:           %[[TOTAL:.*]] = arith.addf %[[SUM]], %[[COMP]] : f64
-// CHECK:           memref.store %[[TOTAL]], %out0[%[[J]]] : memref<3xf64>
+// CHECK:           %[[FINITE:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f64
+// CHECK-NEXT:      %[[RESULT:.*]] = arith.select %[[FINITE]], %[[TOTAL]], %[[SUM]] : f64
+// CHECK:           memref.store %[[RESULT]], %out0[%[[J]]] : memref<3xf64>
 
 // Matrix·vector: the contracted dimensions are checked, then summed in registers.
 
@@ -249,3 +251,25 @@ func.func @flat(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT:      memref.load %[[TMP]][%[[Z2]], %[[J]]]
 // CHECK-NEXT:      math.exp
 // CHECK-NEXT:      memref.store %{{.*}}, %out0[%[[Z2]], %[[J]]]
+
+// Small intermediates of a static shape (here two scalars) live on the stack: a
+// `memref.alloca` at the start of `@f` each, never freed, no `malloc` that could fail.
+
+func.func @scaled(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %s = ag.reduce_sum %x {axes = array<i64: 0>} : tensor<?xf64> -> tensor<f64>
+  %e = ag.exp %s : tensor<f64>
+  %r = ag.mul %x, %e : tensor<?xf64>, tensor<f64> -> tensor<?xf64>
+  func.return %r : tensor<?xf64>
+}
+
+// CHECK-LABEL: func.func @scaled(
+// CHECK-SAME:      -> i64 attributes {arignote.alloc_status} {
+// CHECK-NEXT:    %[[E:.*]] = memref.alloca() {alignment = 64 : i64} : memref<f64>
+// CHECK-NEXT:    %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<f64>
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.store %{{.*}}, %[[S]][] : memref<f64>
+// CHECK-NEXT:    %[[SV:.*]] = memref.load %[[S]][] : memref<f64>
+// CHECK-NEXT:    %[[EV:.*]] = math.exp %[[SV]] : f64
+// CHECK-NEXT:    memref.store %[[EV]], %[[E]][] : memref<f64>
+// CHECK-NOT:     memref.dealloc
+// CHECK:         func.return

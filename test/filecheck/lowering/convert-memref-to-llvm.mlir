@@ -48,16 +48,26 @@ func.func @rank0(%m: memref<f64>) -> f64 {
   return %v : f64
 }
 
-// malloc(bytes + 63), aligned = allocated + (-allocated & 63), row-major strides.
+// malloc(bytes + 63), aligned = allocated + (-allocated & 63), row-major strides. The
+// byte count 12 * n is an i128 product clamped to 2**64 - 1, and so is the padded size:
+// a size that overflows asks malloc for SIZE_MAX bytes (refused), never a wrapped one.
 // CHECK-LABEL: func.func @alloc_dealloc
 func.func @alloc_dealloc(%n: index) -> index {
   // CHECK:      %[[N:.*]] = builtin.unrealized_conversion_cast %n : index to i64
-  // CHECK-NEXT: %[[C3:.*]] = llvm.mlir.constant(3) : i64
-  // CHECK-NEXT: %[[NUM:.*]] = llvm.mul %[[C3]], %[[N]] overflow<nsw> : i64
-  // CHECK-NEXT: %[[C4:.*]] = llvm.mlir.constant(4) : i64
-  // CHECK-NEXT: %[[BYTES:.*]] = llvm.mul %[[NUM]], %[[C4]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[C12:.*]] = llvm.mlir.constant(12) : i64
+  // CHECK-NEXT: %[[W12:.*]] = llvm.zext %[[C12]] : i64 to i128
+  // CHECK-NEXT: %[[WN:.*]] = llvm.zext %[[N]] : i64 to i128
+  // CHECK-NEXT: %[[WIDE:.*]] = llvm.mul %[[W12]], %[[WN]] : i128
+  // CHECK-NEXT: %[[MAX:.*]] = llvm.mlir.constant(18446744073709551615 : i128) : i128
+  // CHECK-NEXT: %[[OVER:.*]] = llvm.icmp "ugt" %[[WIDE]], %[[MAX]] : i128
+  // CHECK-NEXT: %[[LOW:.*]] = llvm.trunc %[[WIDE]] : i128 to i64
+  // CHECK-NEXT: %[[ALL:.*]] = llvm.mlir.constant(-1) : i64
+  // CHECK-NEXT: %[[BYTES:.*]] = llvm.select %[[OVER]], %[[ALL]], %[[LOW]] : i1, i64
   // CHECK-NEXT: %[[C63:.*]] = llvm.mlir.constant(63) : i64
-  // CHECK-NEXT: %[[PAD:.*]] = llvm.add %[[BYTES]], %[[C63]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[SUM:.*]] = llvm.add %[[BYTES]], %[[C63]] : i64
+  // CHECK-NEXT: %[[WRAP:.*]] = llvm.icmp "ult" %[[SUM]], %[[BYTES]] : i64
+  // CHECK-NEXT: %[[ALL2:.*]] = llvm.mlir.constant(-1) : i64
+  // CHECK-NEXT: %[[PAD:.*]] = llvm.select %[[WRAP]], %[[ALL2]], %[[SUM]] : i1, i64
   // CHECK-NEXT: %[[RAW:.*]] = llvm.call @malloc(%[[PAD]]) : (i64) -> !llvm.ptr
   // CHECK-NEXT: %[[INT:.*]] = llvm.ptrtoint %[[RAW]] : !llvm.ptr to i64
   // CHECK:      %[[NEG:.*]] = llvm.sub %{{.*}}, %[[INT]] : i64
@@ -79,6 +89,72 @@ func.func @alloc_dealloc(%n: index) -> index {
   %d = memref.dim %m, %c0 : memref<?x3xf32>
   memref.dealloc %m : memref<?x3xf32>
   return %d : index
+}
+
+// In a function with `arignote.alloc_status` (one integer result): the list head (two
+// pointers on the stack, pointing to itself), a 16-byte header in each allocation, a
+// null pointer branching to the out-of-memory exit with the byte count, the allocation
+// linked after the head; `memref.dealloc` unlinks before `free`; the exit (the last
+// block) frees each listed allocation and returns -bytes (the minimum when it does not
+// fit the result type).
+// CHECK-LABEL: func.func @checked
+// CHECK-SAME:      -> i32 attributes {arignote.alloc_status} {
+// CHECK:         %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %[[HEAD:.*]] = llvm.alloca %[[TWO]] x !llvm.ptr {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[HEAD]], %[[HEAD]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[HPREV:.*]] = llvm.getelementptr %[[HEAD]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[HEAD]], %[[HPREV]] : !llvm.ptr, !llvm.ptr
+// CHECK:         %[[BYTES:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
+// CHECK-NEXT:    %[[C79:.*]] = llvm.mlir.constant(79) : i64
+// CHECK:         %[[PAD:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
+// CHECK-NEXT:    %[[RAW:.*]] = llvm.call @malloc(%[[PAD]]) : (i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[INT:.*]] = llvm.ptrtoint %[[RAW]] : !llvm.ptr to i64
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[NULL:.*]] = llvm.icmp "eq" %[[INT]], %[[ZERO]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[NULL]], ^[[OOM:.*]](%[[BYTES]] : i64), ^[[OK:.*]]
+// CHECK-NEXT:  ^[[OK]]:
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.load %[[HEAD]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[NEXT]], %[[RAW]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[PREV:.*]] = llvm.getelementptr %[[RAW]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[HEAD]], %[[PREV]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[NPREV:.*]] = llvm.getelementptr %[[NEXT]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[RAW]], %[[NPREV]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[RAW]], %[[HEAD]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[DATA:.*]] = llvm.getelementptr %[[RAW]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK:         %[[FREED:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT:    %[[F_NEXT:.*]] = llvm.load %[[FREED]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[F_PREV_AT:.*]] = llvm.getelementptr %[[FREED]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[F_PREV:.*]] = llvm.load %[[F_PREV_AT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[F_NEXT]], %[[F_PREV]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[AT:.*]] = llvm.getelementptr %[[F_NEXT]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[F_PREV]], %[[AT]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    llvm.call @free(%[[FREED]]) : (!llvm.ptr) -> ()
+// CHECK:         func.return %{{.*}} : i32
+// CHECK-NEXT:  ^[[WALK:.*]](%[[NODE:.*]]: !llvm.ptr):
+// CHECK-NEXT:    %[[N_INT:.*]] = llvm.ptrtoint %[[NODE]] : !llvm.ptr to i64
+// CHECK-NEXT:    %[[H_INT:.*]] = llvm.ptrtoint %[[HEAD]] : !llvm.ptr to i64
+// CHECK-NEXT:    %[[END:.*]] = llvm.icmp "eq" %[[N_INT]], %[[H_INT]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[END]], ^[[DONE:.*]], ^[[FREE:.*]]
+// CHECK-NEXT:  ^[[FREE]]:
+// CHECK-NEXT:    %[[AFTER:.*]] = llvm.load %[[NODE]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    llvm.call @free(%[[NODE]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.br ^[[WALK]](%[[AFTER]] : !llvm.ptr)
+// CHECK-NEXT:  ^[[DONE]]:
+// CHECK:         %[[FITS:.*]] = llvm.icmp "ule" %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[NARROW:.*]] = llvm.trunc %{{.*}} : i64 to i32
+// CHECK-NEXT:    %[[Z32:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[NEG:.*]] = llvm.sub %[[Z32]], %[[NARROW]] : i32
+// CHECK-NEXT:    %[[MIN:.*]] = llvm.mlir.constant(-2147483648 : i32) : i32
+// CHECK-NEXT:    %[[STATUS:.*]] = llvm.select %[[FITS]], %[[NEG]], %[[MIN]] : i1, i32
+// CHECK-NEXT:    func.return %[[STATUS]] : i32
+// CHECK-NEXT:  ^[[OOM]](%{{.*}}: i64):
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.load %[[HEAD]] {arignote.alloc_failure_exit} : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    llvm.br ^[[WALK]](%[[FIRST]] : !llvm.ptr)
+func.func @checked(%n: index) -> i32 attributes {arignote.alloc_status} {
+  %m = memref.alloc(%n) : memref<?x3xf32>
+  memref.dealloc %m : memref<?x3xf32>
+  %c0 = arith.constant 0 : i32
+  return %c0 : i32
 }
 
 // memref.reinterpret_cast: the source's two pointers, the op's offset, sizes and strides
