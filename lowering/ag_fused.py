@@ -11,7 +11,8 @@ a block argument is a `memref.load` of the operand, an elementwise op reads its
 operands at its own index mapped by NumPy broadcasting (right-aligned, static 1s at 0),
 a `dimshuffle` reads its operand at the permuted index, a splat constant is a scalar
 constant. Values are memoized per (value, index), so each element of each region value
-is computed once per iteration.
+is computed once per iteration; they are emitted operands first by `graph_walk.evaluate`
+(no recursion: a fused chain may hold thousands of ops).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from arignote.dialects import ag
 from arignote.lowering import ag_scalar, parallel_loops
 from arignote.lowering.ag_kernels import MULTI_KERNELS, compensated_sum
 from arignote.lowering.ag_shapes import MULTI_RESULT_SHAPE_RULES, Check, result_dims
+from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -38,7 +40,8 @@ from arignote.lowering.loop_utils import (
     store,
 )
 
-Index = tuple[SSAValue, ...]
+Index = tuple[SSAValue | int, ...]
+"""An index tuple; the int 0 stands for the `index` constant 0, made when a load needs it."""
 
 
 def region_dims(
@@ -84,24 +87,37 @@ class PointEvaluator:
         """`operand`'s index for its user's `index` (right-aligned, static 1s at 0)."""
         shape = ag.value_shape(operand)
         offset = len(index) - len(shape)
-        return tuple(self.zero if d == 1 else index[offset + i] for i, d in enumerate(shape))
+        return tuple(0 if d == 1 else index[offset + i] for i, d in enumerate(shape))
 
     def at(self, value: SSAValue, index: Index) -> SSAValue:
-        key = (value, index)
-        if key not in self.memo:
-            self.memo[key] = self._emit(value, index)
-        return self.memo[key]
+        """The scalar of `value` at `index`, emitting what is not emitted yet (operands
+        first, without recursion: a fused chain may be deeper than Python's limit)."""
+        return evaluate((value, index), self.memo, self._operand_keys, self._emit)
 
-    def _emit(self, value: SSAValue, index: Index) -> SSAValue:
+    def _operand_keys(self, key: tuple[SSAValue, Index]) -> list[tuple[SSAValue, Index]]:
+        """The (value, index) pairs that `value` at `index` (the `key`) is computed from."""
+        value, index = key
+        if not isinstance(value, OpResult):
+            return []
+        op = value.op
+        if isinstance(op, ag.ConstantOp):
+            return []
+        if isinstance(op, ag.DimShuffleOp):
+            return [(op.input, self._dimshuffled(op, index))]
+        return [(o, self.broadcast(o, index)) for o in op.operands]
+
+    def _emit(self, key: tuple[SSAValue, Index], args: list[SSAValue]) -> SSAValue:
+        """The scalar of `value` at `index` (the `key`), given its operands' scalars."""
+        value, index = key
         if isinstance(value, BlockArgument):
-            return load(self.b, self.ins[value.index], index)
+            indices = [self.zero if isinstance(i, int) else i for i in index]
+            return load(self.b, self.ins[value.index], indices)
         assert isinstance(value, OpResult)
         op = value.op
         if isinstance(op, ag.ConstantOp):
             return self._constant(op)
         if isinstance(op, ag.DimShuffleOp):
-            return self._dimshuffle(op, index)
-        args = [self.at(o, self.broadcast(o, index)) for o in op.operands]
+            return args[0]
         return self._scalar(op, args)
 
     def _constant(self, op: ag.ConstantOp) -> SSAValue:
@@ -110,11 +126,11 @@ class PointEvaluator:
         t = attr.get_type().get_element_type()
         return ag_scalar.constant(self.b, list(attr.get_values())[0], t)
 
-    def _dimshuffle(self, op: ag.DimShuffleOp, index: Index) -> SSAValue:
+    def _dimshuffled(self, op: ag.DimShuffleOp, index: Index) -> Index:
+        """The index of `op`'s input read at `index` of its result."""
         pattern = op.pattern_list
         rank = len(ag.value_shape(op.input))
-        inner = tuple(index[pattern.index(a)] if a in pattern else self.zero for a in range(rank))
-        return self.at(op.input, inner)
+        return tuple(index[pattern.index(a)] if a in pattern else 0 for a in range(rank))
 
     def _scalar(self, op: Operation, args: list[SSAValue]) -> SSAValue:
         b = self.b

@@ -68,6 +68,7 @@ from arignote.lowering.ag_shapes import (
     results_dims,
     shape_text,
 )
+from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
@@ -210,27 +211,35 @@ class _BodyShapeContext:
         self.temporaries: list[SSAValue] = []
 
     def _buffer_of(self, value: SSAValue) -> Buffer:
-        if value in self.outer:
-            return self.parent.buffer(self.outer[value])
-        if value in self.buffers:
-            return self.buffers[value]
+        """`value` computed into a temporary, the ops it needs first (iteratively: the
+        chain may be deeper than Python's recursion limit)."""
+        return evaluate(value, self.buffers, self._needs, self._compute)
+
+    def _needs(self, value: SSAValue) -> Sequence[SSAValue]:
         op = value.owner
-        if isinstance(op, ag.DimOp):  # a length: known even when the data changes
-            return self._dim(op, value)
+        if value in self.outer or isinstance(op, ag.DimOp):
+            return ()
         if isinstance(value, BlockArgument) or type(op) not in KERNELS:
             raise NoNativeScanError(
                 "ag-to-loops: a shape inside ag.scan depends on a value that changes "
                 "from step to step; such a scan runs with the reference interpreter"
             )
         assert isinstance(op, Operation)
-        ins = [self._buffer_of(o) for o in op.operands]
+        return op.operands
+
+    def _compute(self, value: SSAValue, ins: list[Buffer]) -> Buffer:
+        if value in self.outer:
+            return self.parent.buffer(self.outer[value])
+        op = value.owner
+        if isinstance(op, ag.DimOp):  # a length: known even when the data changes
+            return self._dim(op, value)
+        assert isinstance(op, Operation)
         t = _buffer_type(value.type)
         sizes = dynamic_sizes(self.builder, t.get_shape(), self.env[value])
         alloc = self.builder.insert(memref.AllocOp(sizes, [], t)).memref
         dest = Buffer(alloc, tuple(self.env[value]))
         KERNELS[type(op)](self.builder, op, dest, ins)
         self.temporaries.append(alloc)
-        self.buffers[value] = dest
         return dest
 
     def _dim(self, op: ag.DimOp, value: SSAValue) -> Buffer:

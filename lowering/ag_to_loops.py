@@ -101,6 +101,7 @@ from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.ag_views import VIEWS
 from arignote.lowering.checked_alloc import ALLOC_STATUS
+from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.llvm_utils import element_byte_size
 from arignote.lowering.loop_utils import (
     Buffer,
@@ -245,21 +246,37 @@ class _ShapeFunctionContext:
         self.temporaries: list[SSAValue] = []
 
     def _buffer_of(self, value: SSAValue) -> Buffer:
+        """`value` computed into a temporary, the ops it needs first (iteratively: the
+        chain may be deeper than Python's recursion limit)."""
+        return evaluate(value, self.buffers, self._needs, self._compute)
+
+    def _is_leaf(self, value: SSAValue) -> bool:
+        """An argument, or an `ag.dim` read from the known dimensions."""
         if value in self.arguments:
-            return Buffer(self.arguments[value], tuple(self.env[value]))
-        if value in self.buffers:
-            return self.buffers[value]
+            return True
+        op = value.owner
+        return isinstance(op, ag.DimOp) and op.operands[0] in self.env
+
+    def _needs(self, value: SSAValue) -> Sequence[SSAValue]:
+        if self._is_leaf(value):
+            return ()
         op = value.owner
         assert isinstance(op, Operation)
-        if isinstance(op, ag.DimOp) and op.operands[0] in self.env:
-            return self._dim(op, value)
         if not has_kernel(op):
             user = op_label(self.op) if self.op is not None else "a shape"
             raise NotImplementedError(
                 f"ag-to-loops: {user} needs the value of {op_label(op)}, which the shape "
                 "function cannot compute (the result of a control-flow op)"
             )
-        ins = [self._buffer_of(o) for o in op.operands]
+        return op.operands
+
+    def _compute(self, value: SSAValue, ins: list[Buffer]) -> Buffer:
+        if value in self.arguments:
+            return Buffer(self.arguments[value], tuple(self.env[value]))
+        op = value.owner
+        assert isinstance(op, Operation)
+        if isinstance(op, ag.DimOp) and op.operands[0] in self.env:
+            return self._dim(op, value)
         b = self.builder
         dests = []
         for result in op.results:

@@ -61,6 +61,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
 
 from arignote.lowering.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm_utils import (
@@ -232,7 +233,7 @@ def _entry_block(op: Operation) -> Block:
     while parent is not None and not isinstance(parent, func.FuncOp | llvm.FuncOp):
         parent = parent.parent_op()
     if parent is None or not parent.regions[0].blocks:
-        raise ValueError(f"{op.name} is not inside a function")
+        raise PassFailedException(f"{op.name} is not inside a function")
     return parent.regions[0].blocks[0]
 
 

@@ -42,6 +42,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
 
 from arignote.lowering.op_builder import build
 
@@ -403,7 +404,7 @@ def enclosing_module(op: Operation) -> ModuleOp:
             module = current
         current = current.parent_op()
     if module is None:
-        raise ValueError(f"{op.name} is not inside a builtin.module")
+        raise PassFailedException(f"{op.name} is not inside a builtin.module")
     return module
 
 
@@ -425,7 +426,9 @@ def declare_function(
     if isinstance(existing, llvm.FuncOp) and existing.function_type == function_type:
         return
     if existing is not None:
-        raise ValueError(f"cannot declare external @{name}: the module defines that symbol")
+        raise PassFailedException(
+            f"cannot declare external @{name}: the module defines that symbol"
+        )
     decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
     rewriter.insert(decl, InsertPoint.at_start(module.body.block))
 

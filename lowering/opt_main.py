@@ -16,6 +16,11 @@ Everything `xdsl-opt` accepts works here too. On top of it:
   `arignote-opt: error: <file>:<line>:<col>: <message>`, and exit status 1;
   `--verify-diagnostics` and `--parsing-diagnostics` keep xDSL's behaviour (the
   diagnostic on stdout, status 0). `ARIGNOTE_OPT_TRACEBACK=1` re-raises instead.
+  Besides xDSL's verifier, the input must pass the SSA dominance check of
+  `arignote.dialects.ag.dominance` (a value is used only where it is defined before).
+* Never a Python traceback: a pass that fails on IR that verified (a bug in the pass)
+  is reported on one line naming the pass, the op it was working on and the exception;
+  so is a failure while printing the result.
 
 Dialects and passes come from `lowering/registry.py` as factories, so a pass module is
 imported only when a pipeline uses it (or for `--help`, which describes every pass).
@@ -28,14 +33,17 @@ import difflib
 import os
 import sys
 import textwrap
+import traceback
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import IO, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, FileLineColLoc, IntegerType, ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -45,6 +53,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from arignote.dialects.ag.dominance import DominanceError, verify_dominance
 from arignote.lowering.pipelines import PIPELINES, expand_pipeline_names, split_pass_spec
 from arignote.lowering.registry import ARIGNOTE_PASSES, get_all_dialects, get_all_passes
 
@@ -91,6 +100,32 @@ class _LocatingParser(Parser):
         self._starts[op] = start
         return op
 
+    def _parse_builtin_densearray_attr(self) -> DenseArrayBase | None:
+        # xDSL's DenseArrayBase divides by the element's byte size, which is 0 for `i0`
+        start = self.pos
+        self.parse_characters("<", " in dense array")
+        pos = self.pos
+        element_type = self.parse_attribute()
+        if isinstance(element_type, IntegerType) and element_type.width.data == 0:
+            self.raise_error(
+                f"dense array element type must have a nonzero width, got {element_type}",
+                pos,
+                self.pos,
+            )
+        self._resume_from(start)
+        return super()._parse_builtin_densearray_attr()
+
+    def parse_module_checked(self, implicit_module: bool) -> ModuleOp:
+        """`parse_module`, with any Python error of an xDSL check (an attribute whose
+        verifier fails with something else than `VerifyException`) as a `ParseError`
+        at the current position."""
+        try:
+            return self.parse_module(implicit_module)
+        except (ParseError, DiagnosticException):
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as a parse error, not a crash
+            self.raise_error(f"invalid input ({type(e).__name__}: {one_line(str(e))})")
+
 
 class ArignoteOptMain(xDSLOptMain):
     """`xdsl-opt` with arignote's registry, named pipelines, `--emit` and short errors."""
@@ -102,6 +137,7 @@ class ArignoteOptMain(xDSLOptMain):
         self._source: Input[str] | None = None
         self._line_offset = 0
         self._module: ModuleOp | None = None
+        self._running: ModulePass | None = None
         super().__init__(description="arignote's modular optimizer driver", args=args)
 
     # --- registration ------------------------------------------------------------------
@@ -150,6 +186,7 @@ class ArignoteOptMain(xDSLOptMain):
         self.args.passes = spec
         try:
             super().setup_pipeline()
+            self.pipeline = replace(self.pipeline, callback=self._tracking(self.pipeline.callback))
         except ArgSpecParseError as e:
             reason = str(e).strip().splitlines()[-1].strip()
             raise OptError(f"bad pass pipeline '{spec}': {reason}") from e
@@ -157,6 +194,30 @@ class ArignoteOptMain(xDSLOptMain):
             raise OptError(f"{self._unavailable_pass(spec)} is not available: {e}") from e
         except (ValueError, TypeError) as e:
             raise OptError(f"bad pass pipeline '{spec}': {one_line(str(e))}") from e
+
+    def _tracking(self, callback: PassPipelineCallbackType | None) -> PassPipelineCallbackType:
+        """`callback`, also remembering the pass about to run (named by a crash)."""
+
+        def track(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None):
+            self._running = None
+            if callback is not None:
+                callback(previous, module, following)
+            self._running = following
+
+        return track
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        try:
+            super().apply_passes(prog)
+        except (DiagnosticException, NotImplementedError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug in a pass: one line, no traceback
+            what = f"pass '{self._running.name}'" if self._running else "the verifier"
+            raise OptError(
+                f"{what} failed{self._crashed_op(e)}: {type(e).__name__}: {_short(e)} "
+                f"(a bug in {what}; {TRACEBACK_ENV}=1 shows the traceback)",
+                self._locate_crash(e),
+            ) from e
 
     def _unavailable_pass(self, spec: str) -> str:
         for item in split_pass_spec(spec):
@@ -181,7 +242,8 @@ class ArignoteOptMain(xDSLOptMain):
     def _parse_mlir(self, io: IO[bytes]) -> ModuleOp:
         parser = _LocatingParser(self.ctx, io.read(), self.get_input_name(), self._op_starts)
         self._source = parser.lexer.input
-        self._module = parser.parse_module(not self.args.no_implicit_module)
+        self._module = parser.parse_module_checked(not self.args.no_implicit_module)
+        verify_dominance(self._module)
         return self._module
 
     def parse_chunk(
@@ -213,6 +275,11 @@ class ArignoteOptMain(xDSLOptMain):
             return str(add_function_attributes(module)) + "\n"
         except NotImplementedError as e:
             raise EmitError(f"cannot emit LLVM IR: {e} (lower with -p to-llvm first)") from e
+        except Exception as e:  # noqa: BLE001 - IR the LLVM backend cannot take
+            raise EmitError(
+                f"cannot emit LLVM IR: {type(e).__name__}: {_short(e)} (lower with -p "
+                "to-llvm first)"
+            ) from e
 
     # --- errors ------------------------------------------------------------------------
 
@@ -226,15 +293,29 @@ class ArignoteOptMain(xDSLOptMain):
             raise OptError(one_line(str(e)), self._locate_failure(e)) from e
         except NotImplementedError as e:
             # a pass met IR it does not handle: a user-facing error, not a crash
-            raise OptError(f"unsupported input: {one_line(str(e))}") from e
+            where = self._locate_crash(e)
+            raise OptError(f"unsupported input: {one_line(str(e))}", where) from e
         except OSError as e:
             if e.filename is None:
                 raise OptError(one_line(str(e))) from e
             raise OptError(f"cannot open '{e.filename}': {e.strerror}") from e
+        except OptError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever else fails: one line, no traceback
+            raise OptError(
+                f"internal error: {type(e).__name__}: {_short(e)} ({TRACEBACK_ENV}=1 shows "
+                "the traceback)",
+                self._locate_crash(e),
+            ) from e
 
     def _locate_failure(self, error: DiagnosticException) -> str | None:
-        """Where the op that raised `error` (a verifier failure) starts, if known."""
-        if not isinstance(error, VerifyException) or self._module is None:
+        """Where the op that raised `error` (a verifier failure, or a pass that refuses
+        its input) starts, if known."""
+        if isinstance(error, DominanceError):
+            return self._op_location(error.op)
+        if not isinstance(error, VerifyException):
+            return self._locate_crash(error)  # a pass refusing its input: its op
+        if self._module is None:
             return None
         for op in self._module.walk():
             try:
@@ -245,6 +326,17 @@ class ArignoteOptMain(xDSLOptMain):
             except Exception:  # noqa: BLE001 - any failure here just means "not this op"
                 continue
         return None
+
+    def _crashed_op(self, error: BaseException) -> str:
+        """` on <op name>`, the op a failing pass was working on, if known."""
+        op = _failing_op(error)
+        return f" on {op.name}" if op is not None else ""
+
+    def _locate_crash(self, error: BaseException) -> str | None:
+        """Where the op a failing pass was working on starts (or the nearest op
+        enclosing it that came from the input)."""
+        op = _failing_op(error)
+        return self._op_location(op) if op is not None else None
 
     def _op_location(self, op: Operation) -> str | None:
         node: Operation | None = op
@@ -258,6 +350,24 @@ class ArignoteOptMain(xDSLOptMain):
                 return str(where)
             node = node.parent_op()
         return None
+
+
+def _short(error: BaseException, limit: int = 240) -> str:
+    text = one_line(str(error)) or "(no message)"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failing_op(error: BaseException) -> Operation | None:
+    """The innermost op in the frames of `error`'s traceback (a local `op`, or `self` in
+    a method of the op): the op the pass, its pattern or the verifier was working on
+    when it failed (the module says nothing more)."""
+    found = None
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        for name in ("op", "self"):
+            candidate = frame.f_locals.get(name)
+            if isinstance(candidate, Operation) and not isinstance(candidate, ModuleOp):
+                found = candidate
+    return found
 
 
 # --- --help ----------------------------------------------------------------------------

@@ -163,13 +163,25 @@ _VIEWS = (
 
 
 def _roots(value: SSAValue) -> set[SSAValue]:
-    """The memrefs `value` is a view of (itself when it is not a view)."""
-    owner = value.owner
-    if isinstance(owner, _VIEWS):
-        sources = [o for o in owner.operands if isinstance(o.type, MemRefType)]
+    """The memrefs `value` is a view of (itself when it is not a view); iterative, each
+    value visited once: chains of views may be deeper than Python's recursion limit."""
+    roots: set[SSAValue] = set()
+    seen: set[SSAValue] = set()
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        owner = current.owner
+        sources = []
+        if isinstance(owner, _VIEWS):
+            sources = [o for o in owner.operands if isinstance(o.type, MemRefType)]
         if sources:
-            return set().union(*(_roots(o) for o in sources))
-    return {value}
+            stack.extend(sources)
+        else:
+            roots.add(current)
+    return roots
 
 
 def _fresh(value: SSAValue, f: func.FuncOp) -> bool:
@@ -512,17 +524,36 @@ def _known(value: SSAValue) -> int | None:
 def upper_bound(value: SSAValue) -> int | None:
     """A constant that the index `value` cannot exceed, when one is evident: its value
     when it is a constant, the least bound of the operands of an `arith.minui` /
-    `arith.minsi`."""
-    known = _known(value)
-    if known is not None:
-        return known
-    owner = value.owner
-    if isinstance(owner, arith.MinUIOp | arith.MinSIOp):
-        bounds = [b for b in (upper_bound(o) for o in owner.operands) if b is not None]
-        if isinstance(owner, arith.MinUIOp):
-            bounds = [b for b in bounds if b >= 0]
-        return min(bounds) if bounds else None
-    return None
+    `arith.minsi` (iterative: nests of minima may be deep)."""
+    bounds: dict[SSAValue, int | None] = {}
+    stack = [value]
+    while stack:
+        current = stack[-1]
+        if current in bounds:
+            stack.pop()
+            continue
+        owner = current.owner
+        known = _known(current)
+        if known is not None or not isinstance(owner, arith.MinUIOp | arith.MinSIOp):
+            bounds[current] = known
+            stack.pop()
+            continue
+        pending = [o for o in owner.operands if o not in bounds]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        bounds[current] = _least_bound(owner, [bounds[o] for o in owner.operands])
+    return bounds[value]
+
+
+def _least_bound(owner: arith.MinUIOp | arith.MinSIOp, bounds: list[int | None]) -> int | None:
+    """The bound of a minimum from its operands' bounds (an unsigned minimum ignores
+    negative ones, which are large unsigned values)."""
+    known = [b for b in bounds if b is not None]
+    if isinstance(owner, arith.MinUIOp):
+        known = [b for b in known if b >= 0]
+    return min(known) if known else None
 
 
 def runs_serially(op: ag.ParallelForOp) -> bool:

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from arignote.dialects import ag
 from arignote.lowering.loop_utils import as_index
@@ -78,7 +79,7 @@ def _is_tensor_function(f: func.FuncOp) -> bool:
 def insert_timers(f: func.FuncOp) -> int:
     """Brackets each node of `f` with timer ops; returns the number of nodes."""
     if any(isinstance(op, ag.ProfileBeginOp) for op in f.body.ops):
-        raise ValueError(f"profile-timers: @{f.sym_name.data} already has timers")
+        raise PassFailedException(f"profile-timers: @{f.sym_name.data} already has timers")
     nodes = profiled_nodes(f)
     for index, op in enumerate(nodes):
         Rewriter.insert_op(ag.ProfileBeginOp(index), InsertPoint.before(op))
@@ -202,7 +203,9 @@ def emit_end(b: Builder, op: Operation, state: StatementState) -> None:
     node = op.node_index
     start = state.values.pop(("start", node), None)
     if start is None:
-        raise ValueError(f"ag-to-loops: ag.profile_end of node {node} without a profile_begin")
+        raise PassFailedException(
+            f"ag-to-loops: ag.profile_end of node {node} without a profile_begin"
+        )
     elapsed = b.insert(arith.SubiOp(read_clock(b, state), start)).result
     _update(b, _counter(b, state, node, 0), arith.AddiOp, elapsed)
     _update(b, _counter(b, state, node, 1), arith.AddiOp, _i64(b, 1))

@@ -58,6 +58,7 @@ from xdsl.traits import is_side_effect_free
 
 from arignote.dialects import ag
 from arignote.lowering.canonicalize import FoldDim, SimplifySelect
+from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.stabilize import defining, is_one
 
 ELEMENTWISE = (ag.BinaryElementwiseOp, ag.UnaryElementwiseOp, ag.SelectOp, ag.CastOp)
@@ -157,26 +158,37 @@ def _input(chain: _Chain, value: SSAValue, row_count: int) -> SSAValue:
 
 
 def _region_value(chain: _Chain, value: SSAValue, row_count: int) -> SSAValue:
-    """The region value computing one row of `value` (cloning the chain ops up to `u`)."""
-    if value in chain.mapping:
-        return chain.mapping[value]
-    if not chain.depends_on_u(value):
-        result = _input(chain, value, row_count)
-    else:
-        result = _clone_row_op(chain, value, row_count)
-    chain.mapping[value] = result
-    return result
+    """The region value computing one row of `value` (cloning the chain ops up to `u`,
+    operands first, by `graph_walk.evaluate`: a chain may hold thousands of ops)."""
+
+    def needs(v: SSAValue) -> list[SSAValue]:
+        return _row_operands(v) if chain.depends_on_u(v) else []
+
+    def compute(v: SSAValue, operands: list[SSAValue]) -> SSAValue:
+        if not chain.depends_on_u(v):
+            return _input(chain, v, row_count)
+        return _clone_row_op(chain, v, operands)
+
+    return evaluate(value, chain.mapping, needs, compute)
 
 
-def _clone_row_op(chain: _Chain, value: SSAValue, row_count: int) -> SSAValue:
+def _row_operands(value: SSAValue) -> list[SSAValue]:
+    """The values whose region values make `value`'s (a chain op's result)."""
     assert isinstance(value, OpResult)
     op = value.op
     if not isinstance(op, ELEMENTWISE) or ag.tensor_type(value).get_num_dims() != 1:
         raise _NotFusable(f"{op.name} is not a row-wise elementwise op")
     if isinstance(op, ag.SelectOp) and (cond := splat_value(op.cond)) is not None:
-        chosen = op.true_value if cond else op.false_value
-        return _region_value(chain, chosen, row_count)
-    operands = [_region_value(chain, o, row_count) for o in op.operands]
+        return [op.true_value if cond else op.false_value]
+    return list(op.operands)
+
+
+def _clone_row_op(chain: _Chain, value: SSAValue, operands: list[SSAValue]) -> SSAValue:
+    """`value`'s op on one row, given the region values of its `_row_operands`."""
+    assert isinstance(value, OpResult)
+    op = value.op
+    if isinstance(op, ag.SelectOp) and splat_value(op.cond) is not None:
+        return operands[0]  # the chosen operand
     clone = type(op).create(
         operands=operands,
         result_types=[_scalar_type(value)],
@@ -214,7 +226,7 @@ def build_region(
     try:
         chain.mapping[forward.result] = _forward_value(chain, forward, block.args[0], row_count)
         g_i = _region_value(chain, g, row_count)
-    except (_NotFusable, RecursionError):  # a chain deeper than Python's stack: not fused
+    except _NotFusable:
         return None
     block.add_op(ag.YieldOp([chain.mapping[forward.result], g_i]))
     return Region(block), chain.rows

@@ -82,6 +82,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from arignote.dialects import ag
 from arignote.dialects.ag.base import DYNAMIC
+from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.scan_last_step import _reads_last_row
 from arignote.lowering.scan_prune import PruneScan
 from arignote.lowering.specialize import AccumulateDifference, AccumulateSum, ScaleProduct
@@ -251,15 +252,25 @@ class _Outside:
         }
 
     def value(self, v: SSAValue) -> SSAValue:
-        if v not in self.mapping:
-            assert isinstance(v, OpResult) and v in self.body.invariant
-            for operand in v.op.operands:
-                self.value(operand)
-            clone = v.op.clone(value_mapper=dict(self.mapping))
-            clone.attributes.pop("ag.destroy_map", None)  # its operands may live on outside
-            self.ops.ops.append(clone)
-            self.mapping.update(zip(v.op.results, clone.results, strict=True))
+        """`v` outside the loop, its operands cloned first, in order (by
+        `graph_walk.evaluate`: an invariant chain may hold thousands of ops)."""
+        return evaluate(v, self.mapping, self._operands, self._hoisted)
+
+    def _operands(self, v: SSAValue) -> Sequence[SSAValue]:
+        assert isinstance(v, OpResult) and v in self.body.invariant
+        return v.op.operands
+
+    def _hoisted(self, v: SSAValue, _: list[SSAValue]) -> SSAValue:
+        assert isinstance(v, OpResult)
+        self._hoist(v.op)
         return self.mapping[v]
+
+    def _hoist(self, op: Operation) -> None:
+        # `clone` adds the results (and any region values) to the mapping it is given
+        clone = op.clone(value_mapper=self.mapping)
+        clone.attributes.pop("ag.destroy_map", None)  # its operands may live on outside
+        self.ops.ops.append(clone)
+        self.mapping.update(zip(op.results, clone.results, strict=True))
 
 
 def _steps(op: ag.ScanOp, ops: _Ops) -> SSAValue:

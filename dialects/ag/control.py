@@ -31,6 +31,7 @@ from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import DYNAMIC, _check_tensor
+from arignote.dialects.ag.dominance import verify_region_uses
 
 
 @irdl_op_definition
@@ -137,6 +138,7 @@ class IfOp(IRDLOperation):
                     f"({', '.join(map(str, got))}), which does not fit the result types "
                     f"({', '.join(map(str, expected))})"
                 )
+        verify_region_uses(self)
 
 
 def fits(value: Attribute, result: Attribute) -> bool:

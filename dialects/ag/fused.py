@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import broadcast_shapes, shape_str
 from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.dominance import verify_region_uses
 from arignote.dialects.ag.elementwise import (
     BinaryElementwiseOp,
     CastOp,
@@ -224,6 +225,7 @@ class FusedOp(IRDLOperation):
             self._verify_reduction_form()
         else:
             self._verify_elementwise_form()
+        verify_region_uses(self)
 
     def _verify_pointwise(self, op: Operation) -> None:
         if isinstance(op, ConstantOp):

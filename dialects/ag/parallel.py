@@ -43,6 +43,7 @@ from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.dominance import verify_region_uses
 
 
 @irdl_op_definition
@@ -115,6 +116,7 @@ class ParallelForOp(IRDLOperation):
         last = block.last_op
         if not isinstance(last, YieldOp) or last.values:
             raise VerifyException(f"'{self.name}' op body must end with an ag.yield of no values")
+        verify_region_uses(self)
 
 
 @irdl_op_definition

@@ -36,6 +36,7 @@ from arignote.dialects.ag.base import (
     tensor_type,
 )
 from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.dominance import verify_region_uses
 from arignote.dialects.ag.elementwise import (
     BinaryElementwiseOp,
     CastOp,
@@ -226,6 +227,7 @@ class GemvPairOp(IRDLOperation):
         _expect_result(self, TensorType(at.element_type, [rows]), self.u.type)
         _expect_result(self, TensorType(at.element_type, [rows]), self.g.type)
         _expect_result(self, TensorType(at.element_type, [cols]), self.r.type)
+        verify_region_uses(self)
 
 
 def _types_text(types: Sequence[Attribute]) -> str:

@@ -67,6 +67,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import DYNAMIC
 from arignote.dialects.ag.control import YieldOp
+from arignote.dialects.ag.dominance import verify_region_uses
 
 TapsAttr = ArrayAttr[DenseArrayBase]
 
@@ -235,6 +236,7 @@ class ScanOp(IRDLOperation):
         self._verify_steps_and_taps()
         self._verify_body_arguments()
         self._verify_yield_and_results()
+        verify_region_uses(self)
 
     def _verify_steps_and_taps(self) -> None:
         self._verify_n_steps()

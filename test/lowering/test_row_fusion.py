@@ -197,8 +197,9 @@ def test_not_rowwise_is_left_alone(linker: str):
 
 
 def test_deep_chains_do_not_overflow_the_stack():
-    """A chain longer than Python's recursion limit is analysed without recursion and
-    left unfused; a short one in the same function is fused."""
+    """A chain longer than Python's recursion limit is analysed and cloned into the
+    region without recursion: it is fused, like a short one in the same function (it
+    was left unfused while the cloning was recursive)."""
     from xdsl.parser import Parser
 
     from arignote.lowering.driver import apply_pipeline, make_context
@@ -224,5 +225,6 @@ def test_deep_chains_do_not_overflow_the_stack():
     module = Parser(make_context(), "\n".join(lines)).parse_module()
     apply_pipeline(make_context(), module, "row-fusion")
     text = str(module)
-    assert text.count("ag.gemv_pair") == 1  # the short chain (exp) only
-    assert text.count("ag.gemv ") == 2  # the deep chain's pair is left as it was
+    assert text.count("ag.gemv_pair") == 2  # the deep chain (neg ...) and the short (exp)
+    assert text.count("ag.gemv ") == 0
+    assert text.count("ag.neg") == depth  # in the region, the unfused chain erased

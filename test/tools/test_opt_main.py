@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -219,3 +220,170 @@ def test_expand_pipeline_names():
     assert expand_pipeline_names("cse{a=1},dce") == "cse{a=1},dce"
     table = {"p": ("x,y", "")}
     assert expand_pipeline_names("a,p,b", table) == "a,x,y,b"
+
+
+# --- no traceback on any input (issue 12) -----------------------------------------------
+
+SIBLING_YIELD = """\
+func.func @f(%c: tensor<i1>, %x: tensor<?xf64>) -> tensor<?xf64> {
+  %r = ag.if %c : tensor<i1> -> (tensor<?xf64>) {
+    ag.yield %s : tensor<?xf64>
+  } else {
+    %s = ag.neg %x : tensor<?xf64>
+    ag.yield %s : tensor<?xf64>
+  }
+  func.return %r : tensor<?xf64>
+}
+"""
+
+USE_BEFORE_DEF = """\
+func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %e = ag.exp %n : tensor<?xf64>
+  %n = ag.neg %x : tensor<?xf64>
+  func.return %e : tensor<?xf64>
+}
+"""
+
+ZERO_WIDTH = """\
+func.func @f(%x: tensor<?xf64>) -> tensor<f64> {
+  %s = ag.reduce_sum %x {axes = array<i0: 0>} : tensor<?xf64> -> tensor<f64>
+  func.return %s : tensor<f64>
+}
+"""
+
+
+def run_in_process(capsys, *args: str) -> tuple[int, str, str]:
+    status = opt_main.main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_one_line(status: int, err: str) -> str:
+    assert status == 1, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert ERROR_LINE.match(lines[0]), lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("passes", ["", "to-llvm", "fast_run"])
+def test_yield_of_a_sibling_region_value_is_a_verifier_error(mlir_file, capsys, passes: str):
+    """Was a KeyError from `lowering/ag_control.py` (the lowering found no buffer for
+    the else region's value when lowering the then region)."""
+    path = mlir_file(SIBLING_YIELD)
+    status, _, err = run_in_process(capsys, path, *(["-p", passes] if passes else []))
+    line = assert_one_line(status, err)
+    assert f"{path}:3:5: 'ag.yield' op operand #0 (%s) does not dominate this use" in line
+    assert "a region of ag.if that does not enclose this use" in line
+
+
+def test_use_before_definition_is_a_verifier_error(mlir_file, capsys):
+    path = mlir_file(USE_BEFORE_DEF)
+    status, _, err = run_in_process(capsys, path, "-p", "to-llvm")
+    line = assert_one_line(status, err)
+    assert f"{path}:2:3: 'ag.exp' op operand #0 (%n) does not dominate this use" in line
+
+
+def test_ag_verifier_rejects_a_sibling_region_value():
+    """The `ag.if` verifier itself (not only the CLI's module check) rejects it."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import VerifyException
+
+    from arignote.lowering.driver import make_context
+
+    module = Parser(make_context(), SIBLING_YIELD).parse_module()
+    with pytest.raises(VerifyException, match=r"'ag.yield' op operand #0 \(%s\) does not"):
+        module.verify()
+
+
+def test_zero_width_dense_array_is_a_parse_error(mlir_file, capsys):
+    """Was a ZeroDivisionError in xDSL's DenseArrayBase verifier."""
+    path = mlir_file(ZERO_WIDTH)
+    status, _, err = run_in_process(capsys, path)
+    line = assert_one_line(status, err)
+    assert f"{path}:2:39: dense array element type must have a nonzero width, got i0" in line
+
+
+def test_zero_width_dense_array_parsing_diagnostics(mlir_file, capsys):
+    status, out, err = run_in_process(capsys, mlir_file(ZERO_WIDTH), "--parsing-diagnostics")
+    assert status == 0 and "Traceback" not in err
+    assert "dense array element type must have a nonzero width, got i0" in out
+
+
+def test_other_dense_arrays_still_parse(mlir_file, capsys):
+    text = ZERO_WIDTH.replace("array<i0: 0>", "array<i64: 0>")
+    status, out, err = run_in_process(capsys, mlir_file(text))
+    assert status == 0, err
+    assert "array<i64: 0>" in out
+
+
+def _raise_on_exp(op: Any) -> None:
+    raise KeyError("boom")
+
+
+def test_crash_in_a_pass_is_one_line_naming_pass_and_op(mlir_file, capsys, monkeypatch):
+    """A pass that fails on IR that verified (a bug in the pass) is reported on one line
+    with the pass, the op it was working on and its location; no traceback."""
+    from arignote.lowering.canonicalize import CanonicalizePass
+
+    def crashing_apply(self: Any, ctx: Any, module: Any) -> None:
+        for op in module.walk():
+            if op.name == "ag.exp":
+                _raise_on_exp(op)
+
+    monkeypatch.setattr(CanonicalizePass, "apply", crashing_apply)
+    path = mlir_file(GOOD)
+    status, _, err = run_in_process(capsys, path, "-p", "cse,canonicalize")
+    line = assert_one_line(status, err)
+    assert f"{path}:2:3: pass 'canonicalize' failed on ag.exp: KeyError: 'boom'" in line
+    monkeypatch.setenv(opt_main.TRACEBACK_ENV, "1")  # the traceback, for debugging
+    with pytest.raises(opt_main.OptError) as raised:
+        opt_main.main([path, "-p", "canonicalize"])
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
+def test_crash_in_a_pass_through_a_subprocess(mlir_file):
+    """The same from the command line: exit status 1, no 'Traceback' on stderr."""
+    script = (
+        "import sys\n"
+        "from arignote.lowering import opt_main\n"
+        "from arignote.lowering.canonicalize import CanonicalizePass\n"
+        "def apply(self, ctx, op):\n"
+        "    raise AssertionError('broken invariant')\n"
+        "CanonicalizePass.apply = apply\n"
+        "sys.exit(opt_main.main(sys.argv[1:]))\n"
+    )
+    path = mlir_file(GOOD)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, path, "-p", "canonicalize"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    line = assert_one_line_error(proc)
+    assert "pass 'canonicalize' failed: AssertionError: broken invariant" in line
+
+
+def test_crash_in_a_verifier_is_one_line(mlir_file, capsys, monkeypatch):
+    """A verifier that fails with a Python error (not a VerifyException)."""
+    from arignote.dialects import ag
+
+    def broken(self: Any) -> None:
+        raise TypeError("unexpected attribute")
+
+    monkeypatch.setattr(ag.ExpOp, "verify_", broken)
+    path = mlir_file(GOOD)
+    status, _, err = run_in_process(capsys, path, "-p", "cse")
+    line = assert_one_line(status, err)
+    assert f"{path}:2:3: the verifier failed on ag.exp: TypeError: unexpected attribute" in line
+
+
+def test_crash_while_printing_is_one_line(mlir_file, capsys, monkeypatch):
+    def broken(self: Any, prog: Any) -> str:
+        raise RuntimeError("cannot print")
+
+    monkeypatch.setattr(opt_main.ArignoteOptMain, "output_resulting_program", broken)
+    status, _, err = run_in_process(capsys, mlir_file(GOOD))
+    line = assert_one_line(status, err)
+    assert "internal error: RuntimeError: cannot print" in line
