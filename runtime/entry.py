@@ -689,30 +689,30 @@ class _EntryBuilder:
 
     def unless_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
         """Continue when `obj` is not NULL; else release `made` and return NULL."""
-        b = self.b
-        failed = self.entry.append_basic_block("alloc_failed")
-        then = self.entry.append_basic_block("alloc_ok")
-        b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(_PTR, None)), failed, then)
-        b.position_at_end(failed)
-        for other in made:
-            b.call(self.decref, [other])
-        b.ret(ir.Constant(_PTR, None))
-        b.position_at_end(then)
+        then = self._release_if_null(obj, made, "alloc")
+        self.b.ret(ir.Constant(_PTR, None))
+        self.b.position_at_end(then)
 
     def fallback_if_null(self, obj: ir.Value, made: list[ir.Value]) -> None:
         """Continue when `obj` is not NULL; else release `made`, clear the error and
         take the fallback: the Python path allocates again and raises its own error
         (a `MemoryError`, also for a size that overflows)."""
+        then = self._release_if_null(obj, made, "new")
+        self.b.call(self.err_clear, [])
+        self.b.branch(self.fallback)
+        self.b.position_at_end(then)
+
+    def _release_if_null(self, obj: ir.Value, made: list[ir.Value], what: str) -> ir.Block:
+        """Branch on `obj` being NULL: the builder is left in the NULL branch, after the
+        release of `made`; returns the block where `obj` is not NULL."""
         b = self.b
-        failed = self.entry.append_basic_block("new_failed")
-        then = self.entry.append_basic_block("new_ok")
+        failed = self.entry.append_basic_block(f"{what}_failed")
+        then = self.entry.append_basic_block(f"{what}_ok")
         b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(_PTR, None)), failed, then)
         b.position_at_end(failed)
         for other in made:
             b.call(self.decref, [other])
-        b.call(self.err_clear, [])
-        b.branch(self.fallback)
-        b.position_at_end(then)
+        return then
 
     def compute(
         self, descriptors: list[ir.Value], elements: ir.Value, outputs: list[ir.Value]
