@@ -108,6 +108,14 @@ class _Storage(StateLock):
         super().__init__()
         self.value = value
 
+    # A copy (`copy.deepcopy`, `pickle`) carries the value and gets a lock of its own: a
+    # lock cannot be pickled, and the copy shares nothing with the original.
+    def __getstate__(self) -> np.ndarray:
+        return self.value
+
+    def __setstate__(self, value: np.ndarray) -> None:
+        self.__init__(value)
+
 
 def filter_value(
     type: TensorType, value: Any, strict: bool = False, allow_downcast: bool | None = None

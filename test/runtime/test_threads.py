@@ -257,3 +257,38 @@ def test_concurrent_calls_of_one_function(linker: str) -> None:
 
     run_threads([worker(k) for k in range(4)])
     assert not wrong, wrong[:5]
+
+
+def test_copied_and_pickled_shared_variables_get_locks_of_their_own() -> None:
+    """The lock of a shared variable's value is not part of its state: `copy.deepcopy`
+    and `pickle` (which the locks broke) give a variable with the same value and a lock
+    of its own: a call updating the copy runs while another thread holds the
+    original's lock."""
+    import copy
+    import pickle
+
+    s = arignote.shared(np.arange(3.0), name="s")
+    held, done = threading.Event(), threading.Event()
+
+    def hold_the_original() -> None:
+        with s._storage.lock:
+            held.set()
+            done.wait(60)
+
+    holder = threading.Thread(target=hold_the_original, daemon=True)
+    holder.start()
+    assert held.wait(60)
+    try:
+        for other in (copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+            np.testing.assert_array_equal(other._storage.value, [0.0, 1.0, 2.0])
+            call = threading.Thread(
+                target=arignote.function([], [], updates=[(other, other + 1)]), daemon=True
+            )
+            call.start()
+            call.join(60)
+            assert not call.is_alive(), "the copy waited for the original's lock"
+            np.testing.assert_array_equal(other._storage.value, [1.0, 2.0, 3.0])
+    finally:
+        done.set()
+        holder.join(60)
+    np.testing.assert_array_equal(s.get_value(), [0.0, 1.0, 2.0])
