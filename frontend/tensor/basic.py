@@ -377,14 +377,16 @@ def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: 
 
 
 def dot(a: Any, b: Any) -> Variable:
-    """The dot product of vectors and matrices; a scalar operand multiplies."""
+    """The dot product of vectors and matrices; a scalar operand multiplies. With more
+    than two dimensions it is NumPy's `dot` (Theano's rule): the sum of products over
+    the last axis of `a` and the second-to-last of `b` (its only axis for a vector)."""
     x, y = _operands(a, b)
     if x.ndim == 0 or y.ndim == 0:
         return mul(x, y)
     if x.ndim > 2 or y.ndim > 2:
-        raise NotImplementedError(
-            f"dot of tensors with {x.ndim} and {y.ndim} dimensions (use matrices and vectors)"
-        )
+        from arignote.tensor.subtensor import tensordot  # (it imports this module)
+
+        return tensordot(x, y, [[x.ndim - 1], [y.ndim - 2 if y.ndim > 1 else 0]])
     x, y = _promoted([x, y])
     if x.dtype == "bool":
         x, y = cast(x, "int8"), cast(y, "int8")
