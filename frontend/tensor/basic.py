@@ -9,6 +9,7 @@ float64 (32 and 64 bits).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -493,7 +494,15 @@ def round_half_away_from_zero(x: Any) -> Variable:
 
 def round(x: Any, mode: str | None = None) -> Variable:  # noqa: A001 - Theano's name
     """Elementwise rounding; `mode` is "half_to_even" (the default, as Theano >= 0.9 and
-    NumPy) or "half_away_from_zero"."""
+    NumPy) or "half_away_from_zero". Without a mode it warns of that default, as Theano
+    does, unless `config.warn.round` is False."""
+    if mode is None and config.warn.round:
+        warnings.warn(
+            "arignote.tensor.round() rounds halves to even (NumPy's default; Theano's "
+            "round changed its default from `half_away_from_zero` to `half_to_even`). "
+            "Pass the mode, or set the flag `warn.round=False` to disable this warning.",
+            stacklevel=2,
+        )
     if mode is None or mode == "half_to_even":
         return round_half_to_even(x)
     if mode == "half_away_from_zero":
