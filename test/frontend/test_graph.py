@@ -101,8 +101,9 @@ def test_broadcast_errors_at_build_time() -> None:
         m.dimshuffle(0)  # drops a non-broadcastable axis
     with pytest.raises(ValueError, match="axis"):
         m.sum(axis=2)
-    with pytest.raises(NotImplementedError):
-        T.dot(T.dtensor3(), x)
+    # (dot of a 3-d tensor with a vector was NotImplementedError: it is NumPy's now, see
+    # test_ops.py::test_dot_of_more_than_two_dimensions)
+    assert T.dot(T.dtensor3(), x).ndim == 2
 
 
 def test_emitted_function() -> None:
