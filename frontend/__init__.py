@@ -41,6 +41,7 @@ _LAZY = {
     "grad": ("arignote.gradient", "grad"),
     "gradient": ("arignote.gradient", None),
     "printing": ("arignote.printing", None),
+    "scalar": ("arignote.scalar", None),
     "scan": ("arignote.scan_module", "scan"),
     "map": ("arignote.scan_module", "map"),
     "reduce": ("arignote.scan_module", "reduce"),

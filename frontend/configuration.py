@@ -113,6 +113,9 @@ class Flag:
     choices: tuple[Any, ...] | None = None
     convert: Callable[[Any], Any] = to_choice
     expected: str | None = None
+    bug_fixed_in: str | None = None
+    """For a `warn.*` flag about a bug of old Theano versions: the version that fixed
+    it. Its default is then `warn_default(bug_fixed_in)` (from `warn.ignore_bug_before`)."""
 
     @property
     def alias(self) -> str:
@@ -149,6 +152,130 @@ LINKERS = ("cvm", "cvm_nogc", "vm", "vm_nogc", "c|py", "c|py_nogc", "c", "py")
 _LINKERS = LINKERS
 
 OPTIMIZERS = ("fast_run", "fast_compile", "None")
+
+
+BUG_VERSIONS = (
+    "None", "all", "0.3", "0.4", "0.4.1", "0.5", "0.6", "0.7", "0.8", "0.8.1", "0.8.2",
+    "0.9", "0.10", "1.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5",
+)  # fmt: skip
+"""The values of `warn.ignore_bug_before` (Theano's)."""
+
+_IGNORE_BUG_BEFORE = "0.8"  # Theano 1.0's default
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def warn_default(version: str, ignore_bug_before: str = _IGNORE_BUG_BEFORE) -> bool:
+    """Whether to warn about a bug of old Theano versions fixed in `version` (Theano's
+    `warn_default`): yes unless `ignore_bug_before` is 'all' or that version or later.
+    Versions compare numerically ('0.10' is after '0.9')."""
+    if ignore_bug_before == "None":
+        return True
+    if ignore_bug_before == "all":
+        return False
+    return _version(ignore_bug_before) < _version(version)
+
+
+def _bug_flag(name: str, fixed_in: str, doc: str) -> Flag:
+    return Flag(
+        f"warn.{name}",
+        warn_default(fixed_in),
+        doc + " Accepted for Theano's programs: arignote never had this bug, so it never warns.",
+        convert=to_bool,
+        expected=_BOOL,
+        bug_fixed_in=fixed_in,
+    )
+
+
+def _warn_flags() -> tuple[Flag, ...]:
+    """Theano's `warn.*` flags: warnings about bugs of old Theano versions (accepted,
+    never raised: arignote has none of them) and `warn.round`."""
+    return (
+        Flag(
+            "warn.ignore_bug_before",
+            _IGNORE_BUG_BEFORE,
+            "If 'None', warn about all the bugs of old Theano versions that a warn.* flag "
+            "names; if 'all', about none; if a version, only about the bugs fixed after "
+            "it. Sets the default of those flags (each can also be set on its own).",
+            BUG_VERSIONS,
+        ),
+        _bug_flag(
+            "argmax_pushdown_bug",
+            "0.3",
+            "Warn where Theano's local_argmax_pushdown optimization gave a wrong result "
+            "(fixed 27 May 2010).",
+        ),
+        _bug_flag(
+            "gpusum_01_011_0111_bug",
+            "0.3",
+            "Warn where Theano's GpuSum with pattern 01, 011 or 0111 and a first dimension "
+            "over 4096 was silently wrong (fixed 31 May 2010).",
+        ),
+        _bug_flag(
+            "sum_sum_bug",
+            "0.3",
+            "Warn where two consecutive sums generated bad code (fixed 2 August 2010).",
+        ),
+        _bug_flag(
+            "sum_div_dimshuffle_bug",
+            "0.3",
+            "Warn where a sum of a division of dimshuffled tensors gave a wrong result "
+            "(Theano between June and August 2010).",
+        ),
+        _bug_flag(
+            "subtensor_merge_bug",
+            "0.5",
+            "Warn where indexing a subtensor of negative stride (x[a:b:-1][c]) could give "
+            "a wrong result (before Theano 0.5rc2).",
+        ),
+        _bug_flag(
+            "gpu_set_subtensor1",
+            "0.6",
+            "Warn where moving set_subtensor(x[int vector], new_value) to the GPU could "
+            "give a wrong result (before Theano 0.6).",
+        ),
+        _bug_flag(
+            "identify_1pexp_bug",
+            "0.4.1",
+            "Warn where Theano's is_1pexp could yield a wrong result (before 2011-12-18).",
+        ),
+        _bug_flag(
+            "signal_conv2d_interface",
+            "0.7",
+            "Warn where the interface of signal.conv2d changed (mid June 2014).",
+        ),
+        _bug_flag(
+            "reduce_join",
+            "0.7",
+            "Warn where reducing a Join along an axis other than 0 gave a wrong result "
+            "(before Theano 0.7).",
+        ),
+        _bug_flag(
+            "inc_set_subtensor1",
+            "0.7",
+            "Warn where inc_subtensor and set_subtensor with some advanced indexing "
+            "patterns gave wrong results (before Theano 0.7).",
+        ),
+        Flag(
+            "warn.vm_gc_bug",
+            False,
+            "Theano's flag about a bug of an unreleased development version (July 2012); "
+            "accepted, never warns.",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
+            "warn.round",
+            warn_default("0.9"),
+            "Warn when tensor.round is called without a mode: its default changed from "
+            "'half_away_from_zero' to 'half_to_even', NumPy's (in Theano 0.9).",
+            convert=to_bool,
+            expected=_BOOL,
+            bug_fixed_in="0.9",
+        ),
+    )
 
 
 def _default_compiledir() -> str:
@@ -366,6 +493,7 @@ FLAGS: dict[str, Flag] = {
             "raise).",
             ("off", "ignore", "warn", "raise"),
         ),
+        *_warn_flags(),
     )
 }
 
@@ -434,6 +562,15 @@ class Config:
             self._load(name, value, path)
         for name, value in parse_flags(env.get("ARIGNOTE_FLAGS", "")).items():
             self._load(name, value, "ARIGNOTE_FLAGS")
+        self._derive_bug_warnings()
+
+    def _derive_bug_warnings(self) -> None:
+        """The defaults of the `warn.*` bug flags not set in a file or ARIGNOTE_FLAGS,
+        from the `warn.ignore_bug_before` loaded (Theano derives them at import too)."""
+        ignore = self.__dict__["warn.ignore_bug_before"]
+        for name, flag in FLAGS.items():
+            if flag.bug_fixed_in is not None and name not in self._sources:
+                object.__setattr__(self, name, warn_default(flag.bug_fixed_in, ignore))
 
     def _load(self, name: str, value: str, source: str) -> None:
         flag = flag_named(name)

@@ -162,16 +162,16 @@ class Variable:
         return _basic().abs(self)
 
     def __lt__(self, other: Any) -> Variable:
-        return _basic().lt(self, other)
+        return _comparison(_basic().lt(self, other))
 
     def __le__(self, other: Any) -> Variable:
-        return _basic().le(self, other)
+        return _comparison(_basic().le(self, other))
 
     def __gt__(self, other: Any) -> Variable:
-        return _basic().gt(self, other)
+        return _comparison(_basic().gt(self, other))
 
     def __ge__(self, other: Any) -> Variable:
-        return _basic().ge(self, other)
+        return _comparison(_basic().ge(self, other))
 
     @property
     def T(self) -> Variable:  # noqa: N802 - Theano's name
@@ -260,10 +260,16 @@ class Variable:
     def __iter__(self) -> Iterator[Any]:
         raise TypeError("a symbolic tensor cannot be iterated over")
 
+    # Theano's rule: every variable is truthy (so `if not W:` checks for None), except
+    # the result of `<`, `<=`, `>`, `>=`, whose truth would silently misread `a < b < c`.
+    _is_nonzero = True
+
     def __bool__(self) -> bool:
+        if self._is_nonzero:
+            return True
         raise TypeError(
-            "a symbolic tensor has no truth value; use arignote.ifelse or "
-            "tensor.switch for conditions"
+            "the result of a symbolic comparison has no truth value (Python's `a < b < c` "
+            "or `if x < y:`); use arignote.ifelse or tensor.switch for conditions"
         )
 
 
@@ -278,6 +284,12 @@ class TensorConstant(Variable):
 
     def __str__(self) -> str:
         return self.name if self.name is not None else f"TensorConstant{{{self.data}}}"
+
+
+def _comparison(result: Variable) -> Variable:
+    """`result` marked as a comparison's, whose truth value is an error (Theano's rule)."""
+    result._is_nonzero = False
+    return result
 
 
 def make_input(type: TensorType, name: str | None = None) -> Variable:

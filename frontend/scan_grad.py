@@ -66,13 +66,29 @@ class _Parts:
 def apply_body(op: ag.ScanOp, args: Sequence[Variable]) -> list[Variable]:
     """The forward step's outputs computed from `args` (a copy of the body's ops)."""
     block = op.body.block
-    mapping: dict[SSAValue, SSAValue] = {a: v.value for a, v in zip(block.args, args, strict=True)}
+    mapping: dict[SSAValue, SSAValue] = {
+        a: _with_type_of(a, v).value for a, v in zip(block.args, args, strict=True)
+    }
     for body_op in block.ops:
         if isinstance(body_op, ag.YieldOp):
             return [variable_of(mapping[v]) for v in body_op.values]
         new = body_op.clone(value_mapper=mapping)
         mapping.update(zip(body_op.results, new.results, strict=True))
     raise AssertionError("ag.scan body without ag.yield")
+
+
+def _with_type_of(arg: SSAValue, value: Variable) -> Variable:
+    """`value` with the static lengths of `arg` (a body argument or a step output), whose
+    users are copied with their result types: a state whose initial value has a fixed
+    shape reaches the reverse scan with lengths the forward body left unknown, or the
+    other way round. A reshape forgets (or asserts, at run time) the lengths that differ."""
+    if value.value.type == arg.type:
+        return value
+    lengths = ag.value_shape(arg)
+    if len(lengths) != value.ndim:
+        return value
+    shape = [value.shape[d] if n == ag.DYNAMIC else n for d, n in enumerate(lengths)]
+    return S.reshape(value, shape) if shape else value
 
 
 def _window(x: Variable, first: int, n: Variable) -> Variable:
@@ -245,7 +261,7 @@ def _reuse_forward_values(
     for i, value in zip(indices, forward, strict=True):
         out = outs[i].value
         if isinstance(out, OpResult) and not isinstance(out.op, ag.ConstantOp):
-            replace.setdefault(out, value.value)
+            replace.setdefault(out, _with_type_of(out, value).value)
     if not replace:
         return list(grads)
     return [variable_of(v) for v in rebuild([g.value for g in grads], replace)]

@@ -84,7 +84,12 @@ from arignote.lowering.statements import STATEMENTS
 
 class NoNativeScanError(NotImplementedError):
     """The scan has no native lowering (the interpreter runs it): a shape inside its body
-    depends on a value that changes from step to step, or the body holds an `ag.if`."""
+    depends on a value that changes from step to step, or the body holds an `ag.if`.
+    `scan` is that `ag.scan` (None where unknown)."""
+
+    def __init__(self, message: str, scan: ag.ScanOp | None = None):
+        super().__init__(message)
+        self.scan = scan
 
 
 # --- the operands of an ag.scan -------------------------------------------------------------
@@ -203,6 +208,7 @@ class _BodyShapeContext:
         self.emit_checks = parent.emit_checks
         self.env = env
         self.op: Operation | None = None
+        self.scan = scan
         args = scan.body.block.args
         first = len(args) - len(scan.non_sequences)
         layout = _Layout.of(scan)
@@ -222,7 +228,8 @@ class _BodyShapeContext:
         if isinstance(value, BlockArgument) or type(op) not in KERNELS:
             raise NoNativeScanError(
                 "ag-to-loops: a shape inside ag.scan depends on a value that changes "
-                "from step to step; such a scan runs with the reference interpreter"
+                "from step to step; such a scan runs with the reference interpreter",
+                self.scan,
             )
         assert isinstance(op, Operation)
         return op.operands
@@ -322,7 +329,8 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
             body_op
         ) in STATEMENTS:
             raise NoNativeScanError(
-                f"ag-to-loops: {body_op.name} inside ag.scan has no native lowering yet"
+                f"ag-to-loops: {body_op.name} inside ag.scan has no native lowering yet",
+                op,
             )
         inner.op = body_op
         op_dims, op_checks = _body_op_dims(body_op, [body[o] for o in body_op.operands], inner)

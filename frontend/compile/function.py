@@ -253,11 +253,16 @@ def _mark_updates(module: ModuleOp, plan: _Plan, shared_args: Sequence[SharedVar
     (the `inplace-update` pass may then compute the result over the old value)."""
     n_in, n_out = len(plan.ins), len(plan.out_values)
     position = {id(sv): n_in + i for i, sv in enumerate(shared_args)}
-    pairs = {
-        n_out + j: position[id(sv)] for j, (sv, _) in enumerate(plan.updates) if id(sv) in position
-    }
     f = module.ops.first
     assert isinstance(f, FuncOp)
+    inputs, outputs = f.function_type.inputs.data, f.function_type.outputs.data
+    # An update with more static dimensions than its variable (`w + numpy.ones(5)` for a
+    # vector `w`) has another IR type: it is stored by copy, not computed in place.
+    pairs = {
+        n_out + j: position[id(sv)]
+        for j, (sv, _) in enumerate(plan.updates)
+        if id(sv) in position and outputs[n_out + j] == inputs[position[id(sv)]]
+    }
     ag.set_result_pairs(f, ag.UPDATES_ATTRIBUTE, pairs)
 
 

@@ -47,6 +47,11 @@ _GRAPH_PIPELINES = {
 }
 
 
+class InterpreterFallbackWarning(UserWarning):
+    """A native linker runs a function with the reference interpreter: an op of it (a
+    scan, say) has no native lowering."""
+
+
 class MissingNativeLoweringError(NotImplementedError):
     """Linker 'c' was asked to compile a graph with an op that has no native lowering."""
 
@@ -194,6 +199,8 @@ class Mode:
                     f"linker 'c': no native lowering for {names} (first: {_node(missing[0])}); "
                     "use linker 'c|py' to run such a graph with the reference interpreter"
                 )
+            names = ", ".join(sorted({op.name for op in missing}))
+            self._warn_fallback(f"no native lowering for {names} (first: {_node(missing[0])})")
             return interpret(optimized, symbol)
         from arignote.lowering.ag_scan import NoNativeScanError
 
@@ -202,7 +209,21 @@ class Mode:
         except NoNativeScanError as e:
             if self.linker in NATIVE_ONLY_LINKERS:
                 raise MissingNativeLoweringError(f"linker 'c': {e}") from e
+            where = "ag.scan" if e.scan is None else _node(e.scan)
+            self._warn_fallback(f"{where} cannot be lowered natively: {e}")
             return interpret(optimized, symbol)
+
+    def _warn_fallback(self, why: str) -> None:
+        """Says that a function runs on the interpreter instead of native code, and why."""
+        from arignote.testvalue import user_frame
+
+        _, level = user_frame()
+        warnings.warn(
+            f"linker {self.linker!r}: {why}; the whole function runs with the reference "
+            "interpreter (slower). Linker 'c' makes this an error.",
+            InterpreterFallbackWarning,
+            stacklevel=level,
+        )
 
     def __repr__(self) -> str:
         tags = ""

@@ -6,7 +6,7 @@ from typing import Any
 
 from arignote.configuration import config
 from arignote.graph import TensorConstant, Variable
-from arignote.tensor import nnet
+from arignote.tensor import nnet, xlogx
 from arignote.tensor.basic import (
     abs,
     abs_,
@@ -229,6 +229,7 @@ __all__ = [
     "true_div",
     "var",
     "where",
+    "xlogx",
     "zeros",
     "zeros_like",
 ]

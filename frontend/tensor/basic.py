@@ -9,6 +9,7 @@ float64 (32 and 64 bits).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -377,14 +378,16 @@ def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: 
 
 
 def dot(a: Any, b: Any) -> Variable:
-    """The dot product of vectors and matrices; a scalar operand multiplies."""
+    """The dot product of vectors and matrices; a scalar operand multiplies. With more
+    than two dimensions it is NumPy's `dot` (Theano's rule): the sum of products over
+    the last axis of `a` and the second-to-last of `b` (its only axis for a vector)."""
     x, y = _operands(a, b)
     if x.ndim == 0 or y.ndim == 0:
         return mul(x, y)
     if x.ndim > 2 or y.ndim > 2:
-        raise NotImplementedError(
-            f"dot of tensors with {x.ndim} and {y.ndim} dimensions (use matrices and vectors)"
-        )
+        from arignote.tensor.subtensor import tensordot  # (it imports this module)
+
+        return tensordot(x, y, [[x.ndim - 1], [y.ndim - 2 if y.ndim > 1 else 0]])
     x, y = _promoted([x, y])
     if x.dtype == "bool":
         x, y = cast(x, "int8"), cast(y, "int8")
@@ -491,7 +494,15 @@ def round_half_away_from_zero(x: Any) -> Variable:
 
 def round(x: Any, mode: str | None = None) -> Variable:  # noqa: A001 - Theano's name
     """Elementwise rounding; `mode` is "half_to_even" (the default, as Theano >= 0.9 and
-    NumPy) or "half_away_from_zero"."""
+    NumPy) or "half_away_from_zero". Without a mode it warns of that default, as Theano
+    does, unless `config.warn.round` is False."""
+    if mode is None and config.warn.round:
+        warnings.warn(
+            "arignote.tensor.round() rounds halves to even (NumPy's default; Theano's "
+            "round changed its default from `half_away_from_zero` to `half_to_even`). "
+            "Pass the mode, or set the flag `warn.round=False` to disable this warning.",
+            stacklevel=2,
+        )
     if mode is None or mode == "half_to_even":
         return round_half_to_even(x)
     if mode == "half_away_from_zero":

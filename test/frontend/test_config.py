@@ -561,3 +561,39 @@ def test_gradient_graphs_get_test_values() -> None:
     cost = (T.dot(x, w) ** 2).mean()
     (gw,) = arignote.grad(cost, [w])
     assert np.allclose(gw.tag.test_value, 2 * xv.T @ (xv @ wv) / 3)
+
+
+# --- Theano's warn.* flags --------------------------------------------------------------
+
+
+def test_warn_flags_with_theano_defaults() -> None:
+    """Theano 1.0's `warn.*` flags are accepted (programs set them, e.g.
+    `warn.ignore_bug_before=all`), with Theano's defaults: the bug flags follow
+    `warn.ignore_bug_before` ('0.8'), `warn.round` is on (fixed in 0.9)."""
+    c = Config({})
+    assert c.warn.ignore_bug_before == "0.8" and c.warn__ignore_bug_before == "0.8"
+    assert c.warn.round is True and c.warn.vm_gc_bug is False
+    for name in ("argmax_pushdown_bug", "sum_sum_bug", "subtensor_merge_bug", "reduce_join"):
+        assert getattr(c.warn, name) is False, name
+        assert FLAGS[f"warn.{name}"].doc
+    c.warn.sum_sum_bug = "True"
+    assert c.warn.sum_sum_bug is True
+    with pytest.raises(ValueError, match="'None', 'all', '0.3'"):
+        c.warn.ignore_bug_before = "0.2"
+    every = Config({"ARIGNOTE_FLAGS": "warn.ignore_bug_before=None"})
+    assert every.warn.reduce_join is True and every.warn.argmax_pushdown_bug is True
+    none = Config({"ARIGNOTE_FLAGS": "warn__ignore_bug_before=all,warn.reduce_join=True"})
+    assert none.warn.round is False and none.warn.reduce_join is True
+    assert Config({"ARIGNOTE_FLAGS": "warn.ignore_bug_before=0.10"}).warn.round is False
+
+
+def test_warn_round_warns_of_the_default_mode() -> None:
+    x = T.dvector("x")
+    with change_flags(warn__round=True), pytest.warns(UserWarning, match="warn.round=False"):
+        T.round(x)
+    with change_flags(warn__round=False), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        T.round(x)
+    with change_flags(warn__round=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        T.round(x, "half_to_even")

@@ -137,3 +137,20 @@ def test_excluding_inplace_keeps_updates_out_of_place() -> None:
     f()
     assert w.get_value(borrow=True) is not stored and not stored.any()
     assert ag.result_pairs(f.maker.fgraph.func, ag.INPLACE_RESULTS_ATTRIBUTE) == {}
+
+
+def test_update_with_more_static_dimensions_than_its_variable(mode: arignote.Mode) -> None:
+    """`w + numpy.ones(5)` has the static shape (5,), `w` a dynamic one: the update's IR
+    type differs from the variable's, so it is stored by copy (it once failed to verify)."""
+    w = arignote.shared(np.zeros(5), name="w")
+    m = arignote.shared(np.zeros((2, 3)), name="m")
+    f = arignote.function(
+        [], [], updates=[(w, w + np.ones(5)), (m, m - np.full((2, 3), 0.5))], mode=mode
+    )
+    f()
+    f()
+    np.testing.assert_array_equal(w.get_value(), np.full(5, 2.0))
+    np.testing.assert_array_equal(m.get_value(), np.full((2, 3), -1.0))
+    w.set_value(np.zeros(3))  # the constant's shape still rules
+    with pytest.raises(ValueError, match="do not match"):
+        f()

@@ -3,6 +3,8 @@ planted bugs), NanGuardMode and MonitorMode."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -358,3 +360,34 @@ def test_monitor_mode_detects_nan_like_the_theano_recipe() -> None:
     f = arignote.function([x], [T.log(x) * x], mode=MonitorMode(post_func=detect_nan))
     f(0)  # log(0) * 0 = -inf * 0 = nan
     assert found == ["Elemwise{Composite{log,mul}}"]  # the fused node, as in Theano's docs
+
+
+def test_a_scan_run_by_the_interpreter_says_so() -> None:
+    """A scan whose body's shapes change from step to step has no native lowering: the
+    native linkers run the function with the interpreter, and now warn naming the scan
+    and the reason (they once did it silently)."""
+    from arignote.compile.mode import InterpreterFallbackWarning
+
+    v, n = T.dvector("v"), T.lscalar("n")
+    out, _ = arignote.scan(lambda i, v: v[:i].sum(), sequences=[T.arange(n)], non_sequences=[v])
+    with pytest.warns(InterpreterFallbackWarning, match=r"ag\.scan .*step to step") as record:
+        f = arignote.function([v, n], out, mode=Mode(linker="cvm"))
+    assert record[0].filename == __file__
+    np.testing.assert_array_equal(f(np.arange(5.0), 4), [0.0, 0.0, 1.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the interpreter itself has nothing to say
+        arignote.function([v, n], out, mode=Mode(linker="py"))
+    with pytest.raises(MissingNativeLoweringError, match="step to step"):
+        arignote.function([v, n], out, mode=Mode(linker="c"))
+
+
+def test_an_op_without_a_kernel_run_by_the_interpreter_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arignote.compile.mode import InterpreterFallbackWarning
+    from arignote.lowering.ag_kernels import KERNELS
+
+    monkeypatch.delitem(KERNELS, ag.TanhOp)
+    x = T.dvector("x")
+    with pytest.warns(InterpreterFallbackWarning, match=r"linker 'c\|py': .*ag\.tanh"):
+        arignote.function([x], T.tanh(x) + 1, mode=Mode(linker="c|py"))

@@ -262,6 +262,37 @@ def test_dot(dtype: str, backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((2, 3, 4), (4, 5)), ((4, 5), (2, 5, 3)), ((5,), (2, 5, 3)), ((2, 3, 4), (4,))],
+    ids=["3d-matrix", "matrix-3d", "vector-3d", "3d-vector"],
+)
+def test_dot_of_more_than_two_dimensions(a_shape, b_shape, backend: str) -> None:
+    """Theano's (and NumPy's) `dot`: the last axis of `a` with the second-to-last of `b`
+    (it once raised NotImplementedError); the gradient by finite differences."""
+    from arignote.gradient import verify_grad
+
+    a = T.TensorType("float64", (False,) * len(a_shape))("a")
+    b = T.TensorType("float64", (False,) * len(b_shape))("b")
+    mode = arignote.Mode(linker=backend)
+    f = arignote.function([a, b], T.dot(a, b), mode=mode)
+    xa, xb = values("float64", a_shape, 1), values("float64", b_shape, 2)
+    expected = np.dot(xa, xb)
+    got = f(xa, xb)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(xa).sum())
+    verify_grad(T.dot, [xa, xb], mode=mode, n_tests=1)
+    with pytest.raises(ValueError, match=r"ag\.(dot|gemv|gemm)"):
+        f(xa, np.ones(_contracted_axis_longer(b_shape)))
+
+
+def _contracted_axis_longer(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape` with the axis `dot` contracts (its second-to-last, or only) one longer."""
+    axis = max(0, len(shape) - 2)
+    return shape[:axis] + (shape[axis] + 1,) + shape[axis + 1 :]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_dimshuffle_and_transpose(backend: str) -> None:
     x = T.dmatrix("x")
     r = T.drow("r")

@@ -208,3 +208,30 @@ def test_debugmode_checks_the_rnn_gradient() -> None:
     rng = np.random.default_rng(8)
     gw, gh = f(rng.standard_normal((4, 2, 3)), rng.standard_normal((2, 3)), rng.random((3, 3)))
     assert gw.shape == (3, 3) and gh.shape == (2, 3)
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+@pytest.mark.parametrize(
+    "initial",
+    [
+        lambda c: T.zeros((3,)) + c,  # lengths fixed when the graph is built
+        lambda c: T.constant(np.ones(3)),
+        lambda c: T.alloc(c, 3),
+    ],
+    ids=["zeros", "constant", "alloc"],
+)
+def test_initial_state_of_fixed_shape(linker: str, initial) -> None:
+    """The state's initial value has the static shape (3,), the step's results an unknown
+    length: the reverse scan re-applies the step to values of the fixed shape (it once
+    failed to verify: `'ag.mul' op result type tensor<?xf64> does not match the inferred
+    type tensor<3xf64>`)."""
+
+    def f(x, w, c):
+        hs, _ = arignote.scan(
+            lambda xt, h: T.tanh(T.dot(h, w) + xt), sequences=[x], outputs_info=[initial(c)]
+        )
+        return (hs**2).sum() + hs[-1].sum()
+
+    rng = np.random.default_rng(2)
+    point = [rng.standard_normal((4, 3)), rng.standard_normal((3, 3)) * 0.5, np.array(0.3)]
+    verify_grad(f, point, mode=arignote.Mode(linker=linker), n_tests=1)
