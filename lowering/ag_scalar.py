@@ -321,6 +321,64 @@ UNARY.update(
 )
 
 
+# --- the table-driven ops (`ag.TABLE`) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableEmitter:
+    """What a table entry's `lower(e, *operands)` builds with: each method inserts at
+    `b` and picks the float or integer op from its operands' element type."""
+
+    b: Builder
+
+    def math(self, op_name: str, *xs: SSAValue) -> SSAValue:
+        """The xDSL `math` op `op_name` (e.g. "SinOp") of `xs`."""
+        op_class = getattr(math, op_name)
+        return self.b.insert(op_class(*xs)).results[0]
+
+    def libm(self, name: str, *xs: SSAValue) -> SSAValue:
+        """A call of the C function `name` (`namef` for f32); listed in `LIBM_FUNCTIONS`."""
+        symbol = name + "f" if isinstance(xs[0].type, Float32Type) else name
+        assert symbol in LIBM_FUNCTIONS, f"{symbol} is not in LIBM_FUNCTIONS"
+        return self.b.insert(func.CallOp(symbol, list(xs), [xs[0].type])).res[0]
+
+    def const(self, value: float, like: SSAValue) -> SSAValue:
+        return constant(self.b, value, like.type)
+
+    def mul(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return BINARY[ag.MulOp](self.b, x, y)
+
+    def div(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return BINARY[ag.DivOp](self.b, x, y)
+
+    def cmp(self, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`x <predicate> y` for "lt", "gt", "eq" (ordered for floats, signed for ints)."""
+        emit = {"lt": BINARY[ag.LtOp], "gt": BINARY[ag.GtOp], "eq": BINARY[ag.EqOp]}[predicate]
+        return emit(self.b, x, y)
+
+    def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        return _select(self.b, cond, x, y)
+
+
+def _table_unary(entry: ag.Elementwise) -> UnaryByCategory:
+    def emit(b: Builder, x: SSAValue) -> SSAValue:
+        return entry.lower(TableEmitter(b), x)
+
+    return UnaryByCategory(emit, emit if entry.category == "numeric" else None)
+
+
+def _table_binary(entry: ag.Elementwise) -> ByCategory:
+    def emit(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+        return entry.lower(TableEmitter(b), x, y)
+
+    return ByCategory(emit, emit if entry.category == "numeric" else None)
+
+
+LIBM_FUNCTIONS.update({"hypotf": f32, "hypot": f64})
+UNARY.update({ag.OPS[e.name]: _table_unary(e) for e in ag.TABLE if e.arity == 1})
+BINARY.update({ag.OPS[e.name]: _table_binary(e) for e in ag.TABLE if e.arity == 2})
+
+
 # --- casts -----------------------------------------------------------------------------
 
 

@@ -371,8 +371,28 @@ def _arg_reduce(op: ag.ArgReduceOp, args: PythonValues, fn: Callable[..., Any]) 
 # --- the implementations ---------------------------------------------------------------
 
 
+def _table_impl(entry: ag.Elementwise) -> Callable[..., PythonValues]:
+    reference = entry.numpy
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        if entry.arity == 1:
+            return _unary(op, args, reference)
+        return _binary(op, args, reference)
+
+    run.__name__ = f"run_{entry.name}"
+    return impl(ag.OPS[entry.name])(run)
+
+
+_TableFunctions = type(
+    "_TableFunctions",
+    (InterpreterFunctions,),
+    {f"run_{entry.name}": _table_impl(entry) for entry in ag.TABLE},
+)
+"""The NumPy reference of each table-driven op (`ag.TABLE`), inherited by `AgFunctions`."""
+
+
 @register_impls
-class AgFunctions(InterpreterFunctions):
+class AgFunctions(_TableFunctions):
     """NumPy implementations of the `ag` ops; values are ndarrays of the tensor dtype."""
 
     @impl(ag.ConstantOp)

@@ -66,6 +66,13 @@ from arignote.dialects.ag.elementwise import (
     TanhOp,
     UnaryElementwiseOp,
 )
+from arignote.dialects.ag.elementwise_table import (
+    BINARY_TABLE_OPS,
+    OPS,
+    TABLE,
+    UNARY_TABLE_OPS,
+    Elementwise,
+)
 from arignote.dialects.ag.fused import (
     DESTROY_MAP_ATTRIBUTE,
     POINTWISE_OPS,
@@ -166,6 +173,7 @@ BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     GeOp,
     EqOp,
     NeOp,
+    *BINARY_TABLE_OPS,
 )
 UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
     NegOp,
@@ -175,6 +183,7 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
     TanhOp,
     SqrtOp,
     *MATH_UNARY_OPS,
+    *UNARY_TABLE_OPS,
 )
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
@@ -246,6 +255,11 @@ __all__ = [
     "ArgMinOp",
     "ArgReduceOp",
     "BINARY_OPS",
+    "BINARY_TABLE_OPS",
+    "OPS",
+    "TABLE",
+    "UNARY_TABLE_OPS",
+    "Elementwise",
     "BLAS_OPS",
     "INITIAL_OPERAND",
     "BinaryElementwiseOp",
@@ -327,3 +341,7 @@ __all__ = [
     "subtensor_shape",
     "tensor_type",
 ]
+
+# The table's op classes (`SinOp`, `Arctan2Op`, ...) as attributes of the dialect.
+globals().update({cls.__name__: cls for cls in OPS.values()})
+__all__ += [cls.__name__ for cls in OPS.values()]  # noqa: PLE0605 - generated names

@@ -8,6 +8,7 @@ from arignote.configuration import config
 from arignote.graph import TensorConstant, Variable
 from arignote.tensor import nnet
 from arignote.tensor.basic import (
+    TABLE_FUNCTIONS,
     abs,
     abs_,
     add,
@@ -52,10 +53,8 @@ from arignote.tensor.basic import (
     round_half_away_from_zero,
     round_half_to_even,
     second,
-    sgn,
     shape,
     shape_i,
-    sqr,
     sqrt,
     std,
     sub,
@@ -212,10 +211,8 @@ __all__ = [
     "round_half_to_even",
     "second",
     "set_subtensor",
-    "sgn",
     "shape",
     "shape_i",
-    "sqr",
     "sqrt",
     "stack",
     "std",
@@ -232,3 +229,7 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+# The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
+globals().update(TABLE_FUNCTIONS)
+__all__ += sorted(TABLE_FUNCTIONS)  # noqa: PLE0605 - generated names

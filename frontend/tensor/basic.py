@@ -239,6 +239,46 @@ def sqrt(x: Any) -> Variable:
     return _unary_float(ag.SqrtOp, x)
 
 
+# --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
+
+
+def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable]:
+    """The operands of `entry`'s op: promoted to one dtype, then integers upcast to float
+    (Theano's `upgrade_to_float`) for a "float" op, or bools cast to int8 otherwise."""
+    values = _promoted(_operands(*args)) if len(args) > 1 else [as_tensor_variable(args[0])]
+    dtype = values[0].dtype
+    if entry.category == "float" and dtype in _FLOAT_OF_INT:
+        return [cast(v, _FLOAT_OF_INT[dtype]) for v in values]
+    if dtype == "bool":
+        return [cast(v, "int8") for v in values]
+    return values
+
+
+def _table_function(entry: ag.Elementwise) -> Any:
+    op_class = ag.OPS[entry.name]
+
+    def unary(x: Any) -> Variable:
+        return _build(op_class, *_table_operands(entry, [x]))
+
+    def binary(a: Any, b: Any) -> Variable:
+        return _build(op_class, *_table_operands(entry, [a, b]))
+
+    fn = unary if entry.arity == 1 else binary
+    fn.__name__ = fn.__qualname__ = entry.name
+    integers = "upcast to float" if entry.category == "float" else "kept"
+    fn.__doc__ = f"Elementwise {entry.summary} (`ag.{entry.name}`; integer inputs {integers})."
+    return fn
+
+
+TABLE_FUNCTIONS: dict[str, Any] = {
+    name: _table_function(entry) for entry in ag.TABLE for name in (entry.name, *entry.aliases)
+}
+"""The frontend function of each table op, by its Theano name and aliases (`T.sin`,
+`T.sqr`, `T.square`, ...)."""
+globals().update(TABLE_FUNCTIONS)
+sqr = TABLE_FUNCTIONS["sqr"]  # used below (var, std)
+
+
 def neg(x: Any) -> Variable:
     """Elementwise `-x`."""
     v = as_tensor_variable(x)
@@ -426,21 +466,6 @@ def ones_like(model: Any, dtype: str | None = None) -> Variable:
     if dtype is not None:
         m = cast(m, dtype)
     return fill(m, constant(1, dtype=m.dtype))
-
-
-def sqr(x: Any) -> Variable:
-    """Elementwise `x * x`."""
-    v = as_tensor_variable(x)
-    return mul(v, v)
-
-
-def sgn(x: Any) -> Variable:
-    """Elementwise sign: -1, 0 or 1 (in `x`'s dtype; NaN stays NaN for floats)."""
-    v = as_tensor_variable(x)
-    if v.dtype == "bool":
-        v = cast(v, "int8")
-    one = constant(1, dtype=v.dtype)
-    return switch(gt(v, 0), one, switch(lt(v, 0), neg(one), mul(v, 0)))
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:

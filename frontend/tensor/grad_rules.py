@@ -306,6 +306,21 @@ RULES.update(
 )
 
 
+
+def _table_rule(entry: ag.Elementwise) -> Rule:
+    grad = entry.grad
+
+    def rule(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+        if grad is None:  # piecewise constant: no gradient (Theano's zeros)
+            return [None] * len(inputs)
+        return grad(T, inputs, outputs[0], gz[0])
+
+    return rule
+
+
+RULES.update({ag.OPS[entry.name]: _table_rule(entry) for entry in ag.TABLE})
+
+
 # --- indexing, reshaping, joining and allocation ---------------------------------------
 
 
