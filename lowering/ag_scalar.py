@@ -3,7 +3,9 @@
 Emitters take a `Builder` and scalar SSA values of one of `ag`'s element types (`f32`,
 `f64`, `i1`, signed `i8`..`i64`) and return the scalar result. They produce `arith` and
 `math` ops, plus `func.call @fmod`/`@fmodf` (C's `fmod`, which `arith` lacks) for the
-float `floordiv`/`mod`; `LIBM_FUNCTIONS` lists those callees so the pass can declare them.
+float `floordiv`/`mod` and `@hypot`/`@hypotf` for `ag.hypot`; `LIBM_FUNCTIONS` lists
+those callees so the pass can declare them. The ops of `ag.TABLE` get their emitters
+from the entry's `lower`, built with `TableEmitter`.
 
 Where NumPy has no undefined behaviour, neither does the IR: integer division and
 remainder by zero give 0 (and `MIN // -1` wraps to `MIN`), guarded with `arith.select`
@@ -276,10 +278,6 @@ BINARY: dict[type[Operation], ByCategory] = {
 UNARY: dict[type[Operation], UnaryByCategory] = {
     ag.NegOp: UnaryByCategory(_unary(arith.NegfOp), int_neg),
     ag.AbsOp: UnaryByCategory(_unary(math.AbsFOp), int_abs),
-    ag.ExpOp: UnaryByCategory(_unary(math.ExpOp)),
-    ag.LogOp: UnaryByCategory(_unary(math.LogOp)),
-    ag.TanhOp: UnaryByCategory(_unary(math.TanhOp)),
-    ag.SqrtOp: UnaryByCategory(_unary(math.SqrtOp)),
 }
 """`ag` unary op class → scalar emitter."""
 
@@ -309,10 +307,6 @@ def softplus(b: Builder, x: SSAValue) -> SSAValue:
 
 UNARY.update(
     {
-        ag.Log1pOp: UnaryByCategory(_unary(math.Log1pOp)),
-        ag.Expm1Op: UnaryByCategory(_unary(math.ExpM1Op)),
-        ag.FloorOp: UnaryByCategory(_unary(math.FloorOp)),
-        ag.CeilOp: UnaryByCategory(_unary(math.CeilOp)),
         ag.RoundOp: UnaryByCategory(_unary(math.RoundOp)),
         ag.RoundEvenOp: UnaryByCategory(_unary(math.RoundEvenOp)),
         ag.SigmoidOp: UnaryByCategory(sigmoid),

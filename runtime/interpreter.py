@@ -1,6 +1,7 @@
 """The reference interpreter for the `ag` dialect: arignote's executable spec.
 
-Each `ag` op has one `@impl` in `AgFunctions` that computes its result with NumPy;
+Each `ag` op has one `@impl` in `AgFunctions` that computes its result with NumPy (the
+ops of `ag.TABLE` get theirs from the entry's `numpy` reference, in `_TableFunctions`);
 DebugMode and the tests compare native code against it. A run-time value is a NumPy
 array (0-d for a scalar tensor) whose dtype is the tensor's element type (see
 `arignote.runtime.dtypes`), and every `ag` op checks its operands and its result
@@ -475,45 +476,7 @@ class AgFunctions(_TableFunctions):
     def run_abs(self, interpreter: Interpreter, op: ag.AbsOp, args: PythonValues) -> PythonValues:
         return _unary(op, args, np.abs)
 
-    @impl(ag.ExpOp)
-    def run_exp(self, interpreter: Interpreter, op: ag.ExpOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.exp)
-
-    @impl(ag.LogOp)
-    def run_log(self, interpreter: Interpreter, op: ag.LogOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.log)
-
-    @impl(ag.TanhOp)
-    def run_tanh(self, interpreter: Interpreter, op: ag.TanhOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.tanh)
-
-    @impl(ag.SqrtOp)
-    def run_sqrt(self, interpreter: Interpreter, op: ag.SqrtOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.sqrt)
-
     # --- op library A ---
-
-    @impl(ag.Log1pOp)
-    def run_log1p(
-        self, interpreter: Interpreter, op: ag.Log1pOp, args: PythonValues
-    ) -> PythonValues:
-        return _unary(op, args, np.log1p)
-
-    @impl(ag.Expm1Op)
-    def run_expm1(
-        self, interpreter: Interpreter, op: ag.Expm1Op, args: PythonValues
-    ) -> PythonValues:
-        return _unary(op, args, np.expm1)
-
-    @impl(ag.FloorOp)
-    def run_floor(
-        self, interpreter: Interpreter, op: ag.FloorOp, args: PythonValues
-    ) -> PythonValues:
-        return _unary(op, args, np.floor)
-
-    @impl(ag.CeilOp)
-    def run_ceil(self, interpreter: Interpreter, op: ag.CeilOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.ceil)
 
     @impl(ag.RoundOp)
     def run_round(

@@ -73,6 +73,30 @@ class Elementwise:
 # --- gradients (Theano's `grad` of each scalar op) ---------------------------------------
 
 
+def _grad_exp(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * out]
+
+
+def _grad_log(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / inputs[0]]
+
+
+def _grad_tanh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (1 - out * out)]
+
+
+def _grad_sqrt(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * 0.5 / out]
+
+
+def _grad_log1p(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / (1 + inputs[0])]
+
+
+def _grad_expm1(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (out + 1)]
+
+
 def _grad_sin(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
     return [gz * T.cos(inputs[0])]
 
@@ -209,6 +233,14 @@ def _float(
 
 
 TABLE: tuple[Elementwise, ...] = (
+    _float("exp", np.exp, _grad_exp, _math("ExpOp"), "`e ** x`"),
+    _float("log", np.log, _grad_log, _math("LogOp"), "natural logarithm"),
+    _float("tanh", np.tanh, _grad_tanh, _math("TanhOp"), "hyperbolic tangent"),
+    _float("sqrt", np.sqrt, _grad_sqrt, _math("SqrtOp"), "square root"),
+    _float("log1p", np.log1p, _grad_log1p, _math("Log1pOp"), "`log(1 + x)`, accurate for small x"),
+    _float("expm1", np.expm1, _grad_expm1, _math("ExpM1Op"), "`exp(x) - 1`, accurate for small x"),
+    _float("floor", np.floor, None, _math("FloorOp"), "rounding toward minus infinity"),
+    _float("ceil", np.ceil, None, _math("CeilOp"), "rounding toward plus infinity"),
     _float("sin", np.sin, _grad_sin, _math("SinOp"), "sine"),
     _float("cos", np.cos, _grad_cos, _math("CosOp"), "cosine"),
     _float("tan", np.tan, _grad_tan, _math("TanOp"), "tangent"),
@@ -274,3 +306,4 @@ UNARY_TABLE_OPS: tuple[type[UnaryElementwiseOp], ...] = tuple(
 BINARY_TABLE_OPS: tuple[type[BinaryElementwiseOp], ...] = tuple(
     OPS[e.name] for e in TABLE if e.arity == 2
 )
+globals().update({cls.__name__: cls for cls in OPS.values()})  # importable by their name

@@ -219,24 +219,8 @@ def _unary_float(op_class: type[ag.UnaryElementwiseOp], x: Any) -> Variable:
     return _build(op_class, v)
 
 
-def exp(x: Any) -> Variable:
-    """Elementwise `e ** x`."""
-    return _unary_float(ag.ExpOp, x)
 
 
-def log(x: Any) -> Variable:
-    """Elementwise natural logarithm."""
-    return _unary_float(ag.LogOp, x)
-
-
-def tanh(x: Any) -> Variable:
-    """Elementwise hyperbolic tangent."""
-    return _unary_float(ag.TanhOp, x)
-
-
-def sqrt(x: Any) -> Variable:
-    """Elementwise square root."""
-    return _unary_float(ag.SqrtOp, x)
 
 
 # --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
@@ -276,7 +260,7 @@ TABLE_FUNCTIONS: dict[str, Any] = {
 """The frontend function of each table op, by its Theano name and aliases (`T.sin`,
 `T.sqr`, `T.square`, ...)."""
 globals().update(TABLE_FUNCTIONS)
-sqr = TABLE_FUNCTIONS["sqr"]  # used below (var, std)
+sqr, sqrt = TABLE_FUNCTIONS["sqr"], TABLE_FUNCTIONS["sqrt"]  # used below (var, std)
 
 
 def neg(x: Any) -> Variable:
@@ -484,24 +468,8 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = N
 # --- op library A: more elementwise math, argmax/argmin, shapes, statistics ------------
 
 
-def log1p(x: Any) -> Variable:
-    """Elementwise `log(1 + x)`, accurate for small `x`."""
-    return _unary_float(ag.Log1pOp, x)
 
 
-def expm1(x: Any) -> Variable:
-    """Elementwise `exp(x) - 1`, accurate for small `x`."""
-    return _unary_float(ag.Expm1Op, x)
-
-
-def floor(x: Any) -> Variable:
-    """Elementwise rounding toward minus infinity (integers compute in float, as exp)."""
-    return _unary_float(ag.FloorOp, x)
-
-
-def ceil(x: Any) -> Variable:
-    """Elementwise rounding toward plus infinity (integers compute in float, as exp)."""
-    return _unary_float(ag.CeilOp, x)
 
 
 def round_half_to_even(x: Any) -> Variable:

@@ -1,4 +1,4 @@
-"""The table-driven elementwise ops (`ag.TABLE`: sin ... hypot) on both backends.
+"""The table-driven elementwise ops (`ag.TABLE`: exp ... hypot) on both backends.
 
 Values are compared with NumPy in ulps of the result dtype: float32 results against the
 float64 reference rounded to float32 (libm's float functions are within about 1 ulp,
@@ -39,7 +39,7 @@ def unary_points(name: str) -> list[float]:
     elif name == "arccosh":
         edges = [1.0, 0.5, -1.0, 1e10, 1.001]
         inside = rng.uniform(1, 10, 24)
-    elif name in ("log2", "log10"):
+    elif name in ("log", "log2", "log10", "sqrt"):
         edges = [1.0, -1.0, 8.0, 1000.0, 1e-30, 1e30]
         inside = rng.uniform(0.01, 100, 24)
     else:
@@ -156,6 +156,9 @@ GRAD_POINTS: dict[str, list[np.ndarray]] = {
     "arccos": [np.array([-0.7, -0.2, 0.3, 0.8])],
     "arctanh": [np.array([-0.7, -0.2, 0.3, 0.8])],
     "arccosh": [np.array([1.3, 2.0, 4.5, 7.0])],
+    "log": [np.array([0.3, 1.0, 2.5, 7.0])],
+    "sqrt": [np.array([0.3, 1.0, 2.5, 7.0])],
+    "log1p": [np.array([-0.6, 0.1, 2.5, 7.0])],
     "log2": [np.array([0.3, 1.0, 2.5, 7.0])],
     "log10": [np.array([0.3, 1.0, 2.5, 7.0])],
     "inv": [np.array([-2.0, -0.6, 0.5, 1.7])],
