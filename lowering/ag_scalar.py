@@ -3,7 +3,9 @@
 Emitters take a `Builder` and scalar SSA values of one of `ag`'s element types (`f32`,
 `f64`, `i1`, signed `i8`..`i64`) and return the scalar result. They produce `arith` and
 `math` ops, plus `func.call @fmod`/`@fmodf` (C's `fmod`, which `arith` lacks) for the
-float `floordiv`/`mod`; `LIBM_FUNCTIONS` lists those callees so the pass can declare them.
+float `floordiv`/`mod` and `@hypot`/`@hypotf` for `ag.hypot`; `LIBM_FUNCTIONS` lists
+those callees so the pass can declare them. The ops of `ag.TABLE` get their emitters
+from the entry's `lower`, built with `TableEmitter`.
 
 Where NumPy has no undefined behaviour, neither does the IR: integer division and
 remainder by zero give 0 (and `MIN // -1` wraps to `MIN`), guarded with `arith.select`
@@ -276,10 +278,6 @@ BINARY: dict[type[Operation], ByCategory] = {
 UNARY: dict[type[Operation], UnaryByCategory] = {
     ag.NegOp: UnaryByCategory(_unary(arith.NegfOp), int_neg),
     ag.AbsOp: UnaryByCategory(_unary(math.AbsFOp), int_abs),
-    ag.ExpOp: UnaryByCategory(_unary(math.ExpOp)),
-    ag.LogOp: UnaryByCategory(_unary(math.LogOp)),
-    ag.TanhOp: UnaryByCategory(_unary(math.TanhOp)),
-    ag.SqrtOp: UnaryByCategory(_unary(math.SqrtOp)),
 }
 """`ag` unary op class → scalar emitter."""
 
@@ -309,16 +307,70 @@ def softplus(b: Builder, x: SSAValue) -> SSAValue:
 
 UNARY.update(
     {
-        ag.Log1pOp: UnaryByCategory(_unary(math.Log1pOp)),
-        ag.Expm1Op: UnaryByCategory(_unary(math.ExpM1Op)),
-        ag.FloorOp: UnaryByCategory(_unary(math.FloorOp)),
-        ag.CeilOp: UnaryByCategory(_unary(math.CeilOp)),
         ag.RoundOp: UnaryByCategory(_unary(math.RoundOp)),
         ag.RoundEvenOp: UnaryByCategory(_unary(math.RoundEvenOp)),
         ag.SigmoidOp: UnaryByCategory(sigmoid),
         ag.SoftplusOp: UnaryByCategory(softplus),
     }
 )
+
+
+# --- the table-driven ops (`ag.TABLE`) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableEmitter:
+    """What a table entry's `lower(e, *operands)` builds with: each method inserts at
+    `b` and picks the float or integer op from its operands' element type."""
+
+    b: Builder
+
+    def math(self, op_name: str, *xs: SSAValue) -> SSAValue:
+        """The xDSL `math` op `op_name` (e.g. "SinOp") of `xs`."""
+        op_class = getattr(math, op_name)
+        return self.b.insert(op_class(*xs)).results[0]
+
+    def libm(self, name: str, *xs: SSAValue) -> SSAValue:
+        """A call of the C function `name` (`namef` for f32); listed in `LIBM_FUNCTIONS`."""
+        symbol = name + "f" if isinstance(xs[0].type, Float32Type) else name
+        assert symbol in LIBM_FUNCTIONS, f"{symbol} is not in LIBM_FUNCTIONS"
+        return self.b.insert(func.CallOp(symbol, list(xs), [xs[0].type])).res[0]
+
+    def const(self, value: float, like: SSAValue) -> SSAValue:
+        return constant(self.b, value, like.type)
+
+    def mul(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return BINARY[ag.MulOp](self.b, x, y)
+
+    def div(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return BINARY[ag.DivOp](self.b, x, y)
+
+    def cmp(self, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`x <predicate> y` for "lt", "gt", "eq" (ordered for floats, signed for ints)."""
+        emit = {"lt": BINARY[ag.LtOp], "gt": BINARY[ag.GtOp], "eq": BINARY[ag.EqOp]}[predicate]
+        return emit(self.b, x, y)
+
+    def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        return _select(self.b, cond, x, y)
+
+
+def _table_unary(entry: ag.Elementwise) -> UnaryByCategory:
+    def emit(b: Builder, x: SSAValue) -> SSAValue:
+        return entry.lower(TableEmitter(b), x)
+
+    return UnaryByCategory(emit, emit if entry.category == "numeric" else None)
+
+
+def _table_binary(entry: ag.Elementwise) -> ByCategory:
+    def emit(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+        return entry.lower(TableEmitter(b), x, y)
+
+    return ByCategory(emit, emit if entry.category == "numeric" else None)
+
+
+LIBM_FUNCTIONS.update({"hypotf": f32, "hypot": f64})
+UNARY.update({ag.OPS[e.name]: _table_unary(e) for e in ag.TABLE if e.arity == 1})
+BINARY.update({ag.OPS[e.name]: _table_binary(e) for e in ag.TABLE if e.arity == 2})
 
 
 # --- casts -----------------------------------------------------------------------------

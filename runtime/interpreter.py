@@ -1,6 +1,7 @@
 """The reference interpreter for the `ag` dialect: arignote's executable spec.
 
-Each `ag` op has one `@impl` in `AgFunctions` that computes its result with NumPy;
+Each `ag` op has one `@impl` in `AgFunctions` that computes its result with NumPy (the
+ops of `ag.TABLE` get theirs from the entry's `numpy` reference, in `_TableFunctions`);
 DebugMode and the tests compare native code against it. A run-time value is a NumPy
 array (0-d for a scalar tensor) whose dtype is the tensor's element type (see
 `arignote.runtime.dtypes`), and every `ag` op checks its operands and its result
@@ -371,8 +372,28 @@ def _arg_reduce(op: ag.ArgReduceOp, args: PythonValues, fn: Callable[..., Any]) 
 # --- the implementations ---------------------------------------------------------------
 
 
+def _table_impl(entry: ag.Elementwise) -> Callable[..., PythonValues]:
+    reference = entry.numpy
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        if entry.arity == 1:
+            return _unary(op, args, reference)
+        return _binary(op, args, reference)
+
+    run.__name__ = f"run_{entry.name}"
+    return impl(ag.OPS[entry.name])(run)
+
+
+_TableFunctions = type(
+    "_TableFunctions",
+    (InterpreterFunctions,),
+    {f"run_{entry.name}": _table_impl(entry) for entry in ag.TABLE},
+)
+"""The NumPy reference of each table-driven op (`ag.TABLE`), inherited by `AgFunctions`."""
+
+
 @register_impls
-class AgFunctions(InterpreterFunctions):
+class AgFunctions(_TableFunctions):
     """NumPy implementations of the `ag` ops; values are ndarrays of the tensor dtype."""
 
     @impl(ag.ConstantOp)
@@ -455,45 +476,7 @@ class AgFunctions(InterpreterFunctions):
     def run_abs(self, interpreter: Interpreter, op: ag.AbsOp, args: PythonValues) -> PythonValues:
         return _unary(op, args, np.abs)
 
-    @impl(ag.ExpOp)
-    def run_exp(self, interpreter: Interpreter, op: ag.ExpOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.exp)
-
-    @impl(ag.LogOp)
-    def run_log(self, interpreter: Interpreter, op: ag.LogOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.log)
-
-    @impl(ag.TanhOp)
-    def run_tanh(self, interpreter: Interpreter, op: ag.TanhOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.tanh)
-
-    @impl(ag.SqrtOp)
-    def run_sqrt(self, interpreter: Interpreter, op: ag.SqrtOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.sqrt)
-
     # --- op library A ---
-
-    @impl(ag.Log1pOp)
-    def run_log1p(
-        self, interpreter: Interpreter, op: ag.Log1pOp, args: PythonValues
-    ) -> PythonValues:
-        return _unary(op, args, np.log1p)
-
-    @impl(ag.Expm1Op)
-    def run_expm1(
-        self, interpreter: Interpreter, op: ag.Expm1Op, args: PythonValues
-    ) -> PythonValues:
-        return _unary(op, args, np.expm1)
-
-    @impl(ag.FloorOp)
-    def run_floor(
-        self, interpreter: Interpreter, op: ag.FloorOp, args: PythonValues
-    ) -> PythonValues:
-        return _unary(op, args, np.floor)
-
-    @impl(ag.CeilOp)
-    def run_ceil(self, interpreter: Interpreter, op: ag.CeilOp, args: PythonValues) -> PythonValues:
-        return _unary(op, args, np.ceil)
 
     @impl(ag.RoundOp)
     def run_round(

@@ -46,12 +46,10 @@ from arignote.dialects.ag.elementwise import (
     ConstantOp,
     DivOp,
     EqOp,
-    ExpOp,
     FloorDivOp,
     GeOp,
     GtOp,
     LeOp,
-    LogOp,
     LtOp,
     MaximumOp,
     MinimumOp,
@@ -61,10 +59,15 @@ from arignote.dialects.ag.elementwise import (
     NeOp,
     PowOp,
     SelectOp,
-    SqrtOp,
     SubOp,
-    TanhOp,
     UnaryElementwiseOp,
+)
+from arignote.dialects.ag.elementwise_table import (
+    BINARY_TABLE_OPS,
+    OPS,
+    TABLE,
+    UNARY_TABLE_OPS,
+    Elementwise,
 )
 from arignote.dialects.ag.fused import (
     DESTROY_MAP_ATTRIBUTE,
@@ -122,11 +125,7 @@ from arignote.dialects.ag.math import (
     ArgMaxOp,
     ArgMinOp,
     ArgReduceOp,
-    CeilOp,
     DimOp,
-    Expm1Op,
-    FloorOp,
-    Log1pOp,
     RoundEvenOp,
     RoundOp,
     SigmoidOp,
@@ -166,15 +165,13 @@ BINARY_OPS: tuple[type[BinaryElementwiseOp], ...] = (
     GeOp,
     EqOp,
     NeOp,
+    *BINARY_TABLE_OPS,
 )
 UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
     NegOp,
     AbsOp,
-    ExpOp,
-    LogOp,
-    TanhOp,
-    SqrtOp,
     *MATH_UNARY_OPS,
+    *UNARY_TABLE_OPS,
 )
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
@@ -246,11 +243,15 @@ __all__ = [
     "ArgMinOp",
     "ArgReduceOp",
     "BINARY_OPS",
+    "BINARY_TABLE_OPS",
+    "OPS",
+    "TABLE",
+    "UNARY_TABLE_OPS",
+    "Elementwise",
     "BLAS_OPS",
     "INITIAL_OPERAND",
     "BinaryElementwiseOp",
     "CastOp",
-    "CeilOp",
     "ComparisonOp",
     "ConcatenateOp",
     "ConstantOp",
@@ -261,10 +262,7 @@ __all__ = [
     "DivOp",
     "DotOp",
     "EqOp",
-    "ExpOp",
-    "Expm1Op",
     "FloorDivOp",
-    "FloorOp",
     "GeOp",
     "GemmOp",
     "GemvOp",
@@ -272,8 +270,6 @@ __all__ = [
     "INDEXING_OPS",
     "IncSubtensorOp",
     "LeOp",
-    "Log1pOp",
-    "LogOp",
     "LtOp",
     "MATH_UNARY_OPS",
     "MaximumOp",
@@ -299,12 +295,10 @@ __all__ = [
     "Shape",
     "SigmoidOp",
     "SoftplusOp",
-    "SqrtOp",
     "SubOp",
     "SubtensorBase",
     "SubtensorOp",
     "SubtensorUpdateOp",
-    "TanhOp",
     "UNARY_OPS",
     "UnaryElementwiseOp",
     "advanced_subtensor_shape",
@@ -327,3 +321,7 @@ __all__ = [
     "subtensor_shape",
     "tensor_type",
 ]
+
+# The table's op classes (`SinOp`, `Arctan2Op`, ...) as attributes of the dialect.
+globals().update({cls.__name__: cls for cls in OPS.values()})
+__all__ += [cls.__name__ for cls in OPS.values()]  # noqa: PLE0605 - generated names

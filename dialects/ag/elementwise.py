@@ -277,34 +277,6 @@ class AbsOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
-class ExpOp(UnaryElementwiseOp):
-    """Elementwise `exp(x)`."""
-
-    name = "ag.exp"
-
-
-@irdl_op_definition
-class LogOp(UnaryElementwiseOp):
-    """Elementwise natural logarithm."""
-
-    name = "ag.log"
-
-
-@irdl_op_definition
-class TanhOp(UnaryElementwiseOp):
-    """Elementwise hyperbolic tangent."""
-
-    name = "ag.tanh"
-
-
-@irdl_op_definition
-class SqrtOp(UnaryElementwiseOp):
-    """Elementwise square root."""
-
-    name = "ag.sqrt"
-
-
-@irdl_op_definition
 class SelectOp(IRDLOperation):
     """Elementwise `cond ? true_value : false_value` (Theano's `switch`), broadcast.
 

@@ -1,4 +1,7 @@
-"""More elementwise math (log1p, expm1, rounding, sigmoid, softplus), argmax/argmin and `ag.dim`."""
+"""More elementwise math (rounding, sigmoid, softplus), argmax/argmin and `ag.dim`.
+
+`log1p`, `expm1`, `floor` and `ceil` are entries of `ag.TABLE` (`elementwise_table`).
+"""
 
 from __future__ import annotations
 
@@ -38,34 +41,6 @@ from arignote.dialects.ag.reductions import (
 )
 
 # --- op library A: more elementwise math, argmax/argmin, dim ---------------------------
-
-
-@irdl_op_definition
-class Log1pOp(UnaryElementwiseOp):
-    """Elementwise `log(1 + x)`, accurate for small `x`."""
-
-    name = "ag.log1p"
-
-
-@irdl_op_definition
-class Expm1Op(UnaryElementwiseOp):
-    """Elementwise `exp(x) - 1`, accurate for small `x`."""
-
-    name = "ag.expm1"
-
-
-@irdl_op_definition
-class FloorOp(UnaryElementwiseOp):
-    """Elementwise rounding toward minus infinity."""
-
-    name = "ag.floor"
-
-
-@irdl_op_definition
-class CeilOp(UnaryElementwiseOp):
-    """Elementwise rounding toward plus infinity."""
-
-    name = "ag.ceil"
 
 
 @irdl_op_definition
@@ -208,10 +183,6 @@ class DimOp(IRDLOperation):
 
 
 MATH_UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
-    Log1pOp,
-    Expm1Op,
-    FloorOp,
-    CeilOp,
     RoundOp,
     RoundEvenOp,
     SigmoidOp,

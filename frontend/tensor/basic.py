@@ -220,24 +220,48 @@ def _unary_float(op_class: type[ag.UnaryElementwiseOp], x: Any) -> Variable:
     return _build(op_class, v)
 
 
-def exp(x: Any) -> Variable:
-    """Elementwise `e ** x`."""
-    return _unary_float(ag.ExpOp, x)
 
 
-def log(x: Any) -> Variable:
-    """Elementwise natural logarithm."""
-    return _unary_float(ag.LogOp, x)
 
 
-def tanh(x: Any) -> Variable:
-    """Elementwise hyperbolic tangent."""
-    return _unary_float(ag.TanhOp, x)
+# --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
 
 
-def sqrt(x: Any) -> Variable:
-    """Elementwise square root."""
-    return _unary_float(ag.SqrtOp, x)
+def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable]:
+    """The operands of `entry`'s op: promoted to one dtype, then integers upcast to float
+    (Theano's `upgrade_to_float`) for a "float" op, or bools cast to int8 otherwise."""
+    values = _promoted(_operands(*args)) if len(args) > 1 else [as_tensor_variable(args[0])]
+    dtype = values[0].dtype
+    if entry.category == "float" and dtype in _FLOAT_OF_INT:
+        return [cast(v, _FLOAT_OF_INT[dtype]) for v in values]
+    if dtype == "bool":
+        return [cast(v, "int8") for v in values]
+    return values
+
+
+def _table_function(entry: ag.Elementwise) -> Any:
+    op_class = ag.OPS[entry.name]
+
+    def unary(x: Any) -> Variable:
+        return _build(op_class, *_table_operands(entry, [x]))
+
+    def binary(a: Any, b: Any) -> Variable:
+        return _build(op_class, *_table_operands(entry, [a, b]))
+
+    fn = unary if entry.arity == 1 else binary
+    fn.__name__ = fn.__qualname__ = entry.name
+    integers = "upcast to float" if entry.category == "float" else "kept"
+    fn.__doc__ = f"Elementwise {entry.summary} (`ag.{entry.name}`; integer inputs {integers})."
+    return fn
+
+
+TABLE_FUNCTIONS: dict[str, Any] = {
+    name: _table_function(entry) for entry in ag.TABLE for name in (entry.name, *entry.aliases)
+}
+"""The frontend function of each table op, by its Theano name and aliases (`T.sin`,
+`T.sqr`, `T.square`, ...)."""
+globals().update(TABLE_FUNCTIONS)
+sqr, sqrt = TABLE_FUNCTIONS["sqr"], TABLE_FUNCTIONS["sqrt"]  # used below (var, std)
 
 
 def neg(x: Any) -> Variable:
@@ -431,21 +455,6 @@ def ones_like(model: Any, dtype: str | None = None) -> Variable:
     return fill(m, constant(1, dtype=m.dtype))
 
 
-def sqr(x: Any) -> Variable:
-    """Elementwise `x * x`."""
-    v = as_tensor_variable(x)
-    return mul(v, v)
-
-
-def sgn(x: Any) -> Variable:
-    """Elementwise sign: -1, 0 or 1 (in `x`'s dtype; NaN stays NaN for floats)."""
-    v = as_tensor_variable(x)
-    if v.dtype == "bool":
-        v = cast(v, "int8")
-    one = constant(1, dtype=v.dtype)
-    return switch(gt(v, 0), one, switch(lt(v, 0), neg(one), mul(v, 0)))
-
-
 def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
     """The mean over `axis` (all axes by default), Theano's dtype rule: float32 stays
     float32, integers and bools give float64.
@@ -462,24 +471,8 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = N
 # --- op library A: more elementwise math, argmax/argmin, shapes, statistics ------------
 
 
-def log1p(x: Any) -> Variable:
-    """Elementwise `log(1 + x)`, accurate for small `x`."""
-    return _unary_float(ag.Log1pOp, x)
 
 
-def expm1(x: Any) -> Variable:
-    """Elementwise `exp(x) - 1`, accurate for small `x`."""
-    return _unary_float(ag.Expm1Op, x)
-
-
-def floor(x: Any) -> Variable:
-    """Elementwise rounding toward minus infinity (integers compute in float, as exp)."""
-    return _unary_float(ag.FloorOp, x)
-
-
-def ceil(x: Any) -> Variable:
-    """Elementwise rounding toward plus infinity (integers compute in float, as exp)."""
-    return _unary_float(ag.CeilOp, x)
 
 
 def round_half_to_even(x: Any) -> Variable:

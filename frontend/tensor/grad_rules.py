@@ -1,6 +1,7 @@
 """The gradient rule of each differentiable `ag` operation (Theano's `Op.L_op`).
 
-`RULES` maps an `ag` op class to a rule. A rule receives the IR operation, its input
+`RULES` maps an `ag` op class to a rule (for the ops of `ag.TABLE`, a wrapper of the
+entry's `grad`). A rule receives the IR operation, its input
 variables, its output variables and the gradient of the cost with respect to each output
 (already summed over every use and shaped like the output), and returns one gradient
 term per input: a variable, or None where the input gets no gradient (a condition, an
@@ -132,23 +133,6 @@ def _abs(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: lis
     return [T.switch(T.gt(x, 0), g, T.switch(T.lt(x, 0), T.neg(g), 0))]
 
 
-def _exp(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
-    return [gz[0] * outputs[0]]
-
-
-def _log(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
-    return [gz[0] / inputs[0]]
-
-
-def _tanh(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
-    out = outputs[0]
-    return [gz[0] * (1 - out * out)]
-
-
-def _sqrt(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
-    return [gz[0] * 0.5 / outputs[0]]
-
-
 def _select(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
     # Theano's Switch.grad: the condition gets a zero gradient (a small change of it never
     # changes the branch taken); each branch gets the gradient where it was chosen.
@@ -237,14 +221,6 @@ def _apply(op_name: str, x: Variable) -> Variable:
     return apply_op(getattr(ag, op_name)(x.value))
 
 
-def _log1p(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
-    return [gz[0] / (1 + inputs[0])]
-
-
-def _expm1(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
-    return [gz[0] * (outputs[0] + 1)]
-
-
 def _sigmoid(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
     out = outputs[0]
     return [gz[0] * out * (1 - out)]
@@ -273,10 +249,6 @@ RULES: dict[type[Operation], Rule] = {
     ag.ModOp: _mod,
     ag.NegOp: _neg,
     ag.AbsOp: _abs,
-    ag.ExpOp: _exp,
-    ag.LogOp: _log,
-    ag.TanhOp: _tanh,
-    ag.SqrtOp: _sqrt,
     ag.SelectOp: _select,
     ag.CastOp: _cast,
     ag.DimShuffleOp: _dimshuffle,
@@ -290,12 +262,8 @@ RULES: dict[type[Operation], Rule] = {
 entry: their results are bools, which carry no gradient. `ag.constant` has no inputs."""
 
 _OPTIONAL_RULES: dict[str, Rule] = {
-    "Log1pOp": _log1p,
-    "Expm1Op": _expm1,
     "SigmoidOp": _sigmoid,
     "SoftplusOp": _softplus,
-    "FloorOp": _piecewise_constant,
-    "CeilOp": _piecewise_constant,
     "RoundOp": _piecewise_constant,
     "RoundEvenOp": _piecewise_constant,
 }
@@ -304,6 +272,21 @@ name, so this module also imports with a dialect that lacks them)."""
 RULES.update(
     {getattr(ag, name): rule for name, rule in _OPTIONAL_RULES.items() if hasattr(ag, name)}
 )
+
+
+
+def _table_rule(entry: ag.Elementwise) -> Rule:
+    grad = entry.grad
+
+    def rule(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+        if grad is None:  # piecewise constant: no gradient (Theano's zeros)
+            return [None] * len(inputs)
+        return grad(T, inputs, outputs[0], gz[0])
+
+    return rule
+
+
+RULES.update({ag.OPS[entry.name]: _table_rule(entry) for entry in ag.TABLE})
 
 
 # --- indexing, reshaping, joining and allocation ---------------------------------------

@@ -465,6 +465,9 @@ UNARY_REFERENCE.update(
         ag.SoftplusOp: _in_float64(lambda x: np.log(1 + np.exp(x))),
     }
 )
+# the table-driven ops: the entry's NumPy reference
+UNARY_REFERENCE.update({ag.OPS[e.name]: e.numpy for e in ag.TABLE if e.arity == 1})
+BINARY_REFERENCE.update({ag.OPS[e.name]: e.numpy for e in ag.TABLE if e.arity == 2})
 
 
 def unary_module(op_class: type[ag.UnaryElementwiseOp], dtype: Any) -> str:

@@ -1,0 +1,309 @@
+"""Table-driven elementwise ops: one `Elementwise` entry per op feeds every layer.
+
+An entry names the op (Theano's scalar-op name, which is also the `ag` op name and the
+`Elemwise{...}` label), its arity, the element types it accepts, its NumPy reference,
+its gradient and its scalar lowering. From `TABLE`:
+
+- this module defines the `ag` op classes (`OPS`, `ag.sin` is `SinOp`), with the
+  entry's `mlir` example as the class docstring's example;
+- `arignote.tensor.basic` defines the frontend functions (`T.sin`, with Theano's dtype
+  rule: a "float" op upcasts integers as `upgrade_to_float`, a "numeric" op keeps them);
+- `arignote.tensor.grad_rules` registers `grad(T, inputs, output, gz)`;
+- `arignote.runtime.interpreter` registers `numpy` as the reference implementation;
+- `arignote.lowering.ag_scalar` registers `lower(e, *operands)`, which builds the scalar
+  result with the small emitter `e` that the lowering passes in (`e.math("SinOp", x)`
+  for an xDSL `math` op, `e.libm("hypot", x, y)` for a C function, `e.mul`, `e.const`,
+  `e.cmp`, `e.select`, which pick the float or integer `arith` op from the operands).
+
+The callables receive the tensor namespace or the emitter as an argument, so this
+module imports neither the frontend nor the lowering (the layering of ARCHITECTURE.md).
+Adding an op is one entry here, plus its tests and docs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.irdl import irdl_op_definition
+
+from arignote.dialects.ag.elementwise import BinaryElementwiseOp, UnaryElementwiseOp
+
+Grad = Callable[..., list[Any]]
+"""`grad(T, inputs, output, gz) -> [term or None per input]` (T: `arignote.tensor.basic`)."""
+Lower = Callable[..., Any]
+"""`lower(e, *operands) -> result` with the scalar emitter of `ag_scalar`."""
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """One elementwise op, as every layer sees it."""
+
+    name: str
+    """Theano's name: the frontend function, `ag.<name>` and `Elemwise{<name>}`."""
+    arity: int
+    category: str
+    """"float" (integer inputs are upcast as Theano's `upgrade_to_float`) or "numeric"
+    (integers stay integers; bools are cast to int8)."""
+    numpy: Callable[..., Any]
+    """The reference: a NumPy ufunc (or function) of `arity` arrays of the op's type."""
+    grad: Grad | None
+    """The gradient; None for a piecewise-constant op (no gradient, as Theano's zeros)."""
+    lower: Lower
+    summary: str
+    """One line for the docstring: what the op computes."""
+    aliases: tuple[str, ...] = ()
+    """Other frontend names of the same function (`square` for `sqr`)."""
+
+    @property
+    def class_name(self) -> str:
+        return "".join(part.capitalize() for part in self.name.split("_")) + "Op"
+
+    @property
+    def mlir(self) -> str:
+        """The op's syntax, for the docstring and docs/dialect.md."""
+        if self.arity == 1:
+            return f"%r = ag.{self.name} %x : tensor<?xf32>"
+        return f"%r = ag.{self.name} %y, %x : tensor<?x3xf64>, tensor<3xf64> -> tensor<?x3xf64>"
+
+
+# --- gradients (Theano's `grad` of each scalar op) ---------------------------------------
+
+
+def _grad_exp(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * out]
+
+
+def _grad_log(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / inputs[0]]
+
+
+def _grad_tanh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (1 - out * out)]
+
+
+def _grad_sqrt(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * 0.5 / out]
+
+
+def _grad_log1p(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / (1 + inputs[0])]
+
+
+def _grad_expm1(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (out + 1)]
+
+
+def _grad_sin(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * T.cos(inputs[0])]
+
+
+def _grad_cos(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [-gz * T.sin(inputs[0])]
+
+
+def _grad_tan(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / T.sqr(T.cos(inputs[0]))]
+
+
+def _grad_arcsin(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / T.sqrt(1 - T.sqr(inputs[0]))]
+
+
+def _grad_arccos(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [-gz / T.sqrt(1 - T.sqr(inputs[0]))]
+
+
+def _grad_arctan(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / (1 + T.sqr(inputs[0]))]
+
+
+def _grad_sinh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * T.cosh(inputs[0])]
+
+
+def _grad_cosh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * T.sinh(inputs[0])]
+
+
+def _grad_arcsinh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / T.sqrt(T.sqr(inputs[0]) + 1)]
+
+
+def _grad_arccosh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / T.sqrt(T.sqr(inputs[0]) - 1)]
+
+
+def _grad_arctanh(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / (1 - T.sqr(inputs[0]))]
+
+
+def _grad_exp2(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * out * math.log(2.0)]
+
+
+def _grad_log2(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / (inputs[0] * math.log(2.0))]
+
+
+def _grad_log10(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz / (inputs[0] * math.log(10.0))]
+
+
+def _grad_sqr(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * inputs[0] * 2]
+
+
+def _grad_inv(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [-gz / T.sqr(inputs[0])]
+
+
+def _grad_deg2rad(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (math.pi / 180.0)]
+
+
+def _grad_rad2deg(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (180.0 / math.pi)]
+
+
+def _grad_arctan2(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    y, x = inputs
+    r2 = T.sqr(x) + T.sqr(y)
+    return [gz * x / r2, -gz * y / r2]
+
+
+def _grad_hypot(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    x, y = inputs
+    return [gz * x / out, gz * y / out]
+
+
+# --- scalar lowerings ------------------------------------------------------------------
+
+
+def _math(op_name: str) -> Lower:
+    def lower(e: Any, *xs: Any) -> Any:
+        return e.math(op_name, *xs)
+
+    return lower
+
+
+def _lower_sqr(e: Any, x: Any) -> Any:
+    return e.mul(x, x)
+
+
+def _lower_inv(e: Any, x: Any) -> Any:
+    return e.div(e.const(1.0, x), x)
+
+
+def _scale(factor: float) -> Lower:
+    def lower(e: Any, x: Any) -> Any:
+        return e.mul(x, e.const(factor, x))
+
+    return lower
+
+
+def _lower_sgn(e: Any, x: Any) -> Any:
+    # +1 above 0, -1 below, +0 at either zero and NaN for NaN, as numpy.sign.
+    zero = e.const(0.0, x)
+    rest = e.select(e.cmp("eq", x, zero), zero, x)
+    rest = e.select(e.cmp("lt", x, zero), e.const(-1.0, x), rest)
+    return e.select(e.cmp("gt", x, zero), e.const(1.0, x), rest)
+
+
+def _lower_hypot(e: Any, x: Any, y: Any) -> Any:
+    return e.libm("hypot", x, y)
+
+
+# --- the table -------------------------------------------------------------------------
+
+
+def _float(
+    name: str,
+    numpy: Callable[..., Any],
+    grad: Grad | None,
+    lower: Lower,
+    summary: str,
+    arity: int = 1,
+    aliases: tuple[str, ...] = (),
+) -> Elementwise:
+    return Elementwise(name, arity, "float", numpy, grad, lower, summary, aliases)
+
+
+TABLE: tuple[Elementwise, ...] = (
+    _float("exp", np.exp, _grad_exp, _math("ExpOp"), "`e ** x`"),
+    _float("log", np.log, _grad_log, _math("LogOp"), "natural logarithm"),
+    _float("tanh", np.tanh, _grad_tanh, _math("TanhOp"), "hyperbolic tangent"),
+    _float("sqrt", np.sqrt, _grad_sqrt, _math("SqrtOp"), "square root"),
+    _float("log1p", np.log1p, _grad_log1p, _math("Log1pOp"), "`log(1 + x)`, accurate for small x"),
+    _float("expm1", np.expm1, _grad_expm1, _math("ExpM1Op"), "`exp(x) - 1`, accurate for small x"),
+    _float("floor", np.floor, None, _math("FloorOp"), "rounding toward minus infinity"),
+    _float("ceil", np.ceil, None, _math("CeilOp"), "rounding toward plus infinity"),
+    _float("sin", np.sin, _grad_sin, _math("SinOp"), "sine"),
+    _float("cos", np.cos, _grad_cos, _math("CosOp"), "cosine"),
+    _float("tan", np.tan, _grad_tan, _math("TanOp"), "tangent"),
+    _float("arcsin", np.arcsin, _grad_arcsin, _math("AsinOp"), "inverse sine"),
+    _float("arccos", np.arccos, _grad_arccos, _math("AcosOp"), "inverse cosine"),
+    _float("arctan", np.arctan, _grad_arctan, _math("AtanOp"), "inverse tangent"),
+    _float("sinh", np.sinh, _grad_sinh, _math("SinhOp"), "hyperbolic sine"),
+    _float("cosh", np.cosh, _grad_cosh, _math("CoshOp"), "hyperbolic cosine"),
+    _float("arcsinh", np.arcsinh, _grad_arcsinh, _math("AsinhOp"), "inverse hyperbolic sine"),
+    _float("arccosh", np.arccosh, _grad_arccosh, _math("AcoshOp"), "inverse hyperbolic cosine"),
+    _float("arctanh", np.arctanh, _grad_arctanh, _math("AtanhOp"), "inverse hyperbolic tangent"),
+    _float("exp2", np.exp2, _grad_exp2, _math("Exp2Op"), "`2 ** x`"),
+    _float("log2", np.log2, _grad_log2, _math("Log2Op"), "base-2 logarithm"),
+    _float("log10", np.log10, _grad_log10, _math("Log10Op"), "base-10 logarithm"),
+    Elementwise("sqr", 1, "numeric", np.square, _grad_sqr, _lower_sqr, "`x * x`", ("square",)),
+    _float("inv", np.reciprocal, _grad_inv, _lower_inv, "`1 / x`", aliases=("reciprocal",)),
+    Elementwise(
+        "sgn", 1, "numeric", np.sign, None, _lower_sgn, "sign: -1, 0 or +1 (NaN stays)", ("sign",)
+    ),
+    _float("trunc", np.trunc, None, _math("TruncOp"), "rounding toward zero"),
+    _float("deg2rad", np.deg2rad, _grad_deg2rad, _scale(math.pi / 180.0), "degrees to radians"),
+    _float("rad2deg", np.rad2deg, _grad_rad2deg, _scale(180.0 / math.pi), "radians to degrees"),
+    _float(
+        "arctan2",
+        np.arctan2,
+        _grad_arctan2,
+        _math("Atan2Op"),
+        "`arctan(y / x)` in the quadrant of `(x, y)`",
+        arity=2,
+    ),
+    _float(
+        "hypot",
+        np.hypot,
+        _grad_hypot,
+        _lower_hypot,
+        "`sqrt(x**2 + y**2)` without overflow",
+        arity=2,
+    ),
+)
+"""Every table-driven elementwise op, in the order of docs/tensor_api.md."""
+
+
+def _define(entry: Elementwise) -> type:
+    base = UnaryElementwiseOp if entry.arity == 1 else BinaryElementwiseOp
+    doc = f"Elementwise {entry.summary} (`numpy.{entry.numpy.__name__}`).\n\n```mlir\n"
+    doc += f"{entry.mlir}\n```\n"
+    namespace: dict[str, Any] = {
+        "name": f"ag.{entry.name}",
+        "CATEGORY": entry.category,
+        "ENTRY": entry,
+        "__doc__": doc,
+        "__module__": __name__,
+        "__annotations__": {"CATEGORY": ClassVar[str], "ENTRY": ClassVar[Elementwise]},
+    }
+    return irdl_op_definition(type(entry.class_name, (base,), namespace))
+
+
+OPS: dict[str, type] = {entry.name: _define(entry) for entry in TABLE}
+"""The `ag` op class of each entry, by name."""
+UNARY_TABLE_OPS: tuple[type[UnaryElementwiseOp], ...] = tuple(
+    OPS[e.name] for e in TABLE if e.arity == 1
+)
+BINARY_TABLE_OPS: tuple[type[BinaryElementwiseOp], ...] = tuple(
+    OPS[e.name] for e in TABLE if e.arity == 2
+)
+globals().update({cls.__name__: cls for cls in OPS.values()})  # importable by their name

@@ -1,0 +1,92 @@
+# RUN: python %s | arignote-opt -p to-loops | filecheck %s
+# RUN: python %s | arignote-opt -p to-llvm | filecheck %s --check-prefix=LLVM
+
+# Every table-driven elementwise op (`ag.TABLE`), generated from the table: one function
+# per op, on f32 for the unary ones (f64 for the binary ones), lowered to scalar
+# arith/math ops in a loop, then to llvm intrinsics and libm calls.
+
+from arignote.dialects import ag
+
+for entry in ag.TABLE:
+    if entry.arity == 1:
+        t = "tensor<?xf32>"
+        print(f"func.func @ag_{entry.name}(%x: {t}) -> {t} {{")
+        print(f"  %r = ag.{entry.name} %x : {t}")
+    else:
+        t = "tensor<?xf64>"
+        print(f"func.func @ag_{entry.name}(%y: {t}, %x: {t}) -> {t} {{")
+        print(f"  %r = ag.{entry.name} %y, %x : {t}, {t} -> {t}")
+    print(f"  func.return %r : {t}")
+    print("}")
+
+# CHECK-LABEL: func.func @ag_sin(
+# CHECK:         math.sin %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_cos(
+# CHECK:         math.cos %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_tan(
+# CHECK:         math.tan %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_arcsin(
+# CHECK:         math.asin %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_arccos(
+# CHECK:         math.acos %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_arctan(
+# CHECK:         math.atan %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_sinh(
+# CHECK:         math.sinh %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_cosh(
+# CHECK:         math.cosh %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_arcsinh(
+# CHECK:         math.asinh %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_arccosh(
+# CHECK:         math.acosh %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_arctanh(
+# CHECK:         math.atanh %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_exp2(
+# CHECK:         math.exp2 %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_log2(
+# CHECK:         math.log2 %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_log10(
+# CHECK:         math.log10 %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_sqr(
+# CHECK:         %[[X:.*]] = memref.load
+# CHECK-NEXT:    arith.mulf %[[X]], %[[X]] : f32
+# CHECK-LABEL: func.func @ag_inv(
+# CHECK:         %[[X:.*]] = memref.load
+# CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+# CHECK-NEXT:    arith.divf %[[ONE]], %[[X]] : f32
+# CHECK-LABEL: func.func @ag_sgn(
+# CHECK:         %[[X:.*]] = memref.load
+# CHECK:         arith.cmpf oeq, %[[X]]
+# CHECK:         arith.cmpf olt, %[[X]]
+# CHECK:         arith.cmpf ogt, %[[X]]
+# CHECK-LABEL: func.func @ag_trunc(
+# CHECK:         math.trunc %{{.*}} : f32
+# CHECK-LABEL: func.func @ag_deg2rad(
+# CHECK:         %[[C:.*]] = arith.constant 0.0174532{{[0-9]*}} : f32
+# CHECK-NEXT:    arith.mulf %{{.*}}, %[[C]] : f32
+# CHECK-LABEL: func.func @ag_rad2deg(
+# CHECK:         %[[C:.*]] = arith.constant 57.29578{{[0-9]*}} : f32
+# CHECK-NEXT:    arith.mulf %{{.*}}, %[[C]] : f32
+# CHECK-LABEL: func.func @ag_arctan2(
+# CHECK:         math.atan2 %{{.*}}, %{{.*}} : f64
+# CHECK-LABEL: func.func @ag_hypot(
+# CHECK:         func.call @hypot(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+# CHECK:       func.func private @hypot(f64, f64) -> f64
+
+# LLVM-DAG:    llvm.func @tanf(f32) -> f32
+# LLVM-DAG:    llvm.func @asinf(f32) -> f32
+# LLVM-DAG:    llvm.func @acosf(f32) -> f32
+# LLVM-DAG:    llvm.func @atanf(f32) -> f32
+# LLVM-DAG:    llvm.func @sinhf(f32) -> f32
+# LLVM-DAG:    llvm.func @coshf(f32) -> f32
+# LLVM-DAG:    llvm.func @asinhf(f32) -> f32
+# LLVM-DAG:    llvm.func @acoshf(f32) -> f32
+# LLVM-DAG:    llvm.func @atanhf(f32) -> f32
+# LLVM-DAG:    llvm.func @atan2(f64, f64) -> f64
+# LLVM-DAG:    llvm.func @hypot(f64, f64) -> f64
+# LLVM-DAG:    llvm.intr.sin(%{{.*}}) : (f32) -> f32
+# LLVM-DAG:    llvm.intr.cos(%{{.*}}) : (f32) -> f32
+# LLVM-DAG:    llvm.intr.exp2(%{{.*}}) : (f32) -> f32
+# LLVM-DAG:    llvm.intr.log2(%{{.*}}) : (f32) -> f32
+# LLVM-DAG:    llvm.call_intrinsic "llvm.log10.f32"
+# LLVM-DAG:    llvm.call_intrinsic "llvm.trunc.f32"
