@@ -328,9 +328,10 @@ FLAGS: dict[str, Flag] = {
         Flag(
             "linker",
             "cvm",
-            "How compiled graphs execute: 'py' runs the reference interpreter, 'c' and "
-            "'cvm'/'vm' native code, 'c|py' native code where an op has a native lowering "
-            "and the interpreter otherwise; '_nogc' keeps intermediate buffers between calls.",
+            "How compiled graphs execute: 'py' runs the reference interpreter, the others "
+            "native code; 'c' refuses a graph with an op that has no native lowering, the "
+            "others then run the whole function on the interpreter (with a warning); the "
+            "'_nogc' variants are accepted and change nothing.",
             LINKERS,
         ),
         Flag(
@@ -459,8 +460,8 @@ FLAGS: dict[str, Flag] = {
         Flag(
             "allow_gc",
             True,
-            "Free intermediate buffers after each call of a compiled function; False keeps "
-            "them alive between calls (faster, more memory), like the '_nogc' linkers.",
+            "Theano's flag, accepted and without effect: a compiled function allocates its "
+            "intermediates at each call and frees them before it returns.",
             convert=to_bool,
             expected=_BOOL,
         ),
