@@ -411,9 +411,9 @@ def Rop(f: Any, wrt: Any, eval_points: Any) -> Any:  # noqa: N802 - Theano's nam
 # --- Jacobian and Hessian ----------------------------------------------------------------
 
 _NEEDS_SCAN = (
-    "needs scan (Theano loops over the expression's elements with scan) or subtensor "
-    "indexing, which arignote does not have yet; only expressions whose length is "
-    "static (known when the graph is built) are supported"
+    "needs scan over the expression's elements at run time (as Theano builds it), which "
+    "arignote's jacobian and hessian do not build yet; only expressions whose length "
+    "is static (known when the graph is built) are supported"
 )
 
 
@@ -434,8 +434,8 @@ def jacobian(
     a tensor of shape `(len(expression),) + wrt[j].shape`. A scalar expression gives
     `grad(expression, wrt)`.
 
-    Theano builds it with `scan`, one gradient per element at run time. arignote has no
-    scan and no subtensor op, so a vector whose length is only known at run time (every
+    Theano builds it with `scan`, one gradient per element at run time. arignote does
+    not build that loop yet, so a vector whose length is only known at run time (every
     input vector) raises `NotImplementedError`. When the length `n` is static (a vector
     computed from constants, or a broadcastable vector of length 1), row `i` is
     `Lop(expression, wrt, onehot_i)` and the rows are stacked as

@@ -616,7 +616,8 @@ def pydotprint(
     `return_image=True`. Rendering needs pydot (`pip install arignote[graphviz]`) or the
     graphviz Python package, and graphviz's `dot` program; without them it raises
     `GraphvizUnavailableError` (an ImportError) saying how to install them.
-    `cond_highlight` and `scan_graphs` are accepted: there is no IfElse or Scan yet.
+    `cond_highlight` and `scan_graphs` are accepted and have no effect: IfElse and Scan
+    nodes are drawn like any other node, their branches and inner graphs not at all.
     """
     del cond_highlight, scan_graphs
     source = dot_source(
