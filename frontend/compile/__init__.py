@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from arignote.compile.clone import clone
 from arignote.compile.function import Function, MissingInputError, UnusedInputError, function
-from arignote.compile.io import In, Out
-from arignote.compile.mode import Mode, get_mode
+from arignote.compile.io import In, Out, Param
+from arignote.compile.mode import Mode, get_default_mode, get_mode
 from arignote.compile.sharedvalue import SharedVariable, shared
 
 __all__ = [
@@ -14,10 +14,12 @@ __all__ = [
     "MissingInputError",
     "Mode",
     "Out",
+    "Param",
     "SharedVariable",
     "UnusedInputError",
     "clone",
     "function",
+    "get_default_mode",
     "get_mode",
     "shared",
 ]

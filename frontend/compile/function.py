@@ -301,6 +301,46 @@ class _Compiled:
 
 
 _MISSING = object()
+_AMBIGUOUS: Any = object()
+"""The index of a name that several inputs have: passing it by keyword is an error."""
+
+
+def _input_names(ins: Sequence[In]) -> dict[str, Any]:
+    """Input name -> index in the inputs, `_AMBIGUOUS` for a name several inputs share."""
+    names: dict[str, Any] = {}
+    for k, inp in enumerate(ins):
+        if inp.name is not None:
+            names[inp.name] = _AMBIGUOUS if inp.name in names else k
+    return names
+
+
+def _plural(n: int) -> str:
+    return "s" if n > 1 else ""
+
+
+def inputs_info(named: Sequence[str], n_unnamed: int) -> str:
+    """A description of the named and unnamed inputs of a function, for the error of
+    an unknown keyword argument (Theano's `get_info_on_inputs`)."""
+    hint = "(use 'name=...' in a variable's constructor to give it a name)"
+    if not named and not n_unnamed:
+        return "The function is supposed to have no input."
+    if not named and n_unnamed == 1:
+        return (
+            "The function has a single input variable which has no name, and thus "
+            f"cannot be assigned through a keyword argument {hint}."
+        )
+    if not named:
+        return (
+            f"The function has {n_unnamed} inputs, but none of them is named, and thus "
+            f"they cannot be assigned through keyword arguments {hint}."
+        )
+    text = f"The function has {len(named)} named input{_plural(len(named))} ({', '.join(named)})"
+    if not n_unnamed:
+        return text + "."
+    return (
+        f"{text}, and {n_unnamed} unnamed input{_plural(n_unnamed)} which thus cannot be "
+        f"accessed through keyword argument{_plural(n_unnamed)} {hint}."
+    )
 
 
 def _nodes(ops: Iterable[Operation]) -> Iterator[Operation]:
@@ -399,7 +439,7 @@ class Function:
         self._single = plan.single
         self._types = [v.type for v in self.inputs]
         self._defaults = list(plan.defaults)
-        self._names = {i.name: k for k, i in enumerate(plan.ins) if i.name is not None}
+        self._names = _input_names(plan.ins)
         # The shared variables this function reads and updates, after `copy(swap=...)`:
         # original variable -> the variable whose value is used.
         self._swap: dict[SharedVariable, SharedVariable] = dict(swap or {})
@@ -474,18 +514,21 @@ class Function:
             ) from None
 
     def _bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """The input values of a call: positional arguments in order, then keyword
+        arguments by input name, then default values (Theano's rules and messages)."""
         n = len(self.inputs)
         if not kwargs and len(args) == n:
             return list(args)
-        if len(args) > n:
-            raise TypeError(f"function takes {n} arguments, got {len(args)}")
+        if len(args) + len(kwargs) > n:
+            raise TypeError(
+                f"Too many parameter passed to arignote function: it has {n} inputs, "
+                f"got {len(args)} positional and {len(kwargs)} keyword arguments"
+            )
         values: list[Any] = list(args) + [_MISSING] * (n - len(args))
         for key, value in kwargs.items():
-            if key not in self._names:
-                raise TypeError(f"function has no input named {key!r}")
-            index = self._names[key]
+            index = self._keyword_index(key)
             if values[index] is not _MISSING:
-                raise TypeError(f"input {key!r} given twice")
+                raise TypeError(f"Multiple values for input: {self.inputs[index]}")
             values[index] = value
         missing = []
         for i, v in enumerate(values):
@@ -495,8 +538,25 @@ class Function:
                 else:
                     values[i] = self._defaults[i]
         if missing:
-            raise TypeError(f"missing values for inputs: {', '.join(missing)}")
+            plural = "s" if len(missing) > 1 else ""
+            raise TypeError(f"Missing required input{plural}: {', '.join(missing)}")
         return values
+
+    def _keyword_index(self, key: str) -> int:
+        index = self._names.get(key)
+        if index is None:
+            raise TypeError(f"Unknown input or state: {key}. {self._inputs_info()}")
+        if index is _AMBIGUOUS:
+            raise TypeError(
+                f"Ambiguous name: {key} - please check the names of the inputs of your "
+                "function for duplicates."
+            )
+        return index
+
+    def _inputs_info(self) -> str:
+        """Which inputs can be given by keyword (Theano's `get_info_on_inputs`)."""
+        named = [i.name for i in self._plan.ins if i.name is not None]
+        return inputs_info(named, len(self._plan.ins) - len(named))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # The fast path: the native entry point checks positional ndarrays of exactly
@@ -602,7 +662,7 @@ class Function:
     def _input_index(self, item: Any) -> int:
         if isinstance(item, str):
             if item in self._names:
-                return self._names[item]
+                return self._keyword_index(item)
         else:
             for i, var in enumerate(self.inputs):
                 if var is item:

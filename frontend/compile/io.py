@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from arignote.graph import Variable
@@ -79,6 +80,38 @@ class Out:
 
     def __repr__(self) -> str:
         return f"Out({self.variable}, borrow={self.borrow})"
+
+
+class Param(In):
+    """Deprecated: use `In` (Theano's `Param`). `Param(x, default=N)` is
+    `In(x, value=N)`; constructing one warns with a `DeprecationWarning`."""
+
+    def __init__(
+        self,
+        variable: Variable,
+        default: Any = None,
+        name: str | None = None,
+        mutable: bool = False,
+        strict: bool = False,
+        allow_downcast: bool | None = None,
+        implicit: bool | None = None,
+        borrow: bool | None = None,
+    ):
+        warnings.warn(
+            "The Param class is deprecated. Replace Param(default=N) by arignote.In(value=N)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(
+            variable,
+            name=name,
+            value=default,
+            mutable=mutable,
+            strict=strict,
+            allow_downcast=allow_downcast,
+            implicit=implicit,
+            borrow=borrow,
+        )
 
 
 SymbolicInput = In

@@ -407,3 +407,8 @@ def get_mode(mode: Any) -> Mode:
     raise ValueError(
         f"mode: invalid value {mode!r}; expected a Mode or one of {', '.join(map(repr, _NAMED))}"
     )
+
+
+def get_default_mode() -> Mode:
+    """The `Mode` that `config.mode` names (Theano's `get_default_mode`)."""
+    return get_mode(None)

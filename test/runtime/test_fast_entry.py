@@ -76,9 +76,11 @@ def test_errors_are_those_of_the_python_path(add: arignote.Function) -> None:
         add(np.zeros(3), a)
     with pytest.raises(TypeError, match="wrong number of dimensions: expected 1, got 2"):
         add(np.zeros((3, 1), np.float32), a)
-    with pytest.raises(TypeError, match="function takes 2 arguments, got 3"):
+    with pytest.raises(
+        TypeError, match="Too many parameter passed to arignote function: it has 2 inputs, got 3 "
+    ):
         add(a, a, a)
-    with pytest.raises(TypeError, match="missing values for inputs: y"):
+    with pytest.raises(TypeError, match="Missing required input: y"):
         add(a)
     assert fast_calls(add) == before
 
