@@ -22,7 +22,7 @@ import atexit
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
@@ -92,9 +92,14 @@ class _PyNodeTimer:
 
 @dataclass
 class ProfileStats:
-    """The profile of one function (Theano's `ProfileStats`); `summary()` prints it.
+    """The profile of one function, or of several (Theano's `ProfileStats`);
+    `summary()` prints it.
 
     Times are in seconds. `atexit_print`: print the summary when the process exits.
+    One `ProfileStats` passed as `profile=` to several functions adds them up, as
+    Theano's does: calls, call and compile times are sums, and `nodes` lists the nodes
+    of each function in turn (the first function's from index 0, the second's after
+    them, ...).
     """
 
     atexit_print: bool = True
@@ -118,25 +123,53 @@ class ProfileStats:
     """Why the nodes are not timed (a mode that runs them itself), or ''."""
     _source: Any = None
     _native: Any = None
+    _more: list[ProfileStats] = field(default_factory=list)
+    """The profiles of the functions after the first one."""
 
     def __post_init__(self) -> None:
         _AT_EXIT.append(self)  # printed at exit if `atexit_print` is still on then
 
     # --- what the counters say ---------------------------------------------------------
 
+    def _parts(self) -> list[ProfileStats]:
+        return [self, *self._more]
+
     @property
     def vm_call_time(self) -> float:
         """Time in the compiled code (Theano's `Function.fn.__call__`)."""
-        return self._native.time if self._native is not None else 0.0
+        return sum(p._native.time for p in self._parts() if p._native is not None)
 
-    def node_counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per node, in toposort order: seconds spent in it, its runs and the largest
-        total size in bytes of its results."""
-        n = len(self.nodes)
+    def _own_counters(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._source is None:
             return np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64)
         source = self._source
-        return np.asarray(source.times, float), source.calls, source.bytes
+        return (
+            np.asarray(source.times, float),
+            np.asarray(source.calls, np.int64),
+            np.asarray(source.bytes, np.int64),
+        )
+
+    def node_counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per node, in toposort order (function after function): seconds spent in it,
+        its runs and the largest total size in bytes of its results."""
+        first = self._own_counters(len(self.nodes) - sum(len(m.nodes) for m in self._more))
+        if not self._more:
+            return first
+        parts = [first] + [m._own_counters(len(m.nodes)) for m in self._more]
+        return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+
+    def absorb(self, other: ProfileStats) -> None:
+        """Add the profile of another function, compiled into `other`, to this one."""
+        offset = len(self.nodes)
+        self.nodes += [replace(n, index=n.index + offset) for n in other.nodes]
+        self.last_use += [u + offset for u in other.last_use]
+        self.optimizer_profile += other.optimizer_profile
+        for name in ("compile_time", "optimizer_time", "validate_time", "linker_time"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.linker and other.linker not in self.linker.split("+"):
+            self.linker = f"{self.linker}+{other.linker}" if self.linker else other.linker
+        self.no_node_times = self.no_node_times or other.no_node_times
+        self._more.append(other)
 
     @property
     def apply_time(self) -> dict[str, float]:
@@ -153,14 +186,23 @@ class ProfileStats:
         """The largest total size of the results alive at once during a call (each node's
         largest results, freed after their last use; outputs stay)."""
         sizes = self.node_counters()[2]
-        live = peak = 0
-        freed: dict[int, int] = {}
-        for index, size in enumerate(sizes):
-            live += int(size)
-            peak = max(peak, live)
-            freed[self.last_use[index]] = freed.get(self.last_use[index], 0) + int(size)
-            live -= freed.pop(index, 0)
+        peak, start = 0, 0
+        for length in self._lengths():
+            live = 0
+            freed: dict[int, int] = {}
+            for index in range(start, start + length):
+                live += int(sizes[index])
+                peak = max(peak, live)
+                last = self.last_use[index]
+                freed[last] = freed.get(last, 0) + int(sizes[index])
+                live -= freed.pop(index, 0)
+            start += length
         return peak
+
+    def _lengths(self) -> list[int]:
+        """The number of nodes of each function profiled, in order."""
+        more = [len(m.nodes) for m in self._more]
+        return [len(self.nodes) - sum(more), *more]
 
     def summary(
         self, file: TextIO | None = None, n_ops_to_print: int = -1, n_apply_to_print: int = -1
@@ -199,8 +241,6 @@ def profile_for(profile: Any, name: str | None) -> ProfileStats | None:
     if isinstance(profile, str):
         return ProfileStats(message=profile)
     if isinstance(profile, ProfileStats):
-        if profile.nodes or profile.fct_callcount:
-            raise ValueError("function: this ProfileStats already profiles another function")
         return profile
     raise TypeError(
         f"function: profile must be True, False, a name or a ProfileStats, got {profile!r}"
@@ -337,7 +377,14 @@ def compile_profiled(
     mode: Mode, module: ModuleOp, symbol: str, stats: ProfileStats
 ) -> tuple[ModuleOp, Run]:
     """Verify, optimize and link `module` as `mode` does, recording the times in
-    `stats`; the optimized module and the instrumented callable."""
+    `stats` (added to those of the functions `stats` already profiles); the optimized
+    module and the instrumented callable."""
+    if stats.nodes or stats._native is not None:
+        part = ProfileStats(atexit_print=False)
+        _AT_EXIT[:] = [s for s in _AT_EXIT if s is not part]  # `stats` prints it
+        result = compile_profiled(mode, module, symbol, part)
+        stats.absorb(part)
+        return result
     start = time.perf_counter()
     module.verify()
     verified = time.perf_counter()

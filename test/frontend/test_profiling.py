@@ -146,8 +146,8 @@ def test_profile_argument_forms() -> None:
         arignote.function([x], x * 2, profile=3)
     stats = ProfileStats(atexit_print=False)
     arignote.function([x], x * 2, profile=stats)
-    with pytest.raises(ValueError, match="already profiles another function"):
-        arignote.function([x], x * 3, profile=stats)
+    arignote.function([x], x * 3, profile=stats)  # Theano: one profile for both
+    assert len(stats.nodes) == 2
 
 
 def test_config_profile_profiles_every_function() -> None:
@@ -210,3 +210,29 @@ def test_profiled_softmax_step_verifies() -> None:
     logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
     np.testing.assert_allclose(f(xv, yv), -(yv * logp).sum(axis=1).mean(), rtol=1e-12)
     assert "Elemwise{Composite{" in _report(f)
+
+
+@pytest.mark.parametrize("linker", ["cvm", "py"])
+def test_one_profile_shared_by_two_functions_adds_them_up(linker: str) -> None:
+    x = T.dvector("x")
+    stats = ProfileStats(atexit_print=False, message="both")
+    mode = arignote.Mode(linker=linker)
+    f = arignote.function([x], T.exp(x), profile=stats, mode=mode)
+    g = arignote.function([x], [T.log(x), x * 2], profile=stats, mode=mode)
+    assert f.profile is stats and g.profile is stats
+    f(np.ones(3))
+    g(np.ones(3))
+    g(np.ones(3))
+    assert stats.fct_callcount == 3
+    assert [n.index for n in stats.nodes] == list(range(len(stats.nodes)))
+    ops = [n.op for n in stats.nodes]
+    assert any("exp" in op for op in ops) and any("log" in op for op in ops)
+    times, calls, sizes = stats.node_counters()
+    assert len(times) == len(calls) == len(sizes) == len(stats.nodes)
+    n_f = len(f.maker.fgraph.toposort())
+    assert calls[:n_f].tolist() == [1] * n_f
+    assert calls[n_f:].tolist() == [2] * (len(stats.nodes) - n_f)
+    assert stats.peak_memory() == 2 * 3 * 8  # g's two outputs, alive together
+    out = io.StringIO()
+    stats.summary(file=out)
+    assert "Time in 3 calls to Function.__call__" in out.getvalue()
