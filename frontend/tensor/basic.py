@@ -227,16 +227,39 @@ def _unary_float(op_class: type[ag.UnaryElementwiseOp], x: Any) -> Variable:
 # --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
 
 
+def _check_not_float(name: str, args: Sequence[Any]) -> None:
+    """Theano's and NumPy's bitwise ops reject floats (a Python float too)."""
+    for position, arg in enumerate(args):
+        dtype = arg.dtype if isinstance(arg, Variable) else np.asarray(arg).dtype.name
+        if dtype.startswith("float"):
+            raise TypeError(
+                f"{name}: expected integer or bool inputs, got {dtype} for argument "
+                f"{position} (bitwise ops are not defined on floats, as in Theano and NumPy)"
+            )
+
+
 def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable]:
     """The operands of `entry`'s op: promoted to one dtype, then integers upcast to float
     (Theano's `upgrade_to_float`) for a "float" op, or bools cast to int8 otherwise."""
+    if entry.category == "integer":
+        _check_not_float(entry.name, args)
     values = _promoted(_operands(*args)) if len(args) > 1 else [as_tensor_variable(args[0])]
     dtype = values[0].dtype
+    if entry.category in ("any", "integer"):
+        return values
     if entry.category == "float" and dtype in _FLOAT_OF_INT:
         return [cast(v, _FLOAT_OF_INT[dtype]) for v in values]
     if dtype == "bool":
         return [cast(v, "int8") for v in values]
     return values
+
+
+_DTYPE_RULE = {
+    "float": "integer inputs upcast to float",
+    "numeric": "integer inputs kept",
+    "integer": "integer or bool inputs; floats are a TypeError",
+    "any": "inputs of any dtype",
+}
 
 
 def _table_function(entry: ag.Elementwise) -> Any:
@@ -250,8 +273,7 @@ def _table_function(entry: ag.Elementwise) -> Any:
 
     fn = unary if entry.arity == 1 else binary
     fn.__name__ = fn.__qualname__ = entry.name
-    integers = "upcast to float" if entry.category == "float" else "kept"
-    fn.__doc__ = f"Elementwise {entry.summary} (`ag.{entry.name}`; integer inputs {integers})."
+    fn.__doc__ = f"Elementwise {entry.summary} (`ag.{entry.name}`; {_DTYPE_RULE[entry.category]})."
     return fn
 
 
