@@ -286,6 +286,41 @@ globals().update(TABLE_FUNCTIONS)
 sqr, sqrt = TABLE_FUNCTIONS["sqr"], TABLE_FUNCTIONS["sqrt"]  # used below (var, std)
 
 
+def _as_float_pair(a: Any, b: Any) -> list[Variable]:
+    """`a` and `b` promoted to one dtype, integers and bools then cast to float64 (NumPy's
+    `isclose` computes in `result_type(y, 1.0)`)."""
+    values = _promoted(_operands(a, b))
+    if values[0].dtype.startswith("float"):
+        return values
+    return [cast(v, "float64") for v in values]
+
+
+def isclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Variable:
+    """Elementwise `|a - b| <= atol + rtol * |b|` for finite values, else `a == b` (equal
+    infinities are close); NaNs are close to each other only with `equal_nan`. Bool
+    result, as `numpy.isclose` (a composition of `ag` ops; no gradient)."""
+    x, y = _as_float_pair(a, b)
+    x_nan, y_nan = TABLE_FUNCTIONS["isnan"](x), TABLE_FUNCTIONS["isnan"](y)
+    or_, and_ = TABLE_FUNCTIONS["or_"], TABLE_FUNCTIONS["and_"]
+    non_finite = or_(
+        or_(x_nan, TABLE_FUNCTIONS["isinf"](x)), or_(y_nan, TABLE_FUNCTIONS["isinf"](y))
+    )
+    within = le(abs(x - y), atol + rtol * abs(y))
+    close = or_(and_(TABLE_FUNCTIONS["invert"](non_finite), within), eq(x, y))
+    return or_(close, and_(x_nan, y_nan)) if equal_nan else close
+
+
+def allclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Variable:
+    """Whether every element pair is `isclose` (a 0-d bool; true for empty inputs, as
+    `numpy.allclose`)."""
+    far = TABLE_FUNCTIONS["invert"](isclose(a, b, rtol, atol, equal_nan))
+    return eq(sum(far), 0)
+
+
 def neg(x: Any) -> Variable:
     """Elementwise `-x`."""
     v = as_tensor_variable(x)

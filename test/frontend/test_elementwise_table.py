@@ -344,3 +344,50 @@ def test_bool_and_integer_results_carry_no_gradient(backend: str) -> None:
     f = arignote.function([x], g, mode=mode(backend))
     point = np.array([1.5, -2.0, 7.0])
     np.testing.assert_array_equal(f(point), np.ones(3))
+
+
+# --- isclose, allclose (compositions of the ops above) ---------------------------------
+
+CLOSE_INPUTS = {
+    # pairs well inside or outside the tolerance (none on its boundary), specials
+    "float32": (
+        [1.0, np.nan, np.nan, np.inf, -np.inf, np.inf, 1e-9, 1.0, 0.0, 100.0, 5.0, -3.0],
+        [1.000001, np.nan, 1.0, np.inf, np.inf, 1.0, 0.0, 1.1, 1e-8, 100.0005, 5.1, -3.0],
+    ),
+    "float64": (
+        [1.0, np.nan, np.nan, np.inf, -np.inf, -np.inf, 1e-9, 1.0, 0.0, 1e10, 5.0, -3.0],
+        [1.000001, np.nan, 1.0, np.inf, -np.inf, 2.0, 0.0, 1.1, 1e-7, 1e10 + 1, 5.1, -3.0],
+    ),
+    "int8": ([1, -128, 127, 0, 5], [1, 127, -128, 0, 6]),
+    "int32": ([1, 7, -(2**31), 2**31 - 1], [1, 8, -(2**31), 2**31 - 1]),
+    "int64": ([1, 10**12, -5, 0], [1, 10**12 + 1, -5, 1]),
+    "bool": ([True, False, True], [True, False, False]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", sorted(CLOSE_INPUTS))
+def test_isclose_and_allclose_as_numpy(dtype: str, backend: str) -> None:
+    x, y = T.vector("x", dtype=dtype), T.vector("y", dtype=dtype)
+    outputs = [
+        T.isclose(x, y),
+        T.isclose(x, y, equal_nan=True),
+        T.isclose(x, y, rtol=0.05, atol=0.5),
+        T.allclose(x, y),
+        T.allclose(x, x),
+        T.allclose(x[:0], y[:0]),
+    ]
+    assert all(o.dtype == "bool" for o in outputs)
+    f = arignote.function([x, y], outputs, mode=mode(backend))
+    a, b = (np.array(v, dtype=dtype) for v in CLOSE_INPUTS[dtype])
+    expected = [
+        np.isclose(a, b),
+        np.isclose(a, b, equal_nan=True),
+        np.isclose(a, b, rtol=0.05, atol=0.5),
+        np.allclose(a, b),
+        np.allclose(a, a),
+        np.allclose(a[:0], b[:0]),
+    ]
+    for i, (got, want) in enumerate(zip(f(a, b), expected, strict=True)):
+        np.testing.assert_array_equal(got, want, err_msg=str(i))
+        assert np.asarray(got).dtype == np.bool_
