@@ -161,6 +161,27 @@ class Variable:
     def __abs__(self) -> Variable:
         return _basic().abs(self)
 
+    def __and__(self, other: Any) -> Variable:
+        return _basic().and_(self, other)
+
+    def __rand__(self, other: Any) -> Variable:
+        return _basic().and_(other, self)
+
+    def __or__(self, other: Any) -> Variable:
+        return _basic().or_(self, other)
+
+    def __ror__(self, other: Any) -> Variable:
+        return _basic().or_(other, self)
+
+    def __xor__(self, other: Any) -> Variable:
+        return _basic().xor(self, other)
+
+    def __rxor__(self, other: Any) -> Variable:
+        return _basic().xor(other, self)
+
+    def __invert__(self) -> Variable:
+        return _basic().invert(self)
+
     def __lt__(self, other: Any) -> Variable:
         return _comparison(_basic().lt(self, other))
 

@@ -346,9 +346,26 @@ class TableEmitter:
         return BINARY[ag.DivOp](self.b, x, y)
 
     def cmp(self, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
-        """`x <predicate> y` for "lt", "gt", "eq" (ordered for floats, signed for ints)."""
+        """`x <predicate> y` for "lt", "gt", "eq" (ordered for floats, signed for ints),
+        or "uno" (floats: either is NaN)."""
+        if predicate == "uno":
+            return _cmpf(self.b, x, y, "uno")
         emit = {"lt": BINARY[ag.LtOp], "gt": BINARY[ag.GtOp], "eq": BINARY[ag.EqOp]}[predicate]
         return emit(self.b, x, y)
+
+    def bitwise(self, name: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`x & y`, `x | y` or `x ^ y` ("and", "or", "xor") of integers or bools."""
+        op_class = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}[name]
+        return self.b.insert(op_class(x, y)).result
+
+    def bool_const(self, value: bool) -> SSAValue:
+        return constant(self.b, int(value), i1)
+
+    def is_float(self, x: SSAValue) -> bool:
+        return ag.is_float(x.type)
+
+    def is_bool(self, x: SSAValue) -> bool:
+        return ag.is_bool(x.type)
 
     def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
         return _select(self.b, cond, x, y)
@@ -358,14 +375,15 @@ def _table_unary(entry: ag.Elementwise) -> UnaryByCategory:
     def emit(b: Builder, x: SSAValue) -> SSAValue:
         return entry.lower(TableEmitter(b), x)
 
-    return UnaryByCategory(emit, emit if entry.category == "numeric" else None)
+    return UnaryByCategory(emit, None if entry.category == "float" else emit)
 
 
 def _table_binary(entry: ag.Elementwise) -> ByCategory:
     def emit(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
         return entry.lower(TableEmitter(b), x, y)
 
-    return ByCategory(emit, emit if entry.category == "numeric" else None)
+    integers = None if entry.category == "float" else emit
+    return ByCategory(emit, integers, integers)
 
 
 LIBM_FUNCTIONS.update({"hypotf": f32, "hypot": f64})

@@ -61,6 +61,7 @@ from arignote.dialects.ag.elementwise import (
     SelectOp,
     SubOp,
     UnaryElementwiseOp,
+    UnaryPredicateOp,
 )
 from arignote.dialects.ag.elementwise_table import (
     BINARY_TABLE_OPS,
@@ -301,6 +302,7 @@ __all__ = [
     "SubtensorUpdateOp",
     "UNARY_OPS",
     "UnaryElementwiseOp",
+    "UnaryPredicateOp",
     "advanced_subtensor_shape",
     "alloc_shape",
     "broadcast_dim",

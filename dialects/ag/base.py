@@ -48,12 +48,15 @@ def _category_ok(t: Attribute, category: str) -> bool:
         return is_float(t)
     if category == "numeric":
         return is_float(t) or is_int(t)
+    if category == "integer":
+        return is_int(t) or is_bool(t)
     return is_supported_element(t)
 
 
 _CATEGORY_NAMES = {
     "float": "a float element type (f32, f64)",
     "numeric": "a numeric element type (f32, f64, i8, i16, i32, i64)",
+    "integer": "an integer or bool element type (i1, i8, i16, i32, i64)",
     "any": "a supported element type (f32, f64, i1, i8, i16, i32, i64)",
 }
 

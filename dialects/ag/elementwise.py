@@ -96,6 +96,28 @@ class UnaryElementwiseOp(IRDLOperation, abc.ABC):
         _expect_result(self, t, self.result.type)
 
 
+class UnaryPredicateOp(UnaryElementwiseOp, abc.ABC):
+    """An elementwise test of one operand (`isnan`); the result is a tensor of `i1` of
+    the operand's shape."""
+
+    CATEGORY: ClassVar[str] = "any"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation):
+        t = tensor_type(SSAValue.get(input))
+        IRDLOperation.__init__(
+            self, operands=[input], result_types=[TensorType(IntegerType(1), t.get_shape())]
+        )
+
+    def verify_(self) -> None:
+        t = _check_tensor(self, "operand", self.input.type, self.CATEGORY)
+        _expect_result(self, TensorType(IntegerType(1), t.get_shape()), self.result.type)
+
+
 class BinaryElementwiseOp(IRDLOperation, abc.ABC):
     """An elementwise op of two operands of one element type, broadcast NumPy-style."""
 

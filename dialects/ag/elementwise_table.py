@@ -30,7 +30,12 @@ from typing import Any, ClassVar
 import numpy as np
 from xdsl.irdl import irdl_op_definition
 
-from arignote.dialects.ag.elementwise import BinaryElementwiseOp, UnaryElementwiseOp
+from arignote.dialects.ag.elementwise import (
+    BinaryElementwiseOp,
+    ComparisonOp,
+    UnaryElementwiseOp,
+    UnaryPredicateOp,
+)
 
 Grad = Callable[..., list[Any]]
 """`grad(T, inputs, output, gz) -> [term or None per input]` (T: `arignote.tensor.basic`)."""
@@ -46,8 +51,10 @@ class Elementwise:
     """Theano's name: the frontend function, `ag.<name>` and `Elemwise{<name>}`."""
     arity: int
     category: str
-    """"float" (integer inputs are upcast as Theano's `upgrade_to_float`) or "numeric"
-    (integers stay integers; bools are cast to int8)."""
+    """"float" (integer inputs are upcast as Theano's `upgrade_to_float`), "numeric"
+    (integers stay integers; bools are cast to int8), "integer" (integers and bools as
+    they are; floats are a TypeError, as Theano's bitwise ops) or "any" (every dtype as
+    it is)."""
     numpy: Callable[..., Any]
     """The reference: a NumPy ufunc (or function) of `arity` arrays of the op's type."""
     grad: Grad | None
@@ -57,6 +64,14 @@ class Elementwise:
     """One line for the docstring: what the op computes."""
     aliases: tuple[str, ...] = ()
     """Other frontend names of the same function (`square` for `sqr`)."""
+    result: str = "same"
+    """The result's element type: "same" (the operand's) or "bool" (`i1`, as `isnan`).
+    Ops with integer or bool results carry no gradient (as the comparisons)."""
+
+    @property
+    def differentiable_type(self) -> bool:
+        """Whether the result can be a float (else the op has no gradient rule at all)."""
+        return self.result == "same" and self.category in ("float", "numeric")
 
     @property
     def class_name(self) -> str:
@@ -66,8 +81,12 @@ class Elementwise:
     def mlir(self) -> str:
         """The op's syntax, for the docstring and docs/dialect.md."""
         if self.arity == 1:
-            return f"%r = ag.{self.name} %x : tensor<?xf32>"
-        return f"%r = ag.{self.name} %y, %x : tensor<?x3xf64>, tensor<3xf64> -> tensor<?x3xf64>"
+            if self.result == "bool":
+                return f"%r = ag.{self.name} %x : tensor<?xf32> -> tensor<?xi1>"
+            t = "tensor<?xi32>" if self.category == "integer" else "tensor<?xf32>"
+            return f"%r = ag.{self.name} %x : {t}"
+        e = "i32" if self.category == "integer" else "f64"
+        return f"%r = ag.{self.name} %y, %x : tensor<?x3x{e}>, tensor<3x{e}> -> tensor<?x3x{e}>"
 
 
 # --- gradients (Theano's `grad` of each scalar op) ---------------------------------------
@@ -217,6 +236,30 @@ def _lower_hypot(e: Any, x: Any, y: Any) -> Any:
     return e.libm("hypot", x, y)
 
 
+def _lower_isnan(e: Any, x: Any) -> Any:
+    if not e.is_float(x):
+        return e.bool_const(False)  # integers and bools are never NaN (numpy.isnan)
+    return e.cmp("uno", x, x)
+
+
+def _lower_isinf(e: Any, x: Any) -> Any:
+    if not e.is_float(x):
+        return e.bool_const(False)
+    return e.cmp("eq", e.math("AbsFOp", x), e.const(math.inf, x))
+
+
+def _bitwise(name: str) -> Lower:
+    def lower(e: Any, x: Any, y: Any) -> Any:
+        return e.bitwise(name, x, y)
+
+    return lower
+
+
+def _lower_invert(e: Any, x: Any) -> Any:
+    # ~x is x ^ all-ones: -1 for a signed integer, 1 (true) for a bool.
+    return e.bitwise("xor", x, e.const(1 if e.is_bool(x) else -1, x))
+
+
 # --- the table -------------------------------------------------------------------------
 
 
@@ -279,12 +322,29 @@ TABLE: tuple[Elementwise, ...] = (
         "`sqrt(x**2 + y**2)` without overflow",
         arity=2,
     ),
+    Elementwise("isnan", 1, "any", np.isnan, None, _lower_isnan, "NaN test", result="bool"),
+    Elementwise(
+        "isinf",
+        1,
+        "any",
+        np.isinf,
+        None,
+        _lower_isinf,
+        "infinity test (either sign)",
+        result="bool",
+    ),
+    Elementwise("and_", 2, "integer", np.bitwise_and, None, _bitwise("and"), "bitwise and"),
+    Elementwise("or_", 2, "integer", np.bitwise_or, None, _bitwise("or"), "bitwise or"),
+    Elementwise("xor", 2, "integer", np.bitwise_xor, None, _bitwise("xor"), "bitwise xor"),
+    Elementwise(
+        "invert", 1, "integer", np.invert, None, _lower_invert, "bitwise not (logical for bools)"
+    ),
 )
 """Every table-driven elementwise op, in the order of docs/tensor_api.md."""
 
 
 def _define(entry: Elementwise) -> type:
-    base = UnaryElementwiseOp if entry.arity == 1 else BinaryElementwiseOp
+    base = _BASES[entry.arity, entry.result]
     doc = f"Elementwise {entry.summary} (`numpy.{entry.numpy.__name__}`).\n\n```mlir\n"
     doc += f"{entry.mlir}\n```\n"
     namespace: dict[str, Any] = {
@@ -297,6 +357,14 @@ def _define(entry: Elementwise) -> type:
     }
     return irdl_op_definition(type(entry.class_name, (base,), namespace))
 
+
+_BASES: dict[tuple[int, str], type] = {
+    (1, "same"): UnaryElementwiseOp,
+    (1, "bool"): UnaryPredicateOp,
+    (2, "same"): BinaryElementwiseOp,
+    (2, "bool"): ComparisonOp,
+}
+"""The op base class of an entry, by (arity, result)."""
 
 OPS: dict[str, type] = {entry.name: _define(entry) for entry in TABLE}
 """The `ag` op class of each entry, by name."""

@@ -227,16 +227,39 @@ def _unary_float(op_class: type[ag.UnaryElementwiseOp], x: Any) -> Variable:
 # --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
 
 
+def _check_not_float(name: str, args: Sequence[Any]) -> None:
+    """Theano's and NumPy's bitwise ops reject floats (a Python float too)."""
+    for position, arg in enumerate(args):
+        dtype = arg.dtype if isinstance(arg, Variable) else np.asarray(arg).dtype.name
+        if dtype.startswith("float"):
+            raise TypeError(
+                f"{name}: expected integer or bool inputs, got {dtype} for argument "
+                f"{position} (bitwise ops are not defined on floats, as in Theano and NumPy)"
+            )
+
+
 def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable]:
     """The operands of `entry`'s op: promoted to one dtype, then integers upcast to float
     (Theano's `upgrade_to_float`) for a "float" op, or bools cast to int8 otherwise."""
+    if entry.category == "integer":
+        _check_not_float(entry.name, args)
     values = _promoted(_operands(*args)) if len(args) > 1 else [as_tensor_variable(args[0])]
     dtype = values[0].dtype
+    if entry.category in ("any", "integer"):
+        return values
     if entry.category == "float" and dtype in _FLOAT_OF_INT:
         return [cast(v, _FLOAT_OF_INT[dtype]) for v in values]
     if dtype == "bool":
         return [cast(v, "int8") for v in values]
     return values
+
+
+_DTYPE_RULE = {
+    "float": "integer inputs upcast to float",
+    "numeric": "integer inputs kept",
+    "integer": "integer or bool inputs; floats are a TypeError",
+    "any": "inputs of any dtype",
+}
 
 
 def _table_function(entry: ag.Elementwise) -> Any:
@@ -250,8 +273,7 @@ def _table_function(entry: ag.Elementwise) -> Any:
 
     fn = unary if entry.arity == 1 else binary
     fn.__name__ = fn.__qualname__ = entry.name
-    integers = "upcast to float" if entry.category == "float" else "kept"
-    fn.__doc__ = f"Elementwise {entry.summary} (`ag.{entry.name}`; integer inputs {integers})."
+    fn.__doc__ = f"Elementwise {entry.summary} (`ag.{entry.name}`; {_DTYPE_RULE[entry.category]})."
     return fn
 
 
@@ -262,6 +284,41 @@ TABLE_FUNCTIONS: dict[str, Any] = {
 `T.sqr`, `T.square`, ...)."""
 globals().update(TABLE_FUNCTIONS)
 sqr, sqrt = TABLE_FUNCTIONS["sqr"], TABLE_FUNCTIONS["sqrt"]  # used below (var, std)
+
+
+def _as_float_pair(a: Any, b: Any) -> list[Variable]:
+    """`a` and `b` promoted to one dtype, integers and bools then cast to float64 (NumPy's
+    `isclose` computes in `result_type(y, 1.0)`)."""
+    values = _promoted(_operands(a, b))
+    if values[0].dtype.startswith("float"):
+        return values
+    return [cast(v, "float64") for v in values]
+
+
+def isclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Variable:
+    """Elementwise `|a - b| <= atol + rtol * |b|` for finite values, else `a == b` (equal
+    infinities are close); NaNs are close to each other only with `equal_nan`. Bool
+    result, as `numpy.isclose` (a composition of `ag` ops; no gradient)."""
+    x, y = _as_float_pair(a, b)
+    x_nan, y_nan = TABLE_FUNCTIONS["isnan"](x), TABLE_FUNCTIONS["isnan"](y)
+    or_, and_ = TABLE_FUNCTIONS["or_"], TABLE_FUNCTIONS["and_"]
+    non_finite = or_(
+        or_(x_nan, TABLE_FUNCTIONS["isinf"](x)), or_(y_nan, TABLE_FUNCTIONS["isinf"](y))
+    )
+    within = le(abs(x - y), atol + rtol * abs(y))
+    close = or_(and_(TABLE_FUNCTIONS["invert"](non_finite), within), eq(x, y))
+    return or_(close, and_(x_nan, y_nan)) if equal_nan else close
+
+
+def allclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Variable:
+    """Whether every element pair is `isclose` (a 0-d bool; true for empty inputs, as
+    `numpy.allclose`)."""
+    far = TABLE_FUNCTIONS["invert"](isclose(a, b, rtol, atol, equal_nan))
+    return eq(sum(far), 0)
 
 
 def neg(x: Any) -> Variable:

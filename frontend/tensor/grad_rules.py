@@ -274,7 +274,6 @@ RULES.update(
 )
 
 
-
 def _table_rule(entry: ag.Elementwise) -> Rule:
     grad = entry.grad
 
@@ -286,7 +285,9 @@ def _table_rule(entry: ag.Elementwise) -> Rule:
     return rule
 
 
-RULES.update({ag.OPS[entry.name]: _table_rule(entry) for entry in ag.TABLE})
+RULES.update(
+    {ag.OPS[entry.name]: _table_rule(entry) for entry in ag.TABLE if entry.differentiable_type}
+)  # the others (isnan, and_, ...) have integer or bool results: none, as the comparisons
 
 
 # --- indexing, reshaping, joining and allocation ---------------------------------------

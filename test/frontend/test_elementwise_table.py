@@ -22,8 +22,11 @@ from arignote.gradient import grad, verify_grad
 
 BACKENDS = ["py", "cvm"]
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan]
-UNARY = [e for e in ag.TABLE if e.arity == 1]
-BINARY = [e for e in ag.TABLE if e.arity == 2]
+ARITH = [e for e in ag.TABLE if e.differentiable_type]  # float/numeric ops of one result type
+UNARY = [e for e in ARITH if e.arity == 1]
+BINARY = [e for e in ARITH if e.arity == 2]
+PREDICATES = [e for e in ag.TABLE if e.result == "bool"]  # isnan, isinf
+BITWISE = [e for e in ag.TABLE if e.category == "integer"]  # and_, or_, xor, invert
 
 
 def mode(backend: str) -> arignote.Mode:
@@ -180,7 +183,7 @@ def test_verify_grad(name: str, backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_piecewise_constant_ops_have_zero_gradient(backend: str) -> None:
     x = T.dvector("x")
-    for name in [e.name for e in ag.TABLE if e.grad is None]:
+    for name in [e.name for e in ARITH if e.grad is None]:
         g = grad(T.sum(getattr(T, name)(x) * x), x)
         f = arignote.function([x], g, mode=mode(backend))
         point = np.array([-1.5, 0.0, 2.5])
@@ -214,7 +217,8 @@ def _parse(body: str, args: str) -> Any:
 @pytest.mark.parametrize("entry", ag.TABLE, ids=lambda e: e.name)
 def test_dialect_example_verifies_and_round_trips(entry: ag.Elementwise) -> None:
     assert entry.mlir in (ag.OPS[entry.name].__doc__ or "")
-    args = "%x: tensor<?xf32>" if entry.arity == 1 else "%y: tensor<?x3xf64>, %x: tensor<3xf64>"
+    e = "i32" if entry.category == "integer" else "f32" if entry.arity == 1 else "f64"
+    args = f"%x: tensor<?x{e}>" if entry.arity == 1 else f"%y: tensor<?x3x{e}>, %x: tensor<3x{e}>"
     module = _parse(entry.mlir, args)
     printed = str(module)
     assert f"ag.{entry.name}" in printed
@@ -223,7 +227,7 @@ def test_dialect_example_verifies_and_round_trips(entry: ag.Elementwise) -> None
     assert str(Parser(_context(), printed).parse_module()) == printed
 
 
-@pytest.mark.parametrize("entry", ag.TABLE, ids=lambda e: e.name)
+@pytest.mark.parametrize("entry", ARITH, ids=lambda e: e.name)
 def test_dialect_checks_the_element_type(entry: ag.Elementwise) -> None:
     from xdsl.utils.exceptions import VerifyException
 
@@ -236,3 +240,154 @@ def test_dialect_checks_the_element_type(entry: ag.Elementwise) -> None:
         return
     with pytest.raises(VerifyException, match=f"ag.{entry.name}.*(float|f32|f64)"):
         _parse(line, f"%x: {t}")
+
+
+# --- bool results and bitwise ops (isnan, isinf, and_, or_, xor, invert) --------------
+
+PREDICATE_INPUTS = {
+    "float32": [0.0, -0.0, 1.5, np.nan, -np.nan, np.inf, -np.inf, 3.4e38, 1e-45],
+    "float64": [0.0, -0.0, 1.5, np.nan, -np.nan, np.inf, -np.inf, 1.7e308, 5e-324],
+    "int8": [0, 1, -1, 127, -128],
+    "int32": [0, 7, -(2**31), 2**31 - 1],
+    "int64": [0, -5, 2**63 - 1, -(2**63)],
+    "bool": [True, False],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", sorted(PREDICATE_INPUTS))
+def test_predicates_give_bools_as_numpy(dtype: str, backend: str) -> None:
+    x = T.vector("x", dtype=dtype)
+    outputs = [getattr(T, e.name)(x) for e in PREDICATES]
+    assert all(o.dtype == "bool" for o in outputs)
+    f = arignote.function([x], outputs, mode=mode(backend))
+    a = np.array(PREDICATE_INPUTS[dtype], dtype=dtype)
+    for entry, got in zip(PREDICATES, f(a), strict=True):
+        np.testing.assert_array_equal(got, entry.numpy(a), err_msg=entry.name)
+        assert got.dtype == np.bool_, entry.name
+
+
+BITWISE_INPUTS = {
+    "int8": ([0, 1, -1, 127, -128, 85, -86], [-1, 3, 0, -128, 127, 51, 15]),
+    "int32": ([0, 7, -(2**31), 2**31 - 1, -6, 12345], [-1, 5, -1, 2**31 - 1, 3, -999]),
+    "int64": ([0, -5, 2**63 - 1, -(2**63), 1 << 40], [-1, 12, 1, -1, (1 << 40) | 3]),
+    "bool": ([True, True, False, False], [True, False, True, False]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", sorted(BITWISE_INPUTS))
+def test_bitwise_ops_and_operators_as_numpy(dtype: str, backend: str) -> None:
+    x, y = T.vector("x", dtype=dtype), T.vector("y", dtype=dtype)
+    outputs = [T.and_(x, y), T.or_(x, y), T.xor(x, y), T.invert(x), x & y, x | y, x ^ y, ~x]
+    assert all(o.dtype == dtype for o in outputs)
+    f = arignote.function([x, y], outputs, mode=mode(backend))
+    a, b = (np.array(v, dtype=dtype) for v in BITWISE_INPUTS[dtype])
+    expected = [a & b, a | b, a ^ b, ~a] * 2
+    for got, want in zip(f(a, b), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bitwise_ops_promote_and_broadcast(backend: str) -> None:
+    b, i = T.vector("b", dtype="bool"), T.imatrix("i")
+    outputs = [b & i, 3 | i, i ^ 1, T.and_(b, True)]
+    assert [o.dtype for o in outputs] == ["int32", "int32", "int32", "bool"]
+    f = arignote.function([b, i], outputs, mode=mode(backend))
+    bv, iv = np.array([True, False, True]), np.arange(-3, 3, dtype="int32").reshape(2, 3)
+    expected = [bv & iv, 3 | iv, iv ^ 1, bv & True]
+    for got, want in zip(f(bv, iv), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["and_", "or_", "xor", "invert"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bitwise_ops_reject_floats(name: str, dtype: str) -> None:
+    x = T.vector("x", dtype=dtype)
+    args = [x] if name == "invert" else [x, T.ivector()]
+    with pytest.raises(TypeError, match=f"{name}: expected integer or bool inputs, got {dtype}"):
+        getattr(T, name)(*args)
+    with pytest.raises(TypeError, match="expected integer or bool"):
+        _ = ~x if name == "invert" else x & 1
+
+
+@pytest.mark.parametrize("entry", BITWISE, ids=lambda e: e.name)
+def test_dialect_bitwise_ops_reject_floats(entry: ag.Elementwise) -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    t = "tensor<4xf32>"
+    line = f"%r = ag.{entry.name} %x : {t}"
+    if entry.arity == 2:
+        line = f"%r = ag.{entry.name} %x, %x : {t}, {t} -> {t}"
+    _parse(line.replace("f32", "i1"), "%x: tensor<4xi1>")
+    with pytest.raises(VerifyException, match=f"ag.{entry.name}.*integer or bool element type"):
+        _parse(line, f"%x: {t}")
+
+
+@pytest.mark.parametrize("entry", PREDICATES, ids=lambda e: e.name)
+def test_dialect_predicates_have_bool_results(entry: ag.Elementwise) -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    _parse(f"%r = ag.{entry.name} %x : tensor<4xi8> -> tensor<4xi1>", "%x: tensor<4xi8>")
+    with pytest.raises(VerifyException, match="does not match the inferred type"):
+        _parse(f"%r = ag.{entry.name} %x : tensor<4xf32> -> tensor<4xf32>", "%x: tensor<4xf32>")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bool_and_integer_results_carry_no_gradient(backend: str) -> None:
+    # As the comparisons: no gradient flows through isnan/isinf/and_ (Theano: disconnected).
+    x = T.dvector("x")
+    i = T.cast(x, "int32")
+    cost = T.sum(x * T.switch(T.isnan(x) | T.isinf(x), 0.0, 1.0)) + T.sum(T.cast(i & 3, "float64"))
+    g = grad(cost, x)
+    f = arignote.function([x], g, mode=mode(backend))
+    point = np.array([1.5, -2.0, 7.0])
+    np.testing.assert_array_equal(f(point), np.ones(3))
+
+
+# --- isclose, allclose (compositions of the ops above) ---------------------------------
+
+CLOSE_INPUTS = {
+    # pairs well inside or outside the tolerance (none on its boundary), specials
+    "float32": (
+        [1.0, np.nan, np.nan, np.inf, -np.inf, np.inf, 1e-9, 1.0, 0.0, 100.0, 5.0, -3.0],
+        [1.000001, np.nan, 1.0, np.inf, np.inf, 1.0, 0.0, 1.1, 1e-8, 100.0005, 5.1, -3.0],
+    ),
+    "float64": (
+        [1.0, np.nan, np.nan, np.inf, -np.inf, -np.inf, 1e-9, 1.0, 0.0, 1e10, 5.0, -3.0],
+        [1.000001, np.nan, 1.0, np.inf, -np.inf, 2.0, 0.0, 1.1, 1e-7, 1e10 + 1, 5.1, -3.0],
+    ),
+    "int8": ([1, -128, 127, 0, 5], [1, 127, -128, 0, 6]),
+    "int32": ([1, 7, -(2**31), 2**31 - 1], [1, 8, -(2**31), 2**31 - 1]),
+    "int64": ([1, 10**12, -5, 0], [1, 10**12 + 1, -5, 1]),
+    "bool": ([True, False, True], [True, False, False]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", sorted(CLOSE_INPUTS))
+def test_isclose_and_allclose_as_numpy(dtype: str, backend: str) -> None:
+    x, y = T.vector("x", dtype=dtype), T.vector("y", dtype=dtype)
+    outputs = [
+        T.isclose(x, y),
+        T.isclose(x, y, equal_nan=True),
+        T.isclose(x, y, rtol=0.05, atol=0.5),
+        T.allclose(x, y),
+        T.allclose(x, x),
+        T.allclose(x[:0], y[:0]),
+    ]
+    assert all(o.dtype == "bool" for o in outputs)
+    f = arignote.function([x, y], outputs, mode=mode(backend))
+    a, b = (np.array(v, dtype=dtype) for v in CLOSE_INPUTS[dtype])
+    expected = [
+        np.isclose(a, b),
+        np.isclose(a, b, equal_nan=True),
+        np.isclose(a, b, rtol=0.05, atol=0.5),
+        np.allclose(a, b),
+        np.allclose(a, a),
+        np.allclose(a[:0], b[:0]),
+    ]
+    for i, (got, want) in enumerate(zip(f(a, b), expected, strict=True)):
+        np.testing.assert_array_equal(got, want, err_msg=str(i))
+        assert np.asarray(got).dtype == np.bool_

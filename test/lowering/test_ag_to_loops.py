@@ -59,7 +59,12 @@ FLOATS = [np.float32, np.float64]
 INTS = [np.int32, np.int64]
 NUMERIC = FLOATS + INTS
 ANY = NUMERIC + [np.bool_]
-CATEGORY_DTYPES = {"float": FLOATS, "numeric": NUMERIC, "any": ANY}
+CATEGORY_DTYPES = {
+    "float": FLOATS,
+    "numeric": NUMERIC,
+    "integer": INTS + [np.bool_],
+    "any": ANY,
+}
 
 
 def ttype(shape: Sequence[int | None], dtype: Any) -> str:
@@ -474,6 +479,10 @@ def unary_module(op_class: type[ag.UnaryElementwiseOp], dtype: Any) -> str:
     text = ""
     for name, shape in (("matrix", [None, None]), ("scalar", []), ("fixed", [2, 1, None])):
         t = ttype(shape, dtype)
+        if issubclass(op_class, ag.UnaryPredicateOp):  # isnan, isinf: bool results
+            r = ttype(shape, np.bool_)
+            text += one_op_function(name, f"{op_class.name} {{operands}} : {t} -> {r}", [t], r)
+            continue
         text += one_op_function(name, f"{op_class.name} {{operands}} : {t}", [t], t)
     return text
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from xdsl.context import Context
 from xdsl.dialects.arith import Arith
-from xdsl.dialects.builtin import Builtin, ModuleOp, TensorType
+from xdsl.dialects.builtin import Builtin, IntegerType, ModuleOp, TensorType
 from xdsl.dialects.func import Func
 from xdsl.dialects.scf import Scf
 from xdsl.ir import Attribute
@@ -82,6 +82,8 @@ def allowed(category: str, dtype: np.dtype) -> bool:
         return ag.is_float(t)
     if category == "numeric":
         return ag.is_float(t) or ag.is_int(t)
+    if category == "integer":
+        return ag.is_int(t) or ag.is_bool(t)
     return True
 
 
@@ -173,6 +175,9 @@ PY_INT: dict[type[Any], Callable[[int, int], Any]] = {
     ag.GeOp: operator.ge,
     ag.EqOp: operator.eq,
     ag.NeOp: operator.ne,
+    ag.OPS["and_"]: operator.and_,
+    ag.OPS["or_"]: operator.or_,
+    ag.OPS["xor"]: operator.xor,
 }
 
 NUMPY: dict[type[Any], Callable[..., Any]] = {
@@ -317,6 +322,11 @@ def test_unary(op: type[ag.UnaryElementwiseOp], dtype: np.dtype) -> None:
     @given(broadcast_operands([dtype]))
     def check(case: tuple[list[np.ndarray], list[TensorType]]) -> None:
         (x,), (t,) = case
+        if issubclass(op, ag.UnaryPredicateOp):  # isnan, isinf: bool results
+            rt = TensorType(IntegerType(1), t.get_shape())
+            got = run_op(f"{op.name} %a0 : {t} -> {rt}", [x], [t], rt)
+            assert_same(got, NUMPY[op](x), np.dtype(np.bool_))
+            return
         got = run_op(f"{op.name} %a0 : {t}", [x], [t], t)
         with np.errstate(all="ignore"):
             assert_same(got, NUMPY[op](x), dtype)

@@ -2,22 +2,36 @@
 # RUN: python %s | arignote-opt -p to-llvm | filecheck %s --check-prefix=LLVM
 
 # Every table-driven elementwise op (`ag.TABLE`), generated from the table: one function
-# per op, on f32 for the unary ones (f64 for the binary ones), lowered to scalar
-# arith/math ops in a loop, then to llvm intrinsics and libm calls.
+# per op, on f32 for the unary ones (f64 for the binary ones; i32 for the bitwise ones,
+# whose unary one also runs on i1), lowered to scalar arith/math ops in a loop, then to
+# llvm intrinsics and libm calls. `isnan`/`isinf` also run on i32 (a constant false).
 
 from arignote.dialects import ag
 
-for entry in ag.TABLE:
+
+def emit(name: str, entry: ag.Elementwise, e: str) -> None:
+    t = f"tensor<?x{e}>"
+    r = "tensor<?xi1>" if entry.result == "bool" else t
     if entry.arity == 1:
-        t = "tensor<?xf32>"
-        print(f"func.func @ag_{entry.name}(%x: {t}) -> {t} {{")
-        print(f"  %r = ag.{entry.name} %x : {t}")
+        arrow = f" -> {r}" if entry.result == "bool" else ""
+        print(f"func.func @ag_{name}(%x: {t}) -> {r} {{")
+        print(f"  %r = ag.{entry.name} %x : {t}{arrow}")
     else:
-        t = "tensor<?xf64>"
-        print(f"func.func @ag_{entry.name}(%y: {t}, %x: {t}) -> {t} {{")
-        print(f"  %r = ag.{entry.name} %y, %x : {t}, {t} -> {t}")
-    print(f"  func.return %r : {t}")
+        print(f"func.func @ag_{name}(%y: {t}, %x: {t}) -> {r} {{")
+        print(f"  %r = ag.{entry.name} %y, %x : {t}, {t} -> {r}")
+    print(f"  func.return %r : {r}")
     print("}")
+
+
+for entry in ag.TABLE:
+    if entry.category == "integer":
+        emit(entry.name, entry, "i32")
+    else:
+        emit(entry.name, entry, "f32" if entry.arity == 1 else "f64")
+    if entry.result == "bool":
+        emit(entry.name + "_i32", entry, "i32")
+    if entry.category == "integer" and entry.arity == 1:
+        emit(entry.name + "_i1", entry, "i1")
 
 # CHECK-LABEL: func.func @ag_sin(
 # CHECK:         math.sin %{{.*}} : f32
@@ -71,6 +85,30 @@ for entry in ag.TABLE:
 # CHECK:         math.atan2 %{{.*}}, %{{.*}} : f64
 # CHECK-LABEL: func.func @ag_hypot(
 # CHECK:         func.call @hypot(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+# CHECK-LABEL: func.func @ag_isnan(
+# CHECK:         %[[X:.*]] = memref.load
+# CHECK-NEXT:    arith.cmpf uno, %[[X]], %[[X]] : f32
+# CHECK-LABEL: func.func @ag_isnan_i32(
+# CHECK:         arith.constant false
+# CHECK-NOT:     arith.cmp
+# CHECK-LABEL: func.func @ag_isinf(
+# CHECK:         %[[A:.*]] = math.absf %{{.*}} : f32
+# CHECK-NEXT:    %[[INF:.*]] = arith.constant 0x7f800000 : f32
+# CHECK-NEXT:    arith.cmpf oeq, %[[A]], %[[INF]] : f32
+# CHECK-LABEL: func.func @ag_isinf_i32(
+# CHECK:         arith.constant false
+# CHECK-LABEL: func.func @ag_and_(
+# CHECK:         arith.andi %{{.*}}, %{{.*}} : i32
+# CHECK-LABEL: func.func @ag_or_(
+# CHECK:         arith.ori %{{.*}}, %{{.*}} : i32
+# CHECK-LABEL: func.func @ag_xor(
+# CHECK:         arith.xori %{{.*}}, %{{.*}} : i32
+# CHECK-LABEL: func.func @ag_invert(
+# CHECK:         %[[M:.*]] = arith.constant -1 : i32
+# CHECK-NEXT:    arith.xori %{{.*}}, %[[M]] : i32
+# CHECK-LABEL: func.func @ag_invert_i1(
+# CHECK:         %[[T:.*]] = arith.constant true
+# CHECK-NEXT:    arith.xori %{{.*}}, %[[T]] : i1
 # CHECK:       func.func private @hypot(f64, f64) -> f64
 
 # LLVM-DAG:    llvm.func @tanf(f32) -> f32
