@@ -76,9 +76,9 @@ def _limit_threads(path: str) -> None:
 
     if any(os.environ.get(name) for name in _THREAD_VARIABLES):
         return
-    library = ctypes.CDLL(path)
-    if library.scipy_openblas_get_num_threads() > usable_cores():
-        library.scipy_openblas_set_num_threads(ctypes.c_int(usable_cores()))
+    library, cores = ctypes.CDLL(path), usable_cores()
+    if library.scipy_openblas_get_num_threads() > cores:
+        library.scipy_openblas_set_num_threads(ctypes.c_int(cores))
 
 
 def needs_blas(llvm_ir: str) -> bool:

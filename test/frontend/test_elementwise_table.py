@@ -205,6 +205,13 @@ def _context() -> Any:
     return ctx
 
 
+def _same_type_op(entry: ag.Elementwise, t: str) -> str:
+    """The op of `entry` applied to `%x` (twice for a binary op), all of type `t`."""
+    if entry.arity == 2:
+        return f"%r = ag.{entry.name} %x, %x : {t}, {t} -> {t}"
+    return f"%r = ag.{entry.name} %x : {t}"
+
+
 def _parse(body: str, args: str) -> Any:
     from xdsl.parser import Parser
 
@@ -232,9 +239,7 @@ def test_dialect_checks_the_element_type(entry: ag.Elementwise) -> None:
     from xdsl.utils.exceptions import VerifyException
 
     t = "tensor<4xi32>"
-    line = f"%r = ag.{entry.name} %x : {t}"
-    if entry.arity == 2:
-        line = f"%r = ag.{entry.name} %x, %x : {t}, {t} -> {t}"
+    line = _same_type_op(entry, t)
     if entry.category == "numeric":
         _parse(line, f"%x: {t}")
         return
@@ -317,9 +322,7 @@ def test_dialect_bitwise_ops_reject_floats(entry: ag.Elementwise) -> None:
     from xdsl.utils.exceptions import VerifyException
 
     t = "tensor<4xf32>"
-    line = f"%r = ag.{entry.name} %x : {t}"
-    if entry.arity == 2:
-        line = f"%r = ag.{entry.name} %x, %x : {t}, {t} -> {t}"
+    line = _same_type_op(entry, t)
     _parse(line.replace("f32", "i1"), "%x: tensor<4xi1>")
     with pytest.raises(VerifyException, match=f"ag.{entry.name}.*integer or bool element type"):
         _parse(line, f"%x: {t}")
