@@ -132,9 +132,12 @@ def _build(op_class: type[Operation], *operands: Variable) -> Variable:
     return apply_op(op)
 
 
-def add(a: Any, b: Any) -> Variable:
-    """Elementwise `a + b`."""
-    return _binary(ag.AddOp, a, b, no_bool=True)
+def add(a: Any, *other_terms: Any) -> Variable:
+    """Elementwise `a + b + ...` (any number of terms, summed left to right, as Theano's)."""
+    total = as_tensor_variable(a)
+    for term in other_terms:
+        total = _binary(ag.AddOp, total, term, no_bool=True)
+    return total
 
 
 def sub(a: Any, b: Any) -> Variable:
@@ -142,9 +145,12 @@ def sub(a: Any, b: Any) -> Variable:
     return _binary(ag.SubOp, a, b, no_bool=True)
 
 
-def mul(a: Any, b: Any) -> Variable:
-    """Elementwise `a * b`."""
-    return _binary(ag.MulOp, a, b, no_bool=True)
+def mul(a: Any, *other_terms: Any) -> Variable:
+    """Elementwise `a * b * ...` (any number of factors, left to right, as Theano's)."""
+    product = as_tensor_variable(a)
+    for factor in other_terms:
+        product = _binary(ag.MulOp, product, factor, no_bool=True)
+    return product
 
 
 def true_div(a: Any, b: Any) -> Variable:
