@@ -32,11 +32,13 @@ BINARY = {
 def test_named_binary_functions_as_numpy(backend: str) -> None:
     x, y = T.dvectors("x", "y")
     names = sorted(BINARY)
-    f = arignote.function([x, y], [getattr(T, n)(x, y) for n in names], mode=arignote.Mode(linker=backend))
+    outputs = [getattr(T, n)(x, y) for n in names]
+    f = arignote.function([x, y], outputs, mode=arignote.Mode(linker=backend))
     a = np.array([-3.5, -1.0, 0.5, 2.0, 7.25, 3.0])
     b = np.array([2.0, -4.0, 0.25, 2.0, -1.5, 3.0])
     for name, got in zip(names, f(a, b), strict=True):
-        np.testing.assert_allclose(got, BINARY[name](a, b), rtol=4 * np.finfo(float).eps, err_msg=name)
+        expected = BINARY[name](a, b)
+        np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(float).eps, err_msg=name)
         assert got.dtype == BINARY[name](a, b).dtype, name
 
 
