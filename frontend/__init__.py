@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "tensor": ("arignote.tensor", None),
+    "compile": ("arignote.compile", None),
     "function": ("arignote.compile", "function"),
     "Function": ("arignote.compile", "Function"),
     "Mode": ("arignote.compile", "Mode"),

@@ -494,6 +494,14 @@ FLAGS: dict[str, Flag] = {
             "raise).",
             ("off", "ignore", "warn", "raise"),
         ),
+        Flag(
+            "print_test_value",
+            False,
+            "repr() of a variable with a test value (x.tag.test_value) shows the value "
+            "on the line after its name, as Theano's.",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
         *_warn_flags(),
     )
 }

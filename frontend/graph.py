@@ -101,7 +101,10 @@ class Variable:
         return eval_variable(self, inputs_to_values or {})
 
     def __repr__(self) -> str:
-        return self.name if self.name is not None else str(self)
+        text = self.name if self.name is not None else str(self)
+        if config.print_test_value and hasattr(self.tag, "test_value"):
+            text += "\n" + repr(self.tag.test_value)
+        return text
 
     def __str__(self) -> str:
         if self.name is not None:

@@ -695,7 +695,8 @@ class Function:
         type that the copy reads and updates instead. `delete_updates=True` compiles a
         copy without updates. `share_memory` is accepted; a copy shares the compiled code,
         and with it the results kept for reuse (see `free`), so there is nothing else to
-        share.
+        share. As Theano's, the copy returns its outputs as a list, also when this function
+        returns a single output (Theano's tutorial shows `[array(0)]`).
         """
         current = {id(sv): sv for sv in self.shared_variables}
         swap = dict(swap or {})
@@ -720,7 +721,9 @@ class Function:
                 new_swap[sv] = bound
         if name is None and self.name:
             name = self.name + " copy"
-        plan = replace(self._plan, name=name, defaults=list(self._defaults), profile=None)
+        plan = replace(
+            self._plan, name=name, defaults=list(self._defaults), profile=None, single=False
+        )
         compiled: _Compiled | None = self._compiled
         if delete_updates and (plan.updates or plan.input_updates):
             plan.updates, plan.input_updates = [], []

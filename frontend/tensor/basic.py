@@ -134,8 +134,10 @@ def _build(op_class: type[Operation], *operands: Variable) -> Variable:
 
 def add(a: Any, *other_terms: Any) -> Variable:
     """Elementwise `a + b + ...` (any number of terms, summed left to right, as Theano's)."""
-    total = as_tensor_variable(a)
-    for term in other_terms:
+    if not other_terms:
+        return as_tensor_variable(a)
+    total = _binary(ag.AddOp, a, other_terms[0], no_bool=True)
+    for term in other_terms[1:]:
         total = _binary(ag.AddOp, total, term, no_bool=True)
     return total
 
@@ -147,8 +149,10 @@ def sub(a: Any, b: Any) -> Variable:
 
 def mul(a: Any, *other_terms: Any) -> Variable:
     """Elementwise `a * b * ...` (any number of factors, left to right, as Theano's)."""
-    product = as_tensor_variable(a)
-    for factor in other_terms:
+    if not other_terms:
+        return as_tensor_variable(a)
+    product = _binary(ag.MulOp, a, other_terms[0], no_bool=True)
+    for factor in other_terms[1:]:
         product = _binary(ag.MulOp, product, factor, no_bool=True)
     return product
 

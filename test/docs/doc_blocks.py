@@ -10,6 +10,12 @@ ran as written. `NAME` is how reports call the page (e.g. `docs/scan.md`).
 * A block with a line starting with `>>> ` is a doctest: each example runs and its output
   is compared with the page's (the `doctest` module, with `ELLIPSIS` and
   `NORMALIZE_WHITESPACE`), so a page whose printed output drifts from the code fails.
+* A plain block followed by an ```output block (the next fenced block of the page) has
+  what it prints compared with that block's text, as a doctest's output (`ELLIPSIS`,
+  `NORMALIZE_WHITESPACE`): Sphinx's `testcode`/`testoutput` pair. An output block that
+  is a traceback (`Traceback (most recent call last):`) expects the block to raise the
+  exception it ends with; as doctest's `IGNORE_EXCEPTION_DETAIL`, its type is compared,
+  not its message (arignote's messages are its own).
 * A block preceded by a `<!-- not-run: reason -->` line is not run; the reason is
   required.
 
@@ -19,7 +25,9 @@ blocks, and the page's process should only import what the page does).
 
 from __future__ import annotations
 
+import contextlib
 import doctest
+import io
 import linecache
 import re
 import sys
@@ -104,14 +112,72 @@ def run_page(path: Path, name: str) -> int:
     # Tracebacks through the page's code then show its lines.
     linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
     namespace: dict[str, object] = {"__name__": "__main__"}
-    for block in python_blocks(text):
-        if block.not_run is not None:
+    blocks = fenced_blocks(text)
+    for index, block in enumerate(blocks):
+        if block.lang != "python" or block.not_run is not None:
             continue
-        run = _run_doctest if block.is_doctest else _run_plain
-        if not run(block, name, namespace):
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        if block.is_doctest:
+            ok = _run_doctest(block, name, namespace)
+        elif following is not None and following.lang == "output":
+            ok = _run_with_output(block, following, name, namespace)
+        else:
+            ok = _run_plain(block, name, namespace)
+        if not ok:
             print(f"{name}: the block at line {block.line} failed", file=sys.stderr)
             return 1
     return 0
+
+
+_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(:|$)")
+
+
+def _expected_exception(output: str) -> str | None:
+    """The exception type an output block that is a traceback ends with (its first
+    unindented line after the header), or None when the output is no traceback."""
+    lines = output.splitlines()
+    if not lines or not lines[0].startswith("Traceback (most recent call last):"):
+        return None
+    for line in lines[1:]:
+        match = _EXCEPTION_LINE.match(line)
+        if match and not line.startswith(" "):
+            return match["type"].rpartition(".")[2]
+    return None
+
+
+def _run_expecting(
+    block: Block, exception: str, name: str, namespace: dict[str, object]
+) -> bool:
+    code = compile("\n" * (block.line - 1) + block.source, name, "exec")
+    try:
+        exec(code, namespace)
+    except Exception as raised:
+        if type(raised).__name__ == exception:
+            return True
+        traceback.print_exc()
+        print(f"expected {exception}, got {type(raised).__name__}", file=sys.stderr)
+        return False
+    print(f"expected {exception}; the block raised nothing", file=sys.stderr)
+    return False
+
+
+def _run_with_output(
+    block: Block, expected: Block, name: str, namespace: dict[str, object]
+) -> bool:
+    exception = _expected_exception(expected.source)
+    if exception is not None:
+        return _run_expecting(block, exception, name, namespace)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ok = _run_plain(block, name, namespace)
+    got = printed.getvalue()
+    sys.stdout.write(got)
+    checker = doctest.OutputChecker()
+    if ok and not checker.check_output(expected.source, got, DOCTEST_FLAGS):
+        example = doctest.Example(block.source, expected.source)
+        sys.stderr.write(checker.output_difference(example, got, DOCTEST_FLAGS))
+        return False
+    return ok
 
 
 def _run_plain(block: Block, name: str, namespace: dict[str, object]) -> bool:

@@ -37,7 +37,7 @@ _runner = _load_runner()
 fenced_blocks = _runner.fenced_blocks
 python_blocks = _runner.python_blocks
 stray_not_run_markers = _runner.stray_not_run_markers
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 PAGES_WITH_CODE = [page for page in PAGES if python_blocks(page.read_text())]
 
 
@@ -105,6 +105,27 @@ def test_drifted_output_fails_naming_the_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert 'File "docs/page.md", line 6' in done.stderr
     assert "Expected:\n    0.25\nGot:\n    0.5" in done.stderr
+
+
+def test_printed_output_is_compared_with_the_output_block(tmp_path: Path) -> None:
+    good = "```python\nfor i in range(3):\n    print(i * 0.5)\n```\n\n```output\n0.0 0.5 ...\n```\n"
+    assert run_page(write_page(tmp_path, good), "docs/page.md", tmp_path).returncode == 0
+    bad = write_page(tmp_path, good.replace("0.0 0.5", "0.0 0.25"))
+    done = run_page(bad, "docs/page.md", tmp_path)
+    assert done.returncode == 1
+    assert "Expected:\n    0.0 0.25 ...\nGot:\n    0.0\n    0.5\n    1.0" in done.stderr
+
+
+def test_a_traceback_output_expects_that_exception(tmp_path: Path) -> None:
+    raises = "```python\n{}\n```\n\n```output\nTraceback (most recent call last):\n  ...\n{}\n```\n"
+    page = write_page(tmp_path, raises.format("1 / 0", "ZeroDivisionError: any message"))
+    assert run_page(page, "docs/page.md", tmp_path).returncode == 0
+    page = write_page(tmp_path, raises.format("[][1]", "ZeroDivisionError: division by zero"))
+    done = run_page(page, "docs/page.md", tmp_path)
+    assert done.returncode == 1 and "expected ZeroDivisionError, got IndexError" in done.stderr
+    page = write_page(tmp_path, raises.format("pass", "ValueError: x"))
+    done = run_page(page, "docs/page.md", tmp_path)
+    assert done.returncode == 1 and "the block raised nothing" in done.stderr
 
 
 def test_exception_traceback_names_the_page_and_line(tmp_path: Path) -> None:

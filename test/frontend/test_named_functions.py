@@ -80,3 +80,9 @@ def test_add_and_mul_take_any_number_of_terms(backend: str) -> None:
     np.testing.assert_allclose(product, a * b * c, rtol=1e-15)
     np.testing.assert_array_equal(alone, a)
     np.testing.assert_array_equal(transposed, a.T)
+
+
+def test_python_numbers_in_add_and_mul_keep_theanos_autocast() -> None:
+    w = T.fvector("w")
+    assert (0.1 * w).dtype == "float32" and T.mul(0.1, w, 2).dtype == "float32"
+    assert (w + 1).dtype == "float32" and T.add(1, w).dtype == "float32"
