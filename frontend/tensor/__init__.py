@@ -61,6 +61,17 @@ from arignote.tensor.basic import (
     where,
     zeros_like,
 )
+from arignote.tensor.basic_utils import (
+    NotScalarConstantError,
+    cov,
+    extract_constant,
+    get_scalar_constant_value,
+    get_vector_length,
+    scalar_from_tensor,
+    tensor_copy,
+    tensor_from_scalar,
+    transfer,
+)
 from arignote.tensor.subtensor import (
     alloc,
     arange,
@@ -222,3 +233,16 @@ __all__ = [
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)
 __all__ += sorted(TABLE_FUNCTIONS)  # noqa: PLE0605 - generated names
+
+# The graph-reading helpers of Theano's `theano.tensor.basic` (`basic_utils`).
+__all__ += [
+    "NotScalarConstantError",
+    "cov",
+    "extract_constant",
+    "get_scalar_constant_value",
+    "get_vector_length",
+    "scalar_from_tensor",
+    "tensor_copy",
+    "tensor_from_scalar",
+    "transfer",
+]
