@@ -34,6 +34,11 @@ from arignote.graph import Apply, Variable, ancestors, graph_operands, op_view, 
 
 __all__ = [
     "IR_STAGES",
+    "default_printer",
+    "hex_digest",
+    "leaf_printer",
+    "min_informative_str",
+    "var_descriptor",
     "GraphvizUnavailableError",
     "Print",
     "debugprint",
@@ -376,6 +381,149 @@ def pp(var: Any) -> str:
 
 
 pprint = pp
+
+
+class _ProcessPrinter:
+    """Theano's printer objects: `printer.process(variable, pstate=None)` is its text."""
+
+    def __init__(self, text: Callable[[Any], str], doc: str):
+        self._text = text
+        self.__doc__ = doc
+
+    def process(self, output: Any, pstate: Any = None) -> str:
+        return self._text(output)
+
+    def __call__(self, output: Any) -> str:
+        return self._text(output)
+
+
+default_printer = _ProcessPrinter(pp, "Prints a variable's whole expression, as `pp`.")
+leaf_printer = _ProcessPrinter(
+    lambda v: v.name if getattr(v, "name", None) is not None else str(v),
+    "Prints a variable as a leaf: its name, else its description.",
+)
+
+
+# --- min_informative_str, var_descriptor, hex_digest ------------------------------------
+# Theano's versions recurse over the graph; these walk it with an explicit stack, so a deep
+# graph cannot overflow Python's stack. Tags are given in the same (depth-first) order.
+
+
+def _is_array(obj: Any) -> bool:
+    return hasattr(obj, "__array__") and not isinstance(obj, Variable)
+
+
+class _Tags:
+    """Letter tags by identity: a variable is its IR value (the `Variable` objects of a
+    graph's inputs are made when asked for, so their `id` says nothing); anything else
+    is itself, kept alive so that its `id` stays its own."""
+
+    def __init__(self) -> None:
+        self._tags: dict[Any, str] = {}
+        self._kept: list[Any] = []
+
+    @staticmethod
+    def _key(node: Any) -> Any:
+        return ("value", node.value) if isinstance(node, Variable) else ("id", id(node))
+
+    def get(self, node: Any) -> str | None:
+        return self._tags.get(self._key(node))
+
+    def new(self, node: Any) -> str:
+        self._kept.append(node)
+        tag = self._tags[self._key(node)] = _char_from_number(len(self._tags))
+        return tag
+
+
+def min_informative_str(obj: Any, indent_level: int = 0) -> str:
+    """A short description of `obj`'s graph down to named variables and constants, one
+    node per line with letter tags, for error messages (Theano's `min_informative_str`):
+    `A. Elemwise{add}` then, one space deeper, `B. x` and `C. y`; a node met again is
+    `<B>`."""
+    tags = _Tags()
+    lines = []
+    stack = [(obj, indent_level)]
+    while stack:
+        node, level = stack.pop()
+        indent = " " * level
+        seen = tags.get(node)
+        if seen is not None:
+            lines.append(f"{indent}<{seen}>")
+            continue
+        tag = tags.new(node)
+        owner = getattr(node, "owner", None)
+        if _is_array(node):
+            name = "<ndarray>"
+        elif getattr(node, "name", None) is not None:
+            name = node.name
+        elif owner is not None:
+            name = str(owner.op)
+            stack.extend((i, level + 1) for i in reversed(owner.inputs))
+        else:
+            name = str(node)
+        lines.append(f"{indent}{tag}. {name}")
+    return "\n".join(lines)
+
+
+def hex_digest(x: Any) -> str:
+    """A short hash of the NumPy array `x`: sha256 of its bytes, with its strides and
+    shape (Theano's `hex_digest`)."""
+    import hashlib
+
+    import numpy as np
+
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"hex_digest: expected a numpy.ndarray, got {type(x).__name__}")
+    digest = hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
+    strides = ",".join(str(stride) for stride in x.strides)
+    return f"{digest}|strides=[{strides}]|shape=[{','.join(map(str, x.shape))}]"
+
+
+def _descriptor_start(node: Any, tags: _Tags) -> str | list[Any]:
+    """The text of a leaf or a node met before; for a new node with inputs, its frame
+    `[node, tag, inputs left, input texts]`."""
+    seen = tags.get(node)
+    if seen is not None:
+        return f"<{seen}>"
+    tag = tags.new(node)
+    owner = getattr(node, "owner", None)
+    if _is_array(node):
+        import hashlib
+
+        import numpy as np
+
+        array = np.asarray(node)
+        strides = ",".join(str(stride) for stride in array.strides)
+        digest = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+        return f"{tag}=<ndarray:strides=[{strides}],digest={digest}>"
+    if owner is not None:
+        return [node, tag, list(owner.inputs), []]
+    return f"{tag}={node.name if getattr(node, 'name', None) is not None else node}"
+
+
+def var_descriptor(obj: Any) -> str:
+    """One line that says how `obj` is computed, without memory addresses:
+    `A=Elemwise{add}(B=x,C=y)`; a node met again is `<B>` (Theano's `var_descriptor`).
+    A variable with an owner is described by its computation, not its name."""
+    tags = _Tags()
+    root = _descriptor_start(obj, tags)
+    if isinstance(root, str):
+        return root
+    stack = [root]
+    while True:
+        node, tag, todo, parts = stack[-1]
+        if todo:
+            child = _descriptor_start(todo.pop(0), tags)
+            if isinstance(child, str):
+                parts.append(child)
+            else:
+                stack.append(child)
+            continue
+        stack.pop()
+        text = f"{tag}={node.owner.op}({','.join(parts)})"
+        if not stack:
+            return text
+        stack[-1][3].append(text)
 
 
 # --- pydotprint ----------------------------------------------------------------------

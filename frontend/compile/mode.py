@@ -409,6 +409,22 @@ def get_mode(mode: Any) -> Mode:
     )
 
 
+def register_mode(name: str, mode: Mode) -> None:
+    """Make `mode` available by `name` to `function(mode=name)` and `config.mode`
+    (Theano's `register_mode`); a name already taken is a `ValueError`."""
+    if name in _NAMED:
+        raise ValueError(f"Mode name already taken: {name}")
+    if not isinstance(mode, Mode):
+        raise TypeError(f"register_mode: mode must be a Mode, got {mode!r}")
+    _NAMED[name] = lambda: mode
+
+
+FAST_COMPILE = Mode(optimizer="fast_compile")
+"""Theano's predefined `FAST_COMPILE` mode object (`mode="FAST_COMPILE"`)."""
+FAST_RUN = Mode(linker="cvm", optimizer="fast_run")
+"""Theano's predefined `FAST_RUN` mode object (`mode="FAST_RUN"`)."""
+
+
 def get_default_mode() -> Mode:
     """The `Mode` that `config.mode` names (Theano's `get_default_mode`)."""
     return get_mode(None)

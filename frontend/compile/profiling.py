@@ -218,6 +218,27 @@ class ProfileStats:
 
 
 _AT_EXIT: list[ProfileStats] = []
+IMPORTED_TIME = time.time()
+"""When arignote's profiler was imported (Theano's `theano_imported_time`)."""
+
+
+def print_global_stats(file: Any = None) -> None:
+    """Prints, for every profile made in this process: the time since arignote was
+    imported, the time spent in profiled functions' calls, and their compile time split
+    into graph optimization and linking (Theano's `print_global_stats`), to `file`
+    (standard error by default, Theano's default destination)."""
+    parts = [part for stats in _AT_EXIT for part in stats._parts()]
+    lines = [
+        "=" * 50,
+        "Global stats: "
+        f"Time elasped since arignote import = {time.time() - IMPORTED_TIME:6.3f}s, "
+        f"Time spent in arignote functions = {sum(p.fct_call_time for p in parts):6.3f}s, "
+        "Time spent compiling arignote functions: "
+        f"optimization = {sum(p.optimizer_time for p in parts):6.3f}s, "
+        f"linker = {sum(p.linker_time for p in parts):6.3f}s ",
+        "=" * 50,
+    ]
+    print("\n".join(lines), file=sys.stderr if file is None else file)
 
 
 def _print_at_exit() -> None:
