@@ -22,6 +22,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from arignote.configuration import config
 from arignote.dialects import ag
 from arignote.runtime.dtypes import constant_array, dense_attr
+from arignote.variable_methods import TensorPyOperators
 
 if TYPE_CHECKING:
     from arignote.tensor.type import TensorType
@@ -50,7 +51,7 @@ class Tag:
         return f"Tag({vars(self)})"
 
 
-class Variable:
+class Variable(TensorPyOperators):
     """A symbolic tensor: the value of an input, a constant, or an operation's result."""
 
     def __init__(self, value: SSAValue, name: str | None = None):
