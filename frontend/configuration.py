@@ -15,6 +15,12 @@ Values come from, highest first:
    the `[global]` section, `profiling.n_apply` as `n_apply` in `[profiling]`;
 4. the flag's default.
 
+When none of ARIGNOTE_FLAGS, ARIGNOTERC and the arignote config files exists, a Theano
+user's settings carry over: THEANO_FLAGS and THEANORC (else `~/.theanorc`,
+`~/.theanorc.txt`) are read the same way; the flags arignote does not know, or whose
+value it cannot take, are skipped, and one line on standard error says what was read
+and skipped.
+
 An unknown flag or a bad value raises `ValueError` listing the valid choices, for
 ARIGNOTE_FLAGS and the config files when this module is imported.
 See `print(arignote.config)` and docs/config.md.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ContextDecorator
 from dataclasses import dataclass
@@ -567,11 +574,36 @@ class Config:
         object.__setattr__(self, "_sources", {})  # name -> where its value came from
         for name, flag in FLAGS.items():
             object.__setattr__(self, name, flag.default)
-        for path, name, value in read_config_files(config_files(env)):
-            self._load(name, value, path)
-        for name, value in parse_flags(env.get("ARIGNOTE_FLAGS", "")).items():
-            self._load(name, value, "ARIGNOTE_FLAGS")
+        own_files = [path for path in config_files(env) if os.path.isfile(path)]
+        if own_files or "ARIGNOTE_FLAGS" in env or "ARIGNOTERC" in env:
+            for path, name, value in read_config_files(own_files):
+                self._load(name, value, path)
+            for name, value in parse_flags(env.get("ARIGNOTE_FLAGS", "")).items():
+                self._load(name, value, "ARIGNOTE_FLAGS")
+        else:
+            self._load_theano_settings(env)
         self._derive_bug_warnings()
+
+    def _load_theano_settings(self, env: Mapping[str, str]) -> None:
+        """A Theano user's settings when arignote has none of its own: THEANORC's files
+        (else ~/.theanorc, ~/.theanorc.txt), then THEANO_FLAGS. The flags arignote knows
+        apply; the others (and values it cannot take) are skipped. One line on standard
+        error says so."""
+        files = [path for path in theano_config_files(env) if os.path.isfile(path)]
+        settings = read_config_files(files)
+        flags = env.get("THEANO_FLAGS", "")
+        settings += [("THEANO_FLAGS", name, value) for name, value in parse_flags(flags).items()]
+        if not settings:
+            return
+        skipped = []
+        for source, name, value in settings:
+            try:
+                self._load(name, value, source)
+            except ValueError:
+                skipped.append(name)
+        used = " and ".join([*files, *(["THEANO_FLAGS"] if flags else [])])
+        note = f"; skipped: {', '.join(skipped)}" if skipped else ""
+        sys.stderr.write(f"arignote: no ARIGNOTE_FLAGS or ~/.arignoterc, using {used}{note}\n")
 
     def _derive_bug_warnings(self) -> None:
         """The defaults of the `warn.*` bug flags not set in a file or ARIGNOTE_FLAGS,
@@ -747,6 +779,15 @@ def config_files(env: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if env is None else env
     listed = env.get("ARIGNOTERC")
     names = ["~/.arignoterc", "~/.arignoterc.txt"] if listed is None else listed.split(os.pathsep)
+    return [_expand_home(n.strip(), env) for n in names if n.strip()]
+
+
+def theano_config_files(env: Mapping[str, str] | None = None) -> list[str]:
+    """Theano's config files: those listed in THEANORC, else ~/.theanorc and
+    ~/.theanorc.txt (read only when arignote has no settings of its own)."""
+    env = os.environ if env is None else env
+    listed = env.get("THEANORC")
+    names = ["~/.theanorc", "~/.theanorc.txt"] if listed is None else listed.split(os.pathsep)
     return [_expand_home(n.strip(), env) for n in names if n.strip()]
 
 

@@ -597,3 +597,30 @@ def test_warn_round_warns_of_the_default_mode() -> None:
     with change_flags(warn__round=True), warnings.catch_warnings():
         warnings.simplefilter("error")
         T.round(x, "half_to_even")
+
+
+def test_theano_settings_carry_over_when_arignote_has_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = tmp_path / ".theanorc"
+    rc.write_text("[global]\nfloatX = float32\ndevice = gpu0\n[lib]\ncnmem = 0.8\n")
+    env = {"HOME": str(tmp_path), "THEANO_FLAGS": "optimizer=fast_compile,cxx="}
+    cfg = Config(env)
+    assert cfg.floatX == "float32" and cfg.optimizer == "fast_compile"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "using " + str(rc) + " and THEANO_FLAGS" in err
+    assert "skipped: lib.cnmem, cxx" in err  # device=gpu0 is known (it falls back)
+    assert cfg.source("floatX") == f"{rc} [global] floatX"
+
+
+def test_arignote_settings_shadow_theanos(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".theanorc").write_text("[global]\nfloatX = float32\n")
+    env = {"HOME": str(tmp_path), "THEANO_FLAGS": "floatX=float32", "ARIGNOTE_FLAGS": ""}
+    assert Config(env).floatX == "float64"
+    (tmp_path / ".arignoterc").write_text("[global]\noptimizer = fast_compile\n")
+    cfg = Config({"HOME": str(tmp_path), "THEANO_FLAGS": "floatX=float32"})
+    assert cfg.floatX == "float64" and cfg.optimizer == "fast_compile"
+    assert capsys.readouterr().err == ""
+    assert Config({"HOME": str(tmp_path / "none")}).floatX == "float64"  # nothing at all
