@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "tensor": ("arignote.tensor", None),
     "compile": ("arignote.compile", None),
+    "check_install": ("arignote.install_check", "check_install"),
     "function": ("arignote.compile", "function"),
     "Function": ("arignote.compile", "Function"),
     "Mode": ("arignote.compile", "Mode"),
