@@ -14,8 +14,11 @@ Everything `xdsl-opt` accepts works here too. On top of it:
 * `--print-ir-after-all` is `--print-between-passes`.
 * Bad IR, a verifier failure or an unknown pass gives one line on stderr,
   `arignote-opt: error: <file>:<line>:<col>: <message>`, and exit status 1;
-  `--verify-diagnostics` and `--parsing-diagnostics` keep xDSL's behaviour (the
-  diagnostic on stdout, status 0). `ARIGNOTE_OPT_TRACEBACK=1` re-raises instead.
+  `ARIGNOTE_OPT_TRACEBACK=1` re-raises instead. `--parsing-diagnostics` keeps xDSL's
+  behaviour (the diagnostic on stdout, status 0).
+* `--verify-diagnostics` checks MLIR's `expected-error`/`-warning`/`-remark` comments
+  (`lowering/diagnostics.py`): every diagnostic expected, every expectation met, else one
+  line per mismatch on stderr and status 1.
   Besides xDSL's verifier, the input must pass the SSA dominance check of
   `arignote.dialects.ag.dominance` (a value is used only where it is defined before).
 * Never a Python traceback: a pass that fails on IR that verified (a bug in the pass)
@@ -37,6 +40,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from io import BytesIO
 from typing import IO, ClassVar
 
 from xdsl.context import Context
@@ -54,6 +58,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from arignote.dialects.ag.dominance import DominanceError, verify_dominance
+from arignote.lowering import diagnostics
 from arignote.lowering.pipelines import PIPELINES, expand_pipeline_names, split_pass_spec
 from arignote.lowering.registry import ARIGNOTE_PASSES, get_all_dialects, get_all_passes
 
@@ -74,6 +79,14 @@ class OptError(Exception):
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}" if self.location else self.message
+
+
+class VerifyDiagnosticsError(OptError):
+    """`--verify-diagnostics` found diagnostics that differ from the expected ones."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__(f"{len(problems)} diagnostic(s) differ from the expected ones")
+        self.problems = problems
 
 
 class EmitError(DiagnosticException):
@@ -281,9 +294,71 @@ class ArignoteOptMain(xDSLOptMain):
                 "to-llvm first)"
             ) from e
 
+    # --- --verify-diagnostics ------------------------------------------------------------
+
+    def _verify_diagnostics(self) -> None:
+        """Checks each chunk's diagnostics against its `expected-*` comments
+        (`lowering/diagnostics.py`); the output of the chunks that succeed is printed as
+        usual. Raises `VerifyDiagnosticsError` listing every mismatch."""
+        chunks, extension = self.prepare_input()
+        output = self.prepare_output()
+        problems: list[str] = []
+        try:
+            for index, (chunk, offset) in enumerate(chunks):
+                text = chunk.read()
+                chunk.close()
+                if index > 0:
+                    output.write("// -----\n")
+                expected = diagnostics.expectations(text.decode(errors="replace"), offset)
+                emitted, printed = self._chunk_diagnostics(text, extension, offset)
+                output.write(printed)
+                name = self.get_input_name()
+                problems += diagnostics.verify(expected, emitted, name).problems
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        if problems:
+            raise VerifyDiagnosticsError(problems)
+
+    def _chunk_diagnostics(
+        self, text: bytes, extension: str, offset: int
+    ) -> tuple[list[diagnostics.Diagnostic], str]:
+        """The diagnostics of one chunk (parse, verify, passes) and its printed output
+        (empty when it failed)."""
+        emitted: list[diagnostics.Diagnostic] = []
+        printed = ""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                module = self.parse_chunk(BytesIO(text), extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    printed = self.output_resulting_program(module)
+            except ParseError as e:
+                location = str(replace(e.span, line_offset=offset).get_location())
+                emitted.append(self._error(one_line(e.msg), location))
+            except DiagnosticException as e:
+                emitted.append(self._error(one_line(str(e)), self._locate_failure(e)))
+            except OptError as e:
+                emitted.append(self._error(e.message, e.location))
+            except NotImplementedError as e:
+                emitted.append(self._error(one_line(str(e)), self._locate_crash(e)))
+        for warning in caught:
+            emitted.append(diagnostics.Diagnostic("warning", one_line(str(warning.message)), None))
+        return emitted, printed
+
+    @staticmethod
+    def _error(message: str, location: str | None) -> diagnostics.Diagnostic:
+        return diagnostics.Diagnostic(
+            "error", message, diagnostics.line_of(location), location or ""
+        )
+
     # --- errors ------------------------------------------------------------------------
 
     def run(self) -> None:
+        if self.args.verify_diagnostics:
+            self._verify_diagnostics()
+            return
         try:
             super().run()
         except ParseError as e:
@@ -424,6 +499,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("default", category=DeprecationWarning)
     try:
         ArignoteOptMain(args=argv).run()
+    except VerifyDiagnosticsError as e:
+        sys.stdout.flush()
+        for problem in e.problems:
+            print(problem, file=sys.stderr)
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
     except OptError as e:
         if os.environ.get(TRACEBACK_ENV):
             raise

@@ -114,12 +114,22 @@ def test_missing_input_file(tmp_path: Path):
     assert "cannot open" in line and "No such file or directory" in line
 
 
-def test_verify_diagnostics_keeps_xdsl_behaviour(mlir_file):
+def test_verify_diagnostics_checks_expected_errors(mlir_file):
+    """MLIR's convention: an error nobody expected fails; an expected one passes; an
+    expectation that is not met fails, naming it."""
     proc = run_opt(mlir_file(BAD_VERIFY), "--verify-diagnostics")
+    assert proc.returncode == 1
+    assert ":2:3: error: unexpected error: 'ag.add' op result type tensor<4xf32>" in proc.stderr
+    expecting = BAD_VERIFY.replace(
+        "tensor<4xf32>\n", "tensor<4xf32>  // expected-error {{does not match}}\n"
+    )
+    proc = run_opt(mlir_file(expecting), "--verify-diagnostics")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ""
-    assert proc.stdout.startswith("'ag.add' op result type tensor<4xf32> does not match")
-    assert "Operation does not verify" in proc.stdout
+    assert proc.stdout == "" and proc.stderr == ""
+    wrong = expecting.replace("{{does not match}}", "{{is fine}}")
+    proc = run_opt(mlir_file(wrong), "--verify-diagnostics")
+    assert proc.returncode == 1
+    assert ':2: error: expected error "is fine" (at line 2) was not produced' in proc.stderr
 
 
 def test_good_input_round_trips(mlir_file, tmp_path: Path):
