@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from arignote.configuration import config
@@ -360,23 +360,43 @@ def _is_internal_file(filename: str) -> bool:
     return internal
 
 
-def _user_location() -> str | None:
-    """`file.py:line` of the first stack frame outside arignote (None if there is none)."""
+def _user_frame() -> Any:
+    """The first stack frame outside arignote (None if there is none)."""
     frame = sys._getframe(2)
     while frame is not None and _is_internal_file(frame.f_code.co_filename):
         frame = frame.f_back
+    return frame
+
+
+def _user_location() -> str | None:
+    """`file.py:line` of the first stack frame outside arignote (None if there is none)."""
+    frame = _user_frame()
     if frame is None:
         return None
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
+def locate(op: Operation) -> None:
+    """Give `op` the user's source line as its MLIR location (`loc("prog.py":12:0)`)."""
+    frame = _user_frame()
+    if frame is not None:
+        path, line = frame.f_code.co_filename, frame.f_lineno
+        op.location = FileLineColLoc(StringAttr(path), IntAttr(line), IntAttr(0))
+
+
 def apply_op(op: Operation) -> Variable:
     """Wrap the single result of a freshly built op (and compute its test value when
     `config.compute_test_value` is on). The op gets an `ag.node` label naming its node
-    and the user's source line, for run-time error messages."""
+    and the user's source line, for run-time error messages, and that line as its MLIR
+    location (`loc("prog.py":12:0)`, printed with debug info)."""
     if NODE_ATTRIBUTE not in op.attributes:
-        where = _user_location()
-        label = f"{op_view(op)} at {where}" if where else str(op_view(op))
+        frame = _user_frame()
+        if frame is None:
+            label = str(op_view(op))
+        else:
+            path, line = frame.f_code.co_filename, frame.f_lineno
+            label = f"{op_view(op)} at {os.path.basename(path)}:{line}"
+            op.location = FileLineColLoc(StringAttr(path), IntAttr(line), IntAttr(0))
         op.attributes[NODE_ATTRIBUTE] = StringAttr(label)
     var = Variable(op.results[0])
     if config.compute_test_value != "off":

@@ -792,34 +792,44 @@ after the mode's graph pipeline, after `ag-to-loops` (scf loops over memrefs), a
 LLVM lowering (the `llvm` dialect), and the LLVM IR text handed to llvmlite."""
 
 
-def dump_ir(fn: Any, stage: str = "optimized") -> str:
+def dump_ir(fn: Any, stage: str = "optimized", debuginfo: bool = False) -> str:
     """The IR text of the compiled function `fn` at `stage` (one of `IR_STAGES`).
 
     The later stages lower a copy of the optimized module, as the native backend does,
-    whatever the function's linker.
+    whatever the function's linker. `debuginfo=True` prints each op's location, the
+    user's source line that built it (`loc("prog.py":12:0)`), in the MLIR stages.
     """
     if stage not in IR_STAGES:
         raise ValueError(f"dump_ir: unknown stage {stage!r}; the stages are {', '.join(IR_STAGES)}")
     if not _is_function(fn):
         raise TypeError(f"dump_ir expects a compiled Function, got {type(fn).__name__}")
     compiled = fn._compiled
+    text = _with_locations if debuginfo else str
     if stage == "emitted":
-        return str(compiled.module)
+        return text(compiled.module)
     if stage == "optimized":
-        return str(compiled.optimized)
+        return text(compiled.optimized)
     from arignote.compile.mode import loops_pipeline
     from arignote.lowering.driver import apply_pipeline, lower_to_llvm, make_context
 
     module = compiled.optimized.clone()
     if stage == "loops":
         apply_pipeline(make_context(), module, loops_pipeline())
-        return str(module)
+        return text(module)
     lowered = lower_to_llvm(module, loops_pipeline=loops_pipeline()).module
     if stage == "llvm-dialect":
-        return str(lowered)
+        return text(lowered)
     from arignote.runtime.cpu import llvm_ir_text
 
     return llvm_ir_text(lowered)
+
+
+def _with_locations(module: Any) -> str:
+    from xdsl.printer import Printer
+
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(module)
+    return out.getvalue()
 
 
 # --- Print -----------------------------------------------------------------------------

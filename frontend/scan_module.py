@@ -32,6 +32,7 @@ from arignote.graph import (
     _user_location,
     ancestors,
     graph_inputs,
+    locate,
     variable_of,
 )
 from arignote.tensor import basic as T
@@ -339,6 +340,7 @@ def _result_type(out: _Output, var: Variable) -> Any:
 
 def _label(op: Operation, name: str | None) -> None:
     where = _user_location()
+    locate(op)
     view = f"Scan{{{name}}}" if name else "Scan"
     op.attributes[NODE_ATTRIBUTE] = StringAttr(f"{view} at {where}" if where else view)
     if name:

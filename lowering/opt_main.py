@@ -36,6 +36,7 @@ import difflib
 import os
 import sys
 import textwrap
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -47,7 +48,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, FileLineColLoc, IntegerType, ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.passes import ModulePass, PassPipelineCallbackType
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -151,6 +153,7 @@ class ArignoteOptMain(xDSLOptMain):
         self._line_offset = 0
         self._module: ModuleOp | None = None
         self._running: ModulePass | None = None
+        self._timings: list[tuple[str, float]] = []
         super().__init__(description="arignote's modular optimizer driver", args=args)
 
     # --- registration ------------------------------------------------------------------
@@ -162,6 +165,18 @@ class ArignoteOptMain(xDSLOptMain):
     def register_all_passes(self) -> None:
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        """The targets that take arignote's IR: `mlir` (the IR as text), `llvm` (LLVM IR
+        of a module lowered with `-p to-llvm`) and `asm` (the host CPU's assembly of
+        it). xDSL's other targets print its own hardware dialects, which `ag` never
+        lowers to, so they are not offered."""
+        super().register_all_targets()
+        self.available_targets = {
+            "mlir": self.available_targets["mlir"],
+            "llvm": lambda prog, output: output.write(llvm_ir(prog)),
+            "asm": lambda prog, output: output.write(host_assembly(prog)),
+        }
 
     def register_all_frontends(self) -> None:
         self.available_frontends["mlir"] = self._parse_mlir
@@ -182,24 +197,24 @@ class ArignoteOptMain(xDSLOptMain):
             help="output format after the passes: mlir (default) or llvm (LLVM IR text, "
             "as -t llvm; lower with -p to-llvm first)",
         )
-        arg_parser.add_argument(
-            "--print-ir-after-all",
-            dest="print_between_passes",
-            action="store_true",
-            help="print the IR after each pass (alias of --print-between-passes)",
-        )
+        _add_mlir_options(arg_parser)
         arg_parser.formatter_class = _HelpFormatter
         arg_parser.epilog = _CATALOGUE
 
     # --- pipeline ----------------------------------------------------------------------
 
     def setup_pipeline(self) -> None:
+        if self.args.pass_pipeline is not None:
+            if self.args.passes:
+                raise OptError("give the passes with -p or with --pass-pipeline, not both")
+            self.args.passes = mlir_pass_pipeline(self.args.pass_pipeline)
         spec = expand_pipeline_names(self.args.passes)
         self._check_pass_names(spec, list(PIPELINES))
         self.args.passes = spec
         try:
-            super().setup_pipeline()
-            self.pipeline = replace(self.pipeline, callback=self._tracking(self.pipeline.callback))
+            self.pipeline = PassPipeline.parse_spec(
+                self.available_passes, spec, self._callback()
+            )
         except ArgSpecParseError as e:
             reason = str(e).strip().splitlines()[-1].strip()
             raise OptError(f"bad pass pipeline '{spec}': {reason}") from e
@@ -208,16 +223,50 @@ class ArignoteOptMain(xDSLOptMain):
         except (ValueError, TypeError) as e:
             raise OptError(f"bad pass pipeline '{spec}': {one_line(str(e))}") from e
 
-    def _tracking(self, callback: PassPipelineCallbackType | None) -> PassPipelineCallbackType:
-        """`callback`, also remembering the pass about to run (named by a crash)."""
+    def _callback(self) -> PassPipelineCallbackType:
+        """Before, between and after the passes: verify (unless `--disable-verify`; the
+        parsed input is verified here too, as xDSL does), time the pass, dump the IR
+        before/after it as asked (on stderr, MLIR's `// -----// IR Dump After ...`
+        headers), and remember the pass about to run (named by a crash)."""
+        args = self.args
+        after = args.print_between_passes or args.mlir_print_ir_after_all
+        before = args.mlir_print_ir_before_all
+        started = [0.0]
 
-        def track(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None):
+        def between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None):
             self._running = None
-            if callback is not None:
-                callback(previous, module, following)
+            if previous is not None:
+                self._timings.append((previous.name, time.perf_counter() - started[0]))
+            if not args.disable_verify:  # also the input, before the first pass
+                module.verify()
+            if previous is not None:
+                if after:
+                    self._dump(f"IR Dump After {previous.name}", module)
+            if following is not None and before:
+                self._dump(f"IR Dump Before {following.name}", module)
             self._running = following
+            started[0] = time.perf_counter()
 
-        return track
+        return between
+
+    def _dump(self, title: str, module: ModuleOp) -> None:
+        sys.stderr.write(f"// -----// {title} //----- //\n")
+        Printer(stream=sys.stderr, print_debuginfo=self.args.print_debuginfo).print_op(module)
+        sys.stderr.write("\n\n")
+
+    def _report_timings(self) -> None:
+        """`--mlir-timing` / `--time-passes`: the time of each pass, on stderr."""
+        if not (self.args.mlir_timing or self.args.time_passes) or not self._timings:
+            return
+        total = sum(seconds for _, seconds in self._timings)
+        lines = ["===" + "-" * 73 + "===", "  ... Pass execution timing report ...",
+                 "===" + "-" * 73 + "===", f"  Total Execution Time: {total:.4f} seconds", "",
+                 "  ----Wall Time----  ----Name----"]
+        for name, seconds in self._timings:
+            share = 100 * seconds / total if total else 0.0
+            lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {name}")
+        lines.append(f"  {total:8.4f} (100.0%)  Total")
+        print("\n".join(lines), file=sys.stderr)
 
     def apply_passes(self, prog: ModuleOp) -> None:
         try:
@@ -277,22 +326,9 @@ class ArignoteOptMain(xDSLOptMain):
     # --- output ------------------------------------------------------------------------
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
-        if self.args.emit != "llvm":
-            return super().output_resulting_program(prog)
-        from xdsl.backend.llvm.convert import convert_module
-
-        from arignote.lowering.llvm_attributes import add_function_attributes
-
-        try:
-            module = convert_module(prog, fallback_target_triple=None)
-            return str(add_function_attributes(module)) + "\n"
-        except NotImplementedError as e:
-            raise EmitError(f"cannot emit LLVM IR: {e} (lower with -p to-llvm first)") from e
-        except Exception as e:  # noqa: BLE001 - IR the LLVM backend cannot take
-            raise EmitError(
-                f"cannot emit LLVM IR: {type(e).__name__}: {_short(e)} (lower with -p "
-                "to-llvm first)"
-            ) from e
+        if self.args.emit == "llvm":
+            return llvm_ir(prog)
+        return super().output_resulting_program(prog)
 
     # --- --verify-diagnostics ------------------------------------------------------------
 
@@ -356,6 +392,12 @@ class ArignoteOptMain(xDSLOptMain):
     # --- errors ------------------------------------------------------------------------
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            self._report_timings()
+
+    def _run(self) -> None:
         if self.args.verify_diagnostics:
             self._verify_diagnostics()
             return
@@ -492,6 +534,108 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def add_text(self, text: str | None) -> None:
         super().add_text(help_catalogue() if text == _CATALOGUE else text)
+
+
+def llvm_ir(prog: ModuleOp) -> str:
+    """The LLVM IR text of the `llvm`-dialect module `prog`, its defined functions with
+    the attributes of `lowering/llvm_attributes.py`; `EmitError` for a module that is
+    not lowered yet."""
+    from xdsl.backend.llvm.convert import convert_module
+
+    from arignote.lowering.llvm_attributes import add_function_attributes
+
+    try:
+        module = convert_module(prog, fallback_target_triple=None)
+        return str(add_function_attributes(module)) + "\n"
+    except NotImplementedError as e:
+        raise EmitError(f"cannot emit LLVM IR: {e} (lower with -p to-llvm first)") from e
+    except Exception as e:  # noqa: BLE001 - IR the LLVM backend cannot take
+        raise EmitError(
+            f"cannot emit LLVM IR: {type(e).__name__}: {_short(e)} (lower with -p "
+            "to-llvm first)"
+        ) from e
+
+
+def host_assembly(prog: ModuleOp) -> str:
+    """The assembly that native code compiles `prog` (lowered with `-p to-llvm`) to, for
+    this machine's CPU (LLVM's code generator through llvmlite, at `cpu.OPT_LEVEL`)."""
+    import llvmlite.binding as llvm
+
+    from arignote.runtime.cpu import host_target_machine
+
+    text = llvm_ir(prog)
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise EmitError(f"cannot emit assembly: LLVM rejects the IR: {one_line(str(e))}") from e
+    return host_target_machine().emit_assembly(module)
+
+
+def _add_mlir_options(arg_parser: argparse.ArgumentParser) -> None:
+    """`mlir-opt`'s spellings of the pipeline, dump and timing options."""
+    arg_parser.add_argument(
+        "--pass-pipeline",
+        default=None,
+        help="the passes as MLIR's textual pipeline, 'builtin.module(cse,func.func(...))'; "
+        "an anchor's nested passes run on the whole module (arignote's passes are "
+        "module passes)",
+    )
+    for flag in ("--mlir-print-ir-after-all", "--print-ir-after-all"):
+        arg_parser.add_argument(
+            flag,
+            dest="mlir_print_ir_after_all",
+            action="store_true",
+            help="print the IR after each pass, on stderr",
+        )
+    arg_parser.add_argument(
+        "--mlir-print-ir-before-all",
+        action="store_true",
+        help="print the IR before each pass, on stderr",
+    )
+    arg_parser.add_argument(
+        "--mlir-print-debuginfo",
+        dest="print_debuginfo",
+        action="store_true",
+        help="print each op's location (the user's source line: loc(\"prog.py\":12:0))",
+    )
+    arg_parser.add_argument(
+        "--mlir-timing",
+        action="store_true",
+        help="print the time of each pass on stderr (as --time-passes)",
+    )
+
+
+def mlir_pass_pipeline(text: str) -> str:
+    """The `-p` spec of an MLIR textual pipeline: `builtin.module(a,b{x=1},func.func(c))`
+    gives `a,b{x=1},c` (the anchors dropped: arignote's passes run on the whole module).
+    A malformed pipeline is an `OptError`."""
+    items: list[str] = []
+    current = ""
+    depth = braces = 0
+    for char in text.strip():
+        if char == "{":
+            braces += 1
+        elif char == "}":
+            braces -= 1
+        if braces:
+            current += char
+            continue
+        if char == "(":
+            depth += 1
+            current = ""  # the anchor's name (builtin.module, func.func) is dropped
+        elif char in "),":
+            if current.strip():
+                items.append(current.strip())
+            current = ""
+            depth -= char == ")"
+        else:
+            current += char
+        if depth < 0:
+            raise OptError(f"bad --pass-pipeline '{text}': unbalanced ')'")
+    if depth or braces or current.strip():
+        raise OptError(f"bad --pass-pipeline '{text}': expected anchor(pass,...)")
+    return ",".join(items)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -736,12 +736,13 @@ class Function:
     def __repr__(self) -> str:
         return f"<arignote.Function {self.name or ''} ({len(self.inputs)} inputs)>"
 
-    def dump_ir(self, stage: str = "optimized") -> str:
+    def dump_ir(self, stage: str = "optimized", debuginfo: bool = False) -> str:
         """The IR text of this function at `stage`: "emitted", "optimized", "loops",
-        "llvm-dialect" or "llvm" (LLVM IR); see `arignote.printing.dump_ir`."""
+        "llvm-dialect" or "llvm" (LLVM IR), with each op's source line when `debuginfo`;
+        see `arignote.printing.dump_ir`."""
         from arignote.printing import dump_ir
 
-        return dump_ir(self, stage)
+        return dump_ir(self, stage, debuginfo)
 
 
 def _optimize(module: ModuleOp, mode: Mode) -> ModuleOp:

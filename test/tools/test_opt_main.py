@@ -164,10 +164,39 @@ def test_pass_summary_tolerates_missing_module():
     assert opt_main.pass_summary(missing) == "(not available)"
 
 
-def test_print_ir_after_all_is_print_between_passes(mlir_file, capsys):
-    assert opt_main.main([mlir_file(GOOD), "-p", "cse,dce", "--print-ir-after-all"]) == 0
-    out = capsys.readouterr().out
-    assert "IR after cse:" in out
+def test_ir_dumps_and_timings_go_to_stderr(mlir_file, capsys):
+    """mlir-opt's convention: the output IR alone on stdout; dumps, timings on stderr."""
+    args = [mlir_file(GOOD), "-p", "cse,dce", "--print-ir-after-all", "--mlir-timing"]
+    assert opt_main.main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("builtin.module {") and "IR Dump" not in captured.out
+    assert "// -----// IR Dump After cse //----- //" in captured.err
+    assert "// -----// IR Dump After dce //----- //" in captured.err
+    assert "Pass execution timing report" in captured.err and "  Total\n" in captured.err
+    assert opt_main.main([mlir_file(GOOD), "-p", "cse", "--mlir-print-ir-before-all"]) == 0
+    assert "// -----// IR Dump Before cse //----- //" in capsys.readouterr().err
+
+
+def test_mlir_pass_pipeline_syntax():
+    assert opt_main.mlir_pass_pipeline("builtin.module(cse,func.func(canonicalize),dce)") == (
+        "cse,canonicalize,dce"
+    )
+    assert opt_main.mlir_pass_pipeline(
+        "builtin.module(ag-to-loops{parallel-min-work=8},cse)"
+    ) == "ag-to-loops{parallel-min-work=8},cse"
+    for bad in ("builtin.module(cse", "builtin.module(cse))", "cse"):
+        with pytest.raises(opt_main.OptError, match="bad --pass-pipeline"):
+            opt_main.mlir_pass_pipeline(bad)
+
+
+def test_every_listed_target_works(mlir_file, capsys):
+    path = mlir_file(GOOD)
+    expectations = (("mlir", "llvm.func @f("), ("llvm", "define"), ("asm", ".cfi_startproc"))
+    for target, expected in expectations:
+        assert opt_main.main([path, "-p", "to-llvm", "-t", target]) == 0, target
+        assert expected in capsys.readouterr().out, target
+    assert opt_main.main([path, "-t", "llvm"]) == 1
+    assert "lower with -p to-llvm first" in capsys.readouterr().err
 
 
 def test_main_returns_1_on_error(mlir_file, capsys):
