@@ -100,3 +100,13 @@ def test_nanguard_helpers() -> None:
     assert not nanguardmode.contains_inf(np.arange(3))
     assert nanguardmode.flatten([1, (2, [3, [4]]), 5]) == [1, 2, 3, 4, 5]
     assert nanguardmode.flatten(7) == [7]
+
+
+def test_ops_carry_the_users_source_line_as_their_location() -> None:
+    x = T.dvector("x")
+    line = test_ops_carry_the_users_source_line_as_their_location.__code__.co_firstlineno + 3
+    y = T.exp(x) * 2  # built on `line`
+    f = arignote.function([x], y)
+    text = f.dump_ir("emitted", debuginfo=True)
+    assert f'loc("{__file__}":{line}:0)' in text
+    assert "loc(" not in f.dump_ir("emitted")  # debug info only when asked
