@@ -26,7 +26,8 @@ shows it. Regenerate with `python docs/make_logreg_ir.py`. The FAST_RUN graph pi
 """
 
 
-def main() -> None:
+def render() -> str:
+    """The page's text, from a fresh compile of the training function."""
     train = logreg_train()
     parts = [HEADER.format(pipeline=GRAPH_PIPELINES["fast_run"])]
     parts.append("## The optimized graph (`train.maker.fgraph.toposort()`)\n")
@@ -39,7 +40,14 @@ def main() -> None:
         parts.append("```mlir")
         parts.append(train.dump_ir(stage).rstrip())
         parts.append("```\n")
-    (DOCS / "logreg_ir.md").write_text("\n".join(parts))
+    return "\n".join(parts)
+
+
+PAGE = DOCS / "logreg_ir.md"
+
+
+def main() -> None:
+    PAGE.write_text(render())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+"""The generated pages are current: `python docs/make_logreg_ir.py` and
+`python docs/make_tensor_api_index.py` would write what is checked in (each page names
+its command). A change to the compiler that changes the IR shown fails here until the
+page is regenerated."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_logreg_ir_page_is_current(tmp_path: Path) -> None:
+    # a fresh process with an empty compile cache, as `python docs/make_logreg_ir.py`
+    script = (
+        "import sys; sys.path.insert(0, 'docs'); import make_logreg_ir; "
+        "sys.stdout.write(make_logreg_ir.render())"
+    )
+    env = {"ARIGNOTE_FLAGS": f"compiledir={tmp_path}", "ARIGNOTERC": "", "PATH": ""}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (ROOT / "docs" / "logreg_ir.md").read_text(), (
+        "docs/logreg_ir.md is stale: run `python docs/make_logreg_ir.py`"
+    )
+
+
+def test_one_command_regenerates_every_generated_page() -> None:
+    spec = importlib.util.spec_from_file_location("make_docs", ROOT / "docs" / "make_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert {Path(g).name for g in module.GENERATORS} == {
+        "make_logreg_ir.py", "make_tensor_api_index.py", "make_images.py"
+    }
