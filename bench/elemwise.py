@@ -64,8 +64,14 @@ def peer_rows(x, y, args, rows, skipped) -> None:
         skipped.append("numexpr (not installed)")
     else:
         ex = "tanh(x*y + exp(-x)) * 0.5 + 1/(1+exp(-y))"
-        rows.append(Row("numexpr", median_seconds(lambda: ne.evaluate(ex), args.repeats,
-                                                  args.number), (ne.evaluate(ex),), ""))
+        # numexpr reads names from its caller's frame unless given them: a lambda has none
+        operands = {"x": x, "y": y}
+
+        def nef():
+            return ne.evaluate(ex, local_dict=operands)
+
+        rows.append(Row("numexpr", median_seconds(nef, args.repeats, args.number), (nef(),),
+                        ""))
 
 
 def run(argv=None) -> bool:
