@@ -60,13 +60,17 @@ def resolve(theano_module: str, name: str) -> str | None:
     parts = arignote_module(theano_module).split(".")
     for end in range(len(parts), 1, -1):
         try:
-            target = importlib.import_module(".".join(parts[:end]))
+            module = importlib.import_module(".".join(parts[:end]))
         except ImportError:
             continue
+        target: object = module
         for attribute in parts[end:]:
             target = getattr(target, attribute, None)
-        found = target is not None and hasattr(target, name)
-        return ".".join([*parts[:end], *parts[end:], name]) if found else None
+        if target is not None and hasattr(target, name):
+            return ".".join([*parts, name])
+        if hasattr(module, name):  # a module folded into its package
+            return ".".join([*parts[:end], name])
+        return None
     return None
 
 

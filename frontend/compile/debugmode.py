@@ -240,6 +240,40 @@ class BadDestroyMap(DebugModeError):
         )
 
 
+class BadViewMap(DebugModeError):
+    """A result of the compiled function shares memory with an argument or with another
+    result, which no op declares (arignote's results are fresh arrays, except a result
+    computed in an argument's buffer by a declared in-place update). `output_idx` is the
+    result, `in_alias_idx` / `out_alias_idx` the argument / other result it aliases."""
+
+    def __init__(self, output_idx: int, what: str, in_alias_idx: int | None = None,
+                 out_alias_idx: int | None = None):
+        self.output_idx, self.in_alias_idx, self.out_alias_idx = (
+            output_idx, in_alias_idx, out_alias_idx
+        )
+        super().__init__(f"BadViewMap: result {output_idx} shares memory with {what}")
+
+
+class StochasticOrder(DebugModeError):
+    """The graph passes gave different graphs when run again on the same graph (a pass
+    whose result depends on iteration order, hashing or memory addresses)."""
+
+    def __init__(self, first: str, other: str, run: int):
+        self.first, self.other = first, other
+        lines = [f"StochasticOrder: optimizing the same graph again (run {run}) gave "
+                 "another graph"]
+        lines += _difference_text(first, other)
+        super().__init__("\n".join(lines))
+
+
+def _difference_text(first: str, other: str) -> list[str]:
+    import difflib
+
+    diff = difflib.unified_diff(first.splitlines(), other.splitlines(), "first", "again",
+                                lineterm="", n=1)
+    return ["  " + line for line in list(diff)[:40]]
+
+
 class InvalidValueError(DebugModeError):
     """A NaN or Inf where `check_isfinite` forbids it. `node` is the `Apply` view of the
     node that produced it (None if not found), `v` the value."""
@@ -493,6 +527,9 @@ class DebugMode(Mode):
     ):
         native = check_c_code is None or bool(check_c_code)
         super().__init__(linker="cvm" if native else "py", optimizer=optimizer)
+        self.stability_patience = 2 if stability_patience is None else int(stability_patience)
+        """How many times the graph passes run on each graph (the results must agree,
+        else StochasticOrder); Theano's default is 10, arignote's 2."""
         self.check_isfinite = True if check_isfinite is None else bool(check_isfinite)
         self.tolerances = dict(TOLERANCES if tolerances is None else tolerances)
 
@@ -510,7 +547,19 @@ class DebugMode(Mode):
             after = apply_pass(current, item)
             self.check_pass(item, current, after)
             current = after
+        self.check_stable(module, current)
         return current
+
+    def check_stable(self, module: ModuleOp, optimized: ModuleOp) -> None:
+        """Raise StochasticOrder unless the graph passes, run again on `module`
+        (`stability_patience - 1` more times), give the same IR as `optimized`."""
+        first = str(optimized)
+        for run in range(2, self.stability_patience + 1):
+            again = module
+            for item in self.graph_passes():
+                again = apply_pass(again, item)
+            if str(again) != first:
+                raise StochasticOrder(first, str(again), run)
 
     def check_pass(self, name: str, before: ModuleOp, after: ModuleOp) -> None:
         """Raise BadOptimization unless `before` and `after` compute the same results on
@@ -624,6 +673,7 @@ class _DebugRun:
         for i, (before, after) in enumerate(zip(originals, arrays, strict=True)):
             if not _same_array(before, after) and not self._declared(i, after, results):
                 raise BadDestroyMap(i, self.input_names[i], before, np.array(after, copy=True))
+        self._check_views(arrays, results)
         r = first_mismatch(expected, results, self.mode.tolerances)
         if r is not None:
             self._differs(r, expected, results[r], originals)
@@ -632,6 +682,21 @@ class _DebugRun:
                 if value.dtype.kind == "f" and not np.isfinite(value).all():
                     self._invalid(self.output_names[r], value, originals)
         return results
+
+    def _check_views(self, arrays: list[np.ndarray], results: list[np.ndarray]) -> None:
+        """BadViewMap for a result that shares memory with an argument (other than the
+        declared in-place one) or with another result."""
+        for r, value in enumerate(results):
+            if not isinstance(value, np.ndarray) or value.size == 0:
+                continue
+            for i, argument in enumerate(arrays):
+                if self.destroyed.get(i) != r and np.shares_memory(value, argument):
+                    raise BadViewMap(r, f"argument {i} ({self.input_names[i]})", in_alias_idx=i)
+            for other in range(r):
+                if isinstance(results[other], np.ndarray) and np.shares_memory(
+                    value, results[other]
+                ):
+                    raise BadViewMap(r, f"result {other}", out_alias_idx=other)
 
     def _declared(self, i: int, after: np.ndarray, results: list[np.ndarray]) -> bool:
         """Whether argument `i` was overwritten by the result declared to take its buffer
