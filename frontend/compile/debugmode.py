@@ -67,6 +67,13 @@ TRIAL_LENGTHS = (3, 4, 6, 1)
 # --- exceptions -----------------------------------------------------------------------------
 
 
+def debugprint(*args: Any, **kwargs: Any) -> Any:
+    """Theano's `theano.compile.debugmode.debugprint`: `arignote.printing.debugprint`."""
+    from arignote.printing import debugprint as _debugprint
+
+    return _debugprint(*args, **kwargs)
+
+
 class DebugModeError(Exception):
     """Base class of the errors DebugMode raises."""
 

@@ -110,3 +110,21 @@ def test_ops_carry_the_users_source_line_as_their_location() -> None:
     text = f.dump_ir("emitted", debuginfo=True)
     assert f'loc("{__file__}":{line}:0)' in text
     assert "loc(" not in f.dump_ir("emitted")  # debug info only when asked
+
+
+def test_theano_module_paths_of_compile() -> None:
+    import io as _io
+
+    from arignote.compile import debugmode, function_module
+    from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
+
+    assert function_module.Function is arignote.compile.Function
+    assert issubclass(function_module.UnusedInputError, Exception)
+    assert issubclass(In, SymbolicInput) and issubclass(Out, SymbolicOutput)
+    for error in ("BadOptimization", "BadThunkOutput", "BadDestroyMap", "BadViewMap",
+                  "StochasticOrder", "InvalidValueError"):
+        assert issubclass(getattr(debugmode, error), debugmode.DebugModeError), error
+    x = T.dvector("x")
+    out = _io.StringIO()
+    debugmode.debugprint(x * 2, file=out)
+    assert out.getvalue().startswith("Elemwise{mul}")
