@@ -59,6 +59,11 @@ class Variable:
         self.tag = Tag()
         _VARIABLES[value] = self
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # An unpickled variable is again the variable of its (unpickled) SSA value.
+        self.__dict__.update(state)
+        _VARIABLES[self.value] = self
+
     # --- Theano's graph API ------------------------------------------------------------
 
     @property

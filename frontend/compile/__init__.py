@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-# custom ops and OpFromGraph (issue 13 item 8)
 from arignote.compile.builders import OpFromGraph
 from arignote.compile.clone import clone
 from arignote.compile.function import Function, MissingInputError, UnusedInputError, function

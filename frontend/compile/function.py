@@ -730,6 +730,29 @@ class Function:
         copy.name = name
         return copy
 
+    # --- pickling --------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """A function pickles as what it was compiled from (its graph, inputs, outputs,
+        updates, mode, default values and the shared variables it reads, with their
+        values); unpickling compiles it again, which the compile cache makes a disk
+        read when the same code was compiled before (in any process). A profiled
+        function unpickles unprofiled."""
+        from arignote.compile.ops import custom_ops_of
+
+        plan = replace(self._plan, profile=None, defaults=[])
+        defaults = [(d is not _MISSING, None if d is _MISSING else d) for d in self._defaults]
+        state = {
+            "plan": plan,
+            "defaults": defaults,
+            "allow_downcast": self._allow_downcast,
+            "swap": list(self._swap.items()),
+            "name": self.name,
+            "trust_input": self.trust_input,
+            "custom_ops": custom_ops_of(plan.results()),
+        }
+        return _unpickle_function, (state,)
+
     def __repr__(self) -> str:
         return f"<arignote.Function {self.name or ''} ({len(self.inputs)} inputs)>"
 
@@ -739,6 +762,19 @@ class Function:
         from arignote.printing import dump_ir
 
         return dump_ir(self, stage)
+
+
+def _unpickle_function(state: dict[str, Any]) -> Function:
+    """The function `Function.__reduce__` pickled, compiled again."""
+    from arignote.compile.ops import register_custom_ops
+
+    plan: _Plan = state["plan"]
+    register_custom_ops(plan.results(), state["custom_ops"])
+    plan.defaults = [value if has else _MISSING for has, value in state["defaults"]]
+    fn = Function(plan, state["allow_downcast"], None, dict(state["swap"]))
+    fn.name = state["name"]
+    fn.trust_input = state["trust_input"]
+    return fn
 
 
 def _optimize(module: ModuleOp, mode: Mode) -> ModuleOp:

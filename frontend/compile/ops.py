@@ -187,6 +187,41 @@ def custom_op_of(ir_op: ag.PythonOp) -> Op:
     return op
 
 
+def _python_ops(values: Sequence[Any]) -> list[ag.PythonOp]:
+    from arignote.compile.clone import needed_ops
+
+    return [op for op in needed_ops(values) if isinstance(op, ag.PythonOp)]
+
+
+def custom_ops_of(values: Sequence[Any]) -> dict[int, Op]:
+    """The custom op of each `ag.python_op` computing `values` (SSA values), by callback
+    id: what a pickled function carries to register them again (`register_custom_ops`)."""
+    return {op.callback_id: custom_op_of(op) for op in _python_ops(values)}
+
+
+def register_custom_ops(values: Sequence[Any], ops: dict[int, Op]) -> None:
+    """Gives each `ag.python_op` computing `values` (an unpickled graph, whose callback
+    ids are another process's) a new callback id running its custom op `ops[old id]`."""
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    from arignote.runtime.pyops import register
+
+    renamed: dict[int, int] = {}
+    for ir_op in _python_ops(values):
+        old = ir_op.callback_id
+        if old not in renamed:
+            op, node = ops[old], Apply(ir_op)
+            in_types = [
+                (variable_of(v).type.numpy_dtype, variable_of(v).ndim) for v in ir_op.operands
+            ]
+            out_types = [
+                (variable_of(v).type.numpy_dtype, variable_of(v).ndim) for v in ir_op.results
+            ]
+            renamed[old] = register(_performer(op, node), str(op), in_types, out_types)
+            CUSTOM_OPS[renamed[old]] = op
+        ir_op.callback = IntegerAttr(renamed[old], i64)
+
+
 def _grad_rule(
     ir_op: Any, inputs: list[Variable], outputs: list[Variable], output_grads: list[Variable]
 ) -> list[Variable | None]:
