@@ -17,7 +17,8 @@ foo_1 = arignote.shared(0, name="foo")
 foo_2 = arignote.shared(1, name="foo")
 buffer = io.BytesIO()
 dump((foo_1, foo_2, numpy.array(2)), buffer)
-assert sorted(numpy.load(io.BytesIO(buffer.getvalue())).keys()) == ["array_0", "foo", "foo_2", "pkl"]
+names = sorted(numpy.load(io.BytesIO(buffer.getvalue())).keys())
+assert names == ["array_0", "foo", "foo_2", "pkl"]
 foo_1, foo_2, array = load(io.BytesIO(buffer.getvalue()))
 assert foo_2.get_value() == 1 and array == 2
 ```
