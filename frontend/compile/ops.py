@@ -401,3 +401,17 @@ def register_shape_c_code(type: Any, code: str, version: Any = ()) -> None:
 def register_shape_i_c_code(typ: Any, code: str, check_input: Any, version: Any = ()) -> None:
     """Records C code for `Shape_i` on `typ` (unused: arignote emits no C)."""
     _SHAPE_C_CODE[("shape_i", typ)] = (code, check_input, version)
+
+
+_FROM_TENSOR = ("Shape", "SpecifyShape", "specify_shape", "Rebroadcast")
+"""Names Theano defines in `theano.compile.ops` that arignote defines with the tensor
+functions (where they exist)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_TENSOR:
+        import arignote.tensor
+
+        if hasattr(arignote.tensor, name):
+            return getattr(arignote.tensor, name)
+    raise AttributeError(f"module 'arignote.compile.ops' has no attribute {name!r}")
