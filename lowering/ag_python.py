@@ -65,7 +65,7 @@ def _dynamic(t: Attribute) -> MemRefType:
     """`t` with every length, stride and the offset dynamic (any memref casts to it)."""
     assert isinstance(t, MemRefType)
     rank = t.get_num_dims()
-    layout = StridedLayoutAttr([DYNAMIC_INDEX] * rank, DYNAMIC_INDEX)
+    layout = StridedLayoutAttr([None] * rank, None)
     return MemRefType(t.get_element_type(), [DYNAMIC_INDEX] * rank, layout)
 
 
