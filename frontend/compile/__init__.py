@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-from arignote.compile.builders import OpFromGraph
 from arignote.compile.clone import clone
 from arignote.compile.function import Function, MissingInputError, UnusedInputError, function
 from arignote.compile.io import In, Out, Param
 from arignote.compile.mode import Mode, get_default_mode, get_mode
-from arignote.compile.ops import (
-    DeepCopyOp,
-    FromFunctionOp,
-    Shape_i,
-    ViewOp,
-    as_op,
-    deep_copy_op,
-    register_deep_copy_op_c_code,
-    register_shape_c_code,
-    register_shape_i_c_code,
-    register_view_op_c_code,
-    view_op,
-)
 from arignote.compile.sharedvalue import SharedVariable, shared
 
 __all__ = [
-    "DeepCopyOp",
-    "FromFunctionOp",
-    "OpFromGraph",
-    "Shape_i",
-    "ViewOp",
-    "as_op",
-    "deep_copy_op",
-    "register_deep_copy_op_c_code",
-    "register_shape_c_code",
-    "register_shape_i_c_code",
-    "register_view_op_c_code",
-    "view_op",
     "Function",
     "In",
     "MissingInputError",
@@ -48,4 +22,35 @@ __all__ = [
     "get_default_mode",
     "get_mode",
     "shared",
+]
+
+# custom ops and OpFromGraph (issue 13 item 8), as Theano's `theano.compile` exports them
+from arignote.compile.builders import OpFromGraph  # noqa: E402
+from arignote.compile.ops import (  # noqa: E402
+    DeepCopyOp,
+    FromFunctionOp,
+    Shape_i,
+    ViewOp,
+    as_op,
+    deep_copy_op,
+    register_deep_copy_op_c_code,
+    register_shape_c_code,
+    register_shape_i_c_code,
+    register_view_op_c_code,
+    view_op,
+)
+
+__all__ += [
+    "DeepCopyOp",
+    "FromFunctionOp",
+    "OpFromGraph",
+    "Shape_i",
+    "ViewOp",
+    "as_op",
+    "deep_copy_op",
+    "register_deep_copy_op_c_code",
+    "register_shape_c_code",
+    "register_shape_i_c_code",
+    "register_view_op_c_code",
+    "view_op",
 ]
