@@ -56,6 +56,10 @@ _LAZY = {
     "scan_checkpoints": ("arignote.scan_module", "scan_checkpoints"),
     "scan_module": ("arignote.scan_module", None),
     "ifelse": ("arignote.ifelse", None),
+    # custom ops (issue 13 item 8)
+    "OpFromGraph": ("arignote.compile.builders", "OpFromGraph"),
+    "as_op": ("arignote.compile.ops", "as_op"),
+    "gof": ("arignote.gof", None),
 }
 
 __all__ = sorted(_LAZY)

@@ -60,6 +60,11 @@ class Variable(TensorPyOperators):
         self.tag = Tag()
         _VARIABLES[value] = self
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # An unpickled variable is again the variable of its (unpickled) SSA value.
+        self.__dict__.update(state)
+        _VARIABLES[self.value] = self
+
     # --- Theano's graph API ------------------------------------------------------------
 
     @property
@@ -421,10 +426,71 @@ def _compute_test_value(op: Operation, var: Variable) -> None:
 
 
 class Op:
-    """A view of what an `ag` operation computes, named like Theano's op classes."""
+    """Theano's `Op`, in two roles.
 
-    def __init__(self, ir_op: Operation):
-        self.ir_op = ir_op
+    *A view* of what an `ag` operation computes, named like Theano's op classes
+    (`Elemwise{add}`, `Dot`, ...): `Apply(ir_op).op`, made with the operation (`ir_op`).
+
+    *The base class of a custom op* written in Python, as in Theano's tutorial "Creating
+    a new Op": a subclass defines `make_node(*inputs)` returning `Apply(self, inputs,
+    outputs)` (or the class attributes `itypes` and `otypes`, lists of types, which the
+    default `make_node` checks the inputs against), `perform(node, inputs,
+    output_storage)` storing each output array in `output_storage[k][0]`, and may define
+    `grad(inputs, output_grads)`, `R_op`, `infer_shape(node, input_shapes)` and
+    `__props__` (the attribute names that make two instances equal; without it an op
+    equals only itself). Calling the op applies it: `DoubleOp()(x)`. The node runs in
+    both linkers: the interpreter calls `perform`, natively compiled code calls back
+    into Python for this node alone (see `arignote.compile.ops`).
+    """
+
+    ir_op: Any = None
+    """The viewed `ag` operation (None for a custom op)."""
+
+    __props__: tuple[str, ...] | None = None
+
+    def __init__(self, ir_op: Operation | None = None):
+        if ir_op is not None:
+            self.ir_op = ir_op
+
+    # --- custom ops: Theano's Op interface ---------------------------------------------
+
+    default_output: int | None = None
+    """The index of the output a call returns when the node has several (None: all)."""
+
+    def make_node(self, *inputs: Any) -> Apply:
+        """The node applying this op to `inputs`: checks them against `itypes` and makes
+        outputs of `otypes` (a subclass without them defines its own `make_node`)."""
+        from arignote.compile.ops import itypes_make_node
+
+        return itypes_make_node(self, inputs)
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        node = self.make_node(*inputs, **kwargs)
+        if not isinstance(node, Apply):
+            raise TypeError(
+                f"{type(self).__name__}.make_node must return an Apply, got {type(node).__name__}"
+            )
+        outputs = node.outputs
+        if self.default_output is not None:
+            return outputs[self.default_output]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no perform method")
+
+    def _props(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__props__ or ())
+
+    def _props_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__props__ or ()}
+
+    def _custom_str(self) -> str:
+        if not self.__props__:
+            return type(self).__name__
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__props__)
+        return f"{type(self).__name__}{{{shown}}}"
+
+    # --- views -------------------------------------------------------------------------
 
     @property
     def props(self) -> str:
@@ -434,6 +500,8 @@ class Op:
     def destroy_map(self) -> dict[int, list[int]]:
         """Theano's `destroy_map`: output index → the input indices it overwrites (set by
         the `inplace` pass; such an op is shown as `Elemwise{add}[(0, 1)]`)."""
+        if self.ir_op is None:
+            return {}
         return {r: [k] for r, k in ag.destroy_map(self.ir_op).items()}
 
     _inplace_in_props = False
@@ -444,9 +512,13 @@ class Op:
     def view_map(self) -> dict[int, list[int]]:
         """Theano's `view_map`: output index → the input indices whose memory it may share
         (`{0: [0]}` for `Subtensor`: native code reads it through a strided view)."""
+        if self.ir_op is None:
+            return {}
         return {r: [k] for r, k in ag.view_map(self.ir_op).items()}
 
     def __str__(self) -> str:
+        if self.ir_op is None:
+            return self._custom_str()
         props = self.props
         pairs = ag.destroy_map(self.ir_op)
         if pairs and self._inplace_in_props:
@@ -456,12 +528,21 @@ class Op:
             name += "[" + ", ".join(f"({r}, {k})" for r, k in pairs.items()) + "]"
         return name
 
-    __repr__ = __str__
+    def __repr__(self) -> str:
+        return str(self)
 
     def __eq__(self, other: object) -> bool:
+        if self.ir_op is None:  # a custom op: equal by __props__, else only to itself
+            if self.__props__ is None:
+                return other is self
+            return type(other) is type(self) and self._props() == other._props()  # type: ignore[attr-defined]
         return type(other) is type(self) and str(other) == str(self)
 
     def __hash__(self) -> int:
+        if self.ir_op is None:
+            if self.__props__ is None:
+                return id(self)
+            return hash((type(self), self._props()))
         return hash(str(self))
 
 
@@ -732,10 +813,19 @@ class Print(Op):
 _OP_VIEWS[ag.PrintOp] = Print
 
 
+CUSTOM_OPS: dict[int, Op] = {}
+"""The custom op of each `ag.python_op` callback id (filled by `arignote.compile.ops`)."""
+
+
 def op_view(ir_op: Operation) -> Op:
-    """The Theano-style op object of an IR operation."""
+    """The Theano-style op object of an IR operation (for an `ag.python_op`, the user's
+    custom op itself)."""
     if isinstance(ir_op, ag.FusedOp):
         return _fused_view(ir_op)
+    if isinstance(ir_op, ag.PythonOp):
+        custom = CUSTOM_OPS.get(ir_op.callback_id)
+        if custom is not None:
+            return custom
     view = _OP_VIEWS.get(type(ir_op))
     if view is None:
         view = Elemwise if _is_elementwise(ir_op) else Op
@@ -747,10 +837,28 @@ def _is_elementwise(ir_op: Operation) -> bool:
 
 
 class Apply:
-    """One application of an op: `op`, `inputs` and `outputs` (Theano's `Apply` node)."""
+    """One application of an op: `op`, `inputs` and `outputs` (Theano's `Apply` node).
 
-    def __init__(self, ir_op: Operation):
-        self.ir_op = ir_op
+    `Apply(ir_op)` views an `ag` operation. `Apply(op, inputs, outputs)`, as a custom
+    op's `make_node` returns it, applies the custom `op` to the variables `inputs`: it
+    builds an `ag.python_op` whose results become the variables `outputs` (fresh
+    variables of the output types, e.g. `x.type()`), which then have this node as owner.
+    """
+
+    def __init__(
+        self,
+        ir_op: Any,
+        inputs: Sequence[Variable] | None = None,
+        outputs: Sequence[Variable] | None = None,
+    ):
+        if isinstance(ir_op, Operation):
+            if inputs is not None or outputs is not None:
+                raise TypeError("Apply(ir_op) views an operation: it takes no inputs or outputs")
+            self.ir_op = ir_op
+            return
+        from arignote.compile.ops import apply_custom_op
+
+        self.ir_op = apply_custom_op(self, ir_op, inputs, outputs)
 
     @property
     def op(self) -> Op:
@@ -767,6 +875,14 @@ class Apply:
     @property
     def out(self) -> Variable:
         return self.outputs[0]
+
+    @property
+    def nin(self) -> int:
+        return len(self.ir_op.operands)
+
+    @property
+    def nout(self) -> int:
+        return len(self.ir_op.results)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Apply) and other.ir_op is self.ir_op

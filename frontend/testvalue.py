@@ -74,6 +74,22 @@ class TestValueTag(Tag):
     def __repr__(self) -> str:
         return f"Tag({ {k: v for k, v in vars(self).items() if not k.startswith('_')} })"
 
+    # Pickling (a pickled function or graph holds its inputs): the value itself travels
+    # (the pickle's copy of the graph holds it too), the weak reference is made again.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(vars(self))
+        state["_ssa_value"] = self._ssa_value()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ssa_value = state.pop("_ssa_value")
+        object.__setattr__(self, "_variable_type", state.pop("_variable_type"))
+        object.__setattr__(self, "_ssa_value", lambda: None)
+        if ssa_value is not None:
+            object.__setattr__(self, "_ssa_value", weakref.ref(ssa_value))
+        for name, value in state.items():
+            setattr(self, name, value)
+
 
 _MISSING = object()
 

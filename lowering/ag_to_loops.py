@@ -97,6 +97,7 @@ from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/g
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
+from arignote.lowering.ag_python import declare_pyop_functions  # registers ag.python_op
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.ag_views import VIEWS
@@ -810,3 +811,4 @@ class ConvertAgToLoopsPass(ModulePass):
         declare_libm_functions(op)
         declare_blas_functions(op)
         declare_print_functions(op)
+        declare_pyop_functions(op)

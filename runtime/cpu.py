@@ -42,6 +42,8 @@ from xdsl.ir import Operation
 from arignote.runtime.blas import load_blas, needs_blas
 from arignote.runtime.printing import SYMBOL_PREFIX as PRINT_PREFIX
 from arignote.runtime.printing import register_print_symbols
+from arignote.runtime.pyops import SYMBOL_PREFIX as PYOP_PREFIX
+from arignote.runtime.pyops import register_symbols as register_pyop_symbols
 
 MAX_RANK = 8
 """Highest array rank `memref_descriptor` supports."""
@@ -257,6 +259,8 @@ class NativeModule:
             load_blas()  # BlasUnavailableError names the missing library
         if PRINT_PREFIX in self.llvm_ir:
             register_print_symbols(self.llvm_ir)
+        if PYOP_PREFIX in self.llvm_ir:
+            register_pyop_symbols(self.llvm_ir)
         machine = host_target_machine()
         imports, optimized, object_code = _compile(self.llvm_ir, extra_ir, machine)
         self.imports: tuple[str, ...] | None = imports

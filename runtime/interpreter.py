@@ -53,6 +53,7 @@ from xdsl.traits import SymbolTable
 from arignote.dialects import ag
 from arignote.runtime.dtypes import IndexOutOfBoundsError, constant_array, numpy_dtype
 from arignote.runtime.printing import PrintSpec, show
+from arignote.runtime.pyops import run as run_python_node
 
 Array = np.ndarray[Any, np.dtype[Any]]
 BinaryFn = Callable[[Array, Array], Any]
@@ -715,6 +716,19 @@ class AgFunctions(_TableFunctions):
             spec = PrintSpec(op.message.data, op.attrs_list, x.dtype, x.ndim, op.hook_id)
             show(spec, x if spec.hook == -1 else x.copy())  # a hook gets its own copy
         return _result(op, x.copy())
+
+    @impl(ag.PythonOp)
+    def run_python_op(
+        self, interpreter: Interpreter, op: ag.PythonOp, args: PythonValues
+    ) -> PythonValues:
+        # custom ops (issue 13 item 8): the registered Python code (its own copies of
+        # the operands: perform may keep or modify them)
+        arrays = [x.copy() for x in _operands(op, args)]
+        outputs = run_python_node(op.callback_id, arrays)
+        return tuple(
+            check_value(_label(op), f"result #{k}", value, result.type)
+            for k, (value, result) in enumerate(zip(outputs, op.results, strict=True))
+        )
 
     @impl(ag.ProfileBeginOp)
     def run_profile_begin(

@@ -26,7 +26,8 @@ caller passes `a`'s array as `r`'s buffer (and returns it as the result) when it
 C-contiguous, writable array of `r`'s shape that shares no memory with another input;
 otherwise a fresh buffer, as for any result.
 
-Code that calls back into Python (`ag.print`, see `arignote.runtime.printing`) runs on to
+Code that calls back into Python (`ag.print`, see `arignote.runtime.printing`, and
+`ag.python_op`, see `arignote.runtime.pyops`) runs on to
 its end even when a callback raises; the call then raises that exception and its
 results are dropped. Such a function never computes a result in an input's buffer and
 has no CPython entry point (every call comes through `NativeFunction.__call__`, which
@@ -64,6 +65,7 @@ from arignote.runtime.entry import (
     register_symbols,
 )
 from arignote.runtime.printing import clear_pending, raise_pending
+from arignote.runtime.pyops import clear as clear_pyop_outputs
 
 SHAPE_SUFFIX = "__shape"
 CHECKS_ATTRIBUTE = "ag.checks"
@@ -187,8 +189,15 @@ class NativeFunction:
         frame = self._frame if self._lock.acquire(False) else None
         if self.calls_back:
             clear_pending()
+            clear_pyop_outputs()
         try:
             results = self._call(frame if frame is not None else _Frame(self), arrays)
+        except Exception:
+            # A custom op that raised wrote zero dimensions, which a later shape check
+            # may reject: the op's own exception is the one to report.
+            if self.calls_back:
+                raise_pending()
+            raise
         finally:
             if frame is not None:
                 self._lock.release()
@@ -339,13 +348,15 @@ def compile_function(
 
 
 def _calls_back(module: ModuleOp) -> bool:
-    """Whether the `llvm`-dialect `module` declares a print callback (module doc)."""
+    """Whether the `llvm`-dialect `module` declares a print or custom-op callback
+    (module doc)."""
     from xdsl.dialects import llvm
 
     from arignote.runtime.printing import SYMBOL_PREFIX
+    from arignote.runtime.pyops import SYMBOL_PREFIX as PYOP_PREFIX
 
     return any(
-        isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith(SYMBOL_PREFIX)
+        isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith((SYMBOL_PREFIX, PYOP_PREFIX))
         for op in module.ops
     )
 

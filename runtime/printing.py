@@ -114,6 +114,17 @@ def raise_pending() -> None:
         raise error
 
 
+def pending_error() -> BaseException | None:
+    """The exception a callback raised on this thread during the running native call."""
+    return _PENDING.error
+
+
+def set_pending_error(error: BaseException) -> None:
+    """Keep `error` (raised by a callback: it cannot unwind through native code) for
+    `raise_pending` after the native call (the callbacks of custom ops use it too)."""
+    _PENDING.error = error
+
+
 def clear_pending() -> None:
     """Forget any exception left pending on this thread (before a native call)."""
     _PENDING.error = None

@@ -176,6 +176,9 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 )
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
+# custom ops (issue 13 item 8): Python code called from the graph
+from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
+
 Ag = Dialect(
     "ag",
     [
@@ -198,11 +201,14 @@ Ag = Dialect(
         IfOp,
         FusedOp,
         *PARALLEL_OPS,
+        *PYTHON_OPS,
     ],
     [],
 )
 
 __all__ = [
+    "PYTHON_OPS",
+    "PythonOp",
     "PARALLEL_OPS",
     "ParallelForOp",
     "ParallelWidthOp",

@@ -29,3 +29,34 @@ __all__ = [
     "get_mode",
     "shared",
 ]
+
+# custom ops and OpFromGraph (issue 13 item 8), as Theano's `theano.compile` exports them
+from arignote.compile.builders import OpFromGraph  # noqa: E402
+from arignote.compile.ops import (  # noqa: E402
+    DeepCopyOp,
+    FromFunctionOp,
+    Shape_i,
+    ViewOp,
+    as_op,
+    deep_copy_op,
+    register_deep_copy_op_c_code,
+    register_shape_c_code,
+    register_shape_i_c_code,
+    register_view_op_c_code,
+    view_op,
+)
+
+__all__ += [
+    "DeepCopyOp",
+    "FromFunctionOp",
+    "OpFromGraph",
+    "Shape_i",
+    "ViewOp",
+    "as_op",
+    "deep_copy_op",
+    "register_deep_copy_op_c_code",
+    "register_shape_c_code",
+    "register_shape_i_c_code",
+    "register_view_op_c_code",
+    "view_op",
+]

@@ -440,6 +440,7 @@ class Function:
         self._types = [v.type for v in self.inputs]
         self._defaults = list(plan.defaults)
         self._names = _input_names(plan.ins)
+        self._implicit = [i for i, inp in enumerate(plan.ins) if inp.implicit]
         # The shared variables this function reads and updates, after `copy(swap=...)`:
         # original variable -> the variable whose value is used.
         self._swap: dict[SharedVariable, SharedVariable] = dict(swap or {})
@@ -464,6 +465,8 @@ class Function:
         updates (no `In(update=)` inputs)."""
         native = getattr(self._compiled.run, "native", None)
         fast = getattr(native, "fast_entry", None)
+        if any(inp.implicit for inp in self._plan.ins):
+            return None, None  # a call must check that it provides no implicit input
         if fast is None or any(_fast_check(t) is None for t in self._types):
             return None, None  # another input type may filter values its own way
         entry = fast.call
@@ -517,7 +520,7 @@ class Function:
         """The input values of a call: positional arguments in order, then keyword
         arguments by input name, then default values (Theano's rules and messages)."""
         n = len(self.inputs)
-        if not kwargs and len(args) == n:
+        if not kwargs and len(args) == n and not self._implicit:
             return list(args)
         if len(args) + len(kwargs) > n:
             raise TypeError(
@@ -530,6 +533,7 @@ class Function:
             if values[index] is not _MISSING:
                 raise TypeError(f"Multiple values for input: {self.inputs[index]}")
             values[index] = value
+        self._check_implicit(values)
         missing = []
         for i, v in enumerate(values):
             if v is _MISSING:
@@ -541,6 +545,12 @@ class Function:
             plural = "s" if len(missing) > 1 else ""
             raise TypeError(f"Missing required input{plural}: {', '.join(missing)}")
         return values
+
+    def _check_implicit(self, values: list[Any]) -> None:
+        """A call provides no value for an implicit input (Theano's rule)."""
+        for i in self._implicit:
+            if values[i] is not _MISSING:
+                raise TypeError(f"Tried to provide value for implicit input: {self.inputs[i]}")
 
     def _keyword_index(self, key: str) -> int:
         index = self._names.get(key)
@@ -733,6 +743,29 @@ class Function:
         copy.name = name
         return copy
 
+    # --- pickling --------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """A function pickles as what it was compiled from (its graph, inputs, outputs,
+        updates, mode, default values and the shared variables it reads, with their
+        values); unpickling compiles it again, which the compile cache makes a disk
+        read when the same code was compiled before (in any process). A profiled
+        function unpickles unprofiled."""
+        from arignote.compile.ops import custom_ops_of
+
+        plan = replace(self._plan, profile=None, defaults=[])
+        defaults = [(d is not _MISSING, None if d is _MISSING else d) for d in self._defaults]
+        state = {
+            "plan": plan,
+            "defaults": defaults,
+            "allow_downcast": self._allow_downcast,
+            "swap": list(self._swap.items()),
+            "name": self.name,
+            "trust_input": self.trust_input,
+            "custom_ops": custom_ops_of(plan.results()),
+        }
+        return _unpickle_function, (state,)
+
     def __repr__(self) -> str:
         return f"<arignote.Function {self.name or ''} ({len(self.inputs)} inputs)>"
 
@@ -743,6 +776,19 @@ class Function:
         from arignote.printing import dump_ir
 
         return dump_ir(self, stage, debuginfo)
+
+
+def _unpickle_function(state: dict[str, Any]) -> Function:
+    """The function `Function.__reduce__` pickled, compiled again."""
+    from arignote.compile.ops import register_custom_ops
+
+    plan: _Plan = state["plan"]
+    register_custom_ops(plan.results(), state["custom_ops"])
+    plan.defaults = [value if has else _MISSING for has, value in state["defaults"]]
+    fn = Function(plan, state["allow_downcast"], None, dict(state["swap"]))
+    fn.name = state["name"]
+    fn.trust_input = state["trust_input"]
+    return fn
 
 
 def _optimize(module: ModuleOp, mode: Mode) -> ModuleOp:

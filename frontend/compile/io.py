@@ -18,7 +18,9 @@ class In:
     after each call, making the input implicit state. `strict`: only accept an ndarray of
     exactly the input's dtype. `allow_downcast`: accept lossy conversions of this input
     (None: only safe ones; as in Theano, the `allow_input_downcast` of `function()`
-    applies to plain variables, not to `In` inputs). `mutable` and `borrow` are
+    applies to plain variables, not to `In` inputs). `implicit=True`: the input always
+    takes its value (a default value is required) and a call that provides one raises
+    a TypeError, as in Theano. `mutable` and `borrow` are
     accepted; the compiled code never overwrites or keeps its inputs.
     """
 
@@ -51,6 +53,8 @@ class In:
                 "mutable=True implies that the input variable may be both aliased "
                 "(borrow=True) and overwritten."
             )
+        if implicit and value is None:
+            raise TypeError("An implicit input must be given a default value")
         self.variable = variable
         self.name = variable.name if name is None and autoname else name
         self.value = value

@@ -134,6 +134,10 @@ def _plural(single: Any) -> Any:
     def make(*names: str, dtype: str | None = None) -> list[Variable]:
         if len(names) == 1 and isinstance(names[0], int):
             return [single(dtype=dtype) for _ in range(names[0])]
+        # Theano's rule: one argument is the sequence of names (`scalars("xyz")` names
+        # three variables x, y and z; `scalars(["a", "b"])` two)
+        if len(names) == 1 and len(names[0]) != 1:
+            names = tuple(names[0])
         return [single(n, dtype=dtype) for n in names]
 
     make.__name__ = make.__qualname__ = single.__name__ + "s"

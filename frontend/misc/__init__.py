@@ -1,0 +1,1 @@
+"""`arignote.misc` (Theano's `theano.misc`): `pkl_utils`."""
