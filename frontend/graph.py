@@ -819,3 +819,21 @@ def ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list
             ):
                 stack.append((operand.op, False))
     return order
+
+
+# shapes and indexing (issue 13 item 3)
+
+
+class SpecifyShape(Op):
+    """`SpecifyShape`: its input, checked to have a given shape."""
+
+
+class Nonzero(Op):
+    """`Nonzero` (flat positions): the row-major positions of the nonzero elements."""
+
+
+class Assert(Op):
+    """`Assert`: its input, after a run-time check of a condition."""
+
+
+_OP_VIEWS.update({ag.SpecifyShapeOp: SpecifyShape, ag.AssertOp: Assert, ag.FlatNonzeroOp: Nonzero})

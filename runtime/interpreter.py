@@ -765,6 +765,7 @@ def make_interpreter(
     from xdsl.interpreters.scf import ScfFunctions
 
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
+    from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
@@ -773,6 +774,7 @@ def make_interpreter(
     for functions in (
         AgScanFunctions(),
         AgFunctions(),
+        DataShapeFunctions(),
         RowwiseFunctions(),
         AgControlFunctions(),
         FusedFunctions(),
