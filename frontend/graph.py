@@ -37,6 +37,12 @@ def _basic() -> Any:
     return basic
 
 
+def _shape_ops() -> Any:
+    from arignote.tensor import shape_ops
+
+    return shape_ops
+
+
 def _subtensor() -> Any:
     from arignote.tensor import subtensor
 
@@ -274,6 +280,41 @@ class Variable:
 
     def round(self, mode: str | None = None) -> Variable:
         return _basic().round(self, mode)
+
+    # --- shapes, creation and selection (see arignote.tensor.shape_ops) ----------------
+
+    def nonzero(self, return_matrix: bool = False) -> Any:
+        return _shape_ops().nonzero(self, return_matrix)
+
+    def nonzero_values(self) -> Variable:
+        return _shape_ops().nonzero_values(self)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        return _shape_ops().any(self, axis, keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        return _shape_ops().all(self, axis, keepdims)
+
+    def ptp(self, axis: Any = None) -> Variable:
+        return _shape_ops().ptp(self, axis)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Variable:
+        return _shape_ops().repeat(self, repeats, axis)
+
+    def squeeze(self) -> Variable:
+        return _shape_ops().squeeze(self)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Variable:
+        return _shape_ops().swapaxes(self, axis1, axis2)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
+        return _shape_ops().diagonal(self, offset, axis1, axis2)
+
+    def trace(self) -> Variable:
+        return _shape_ops().trace(self)
+
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
+        return _shape_ops().choose(self, choices, out, mode)
 
     # Theano variables are hashed and compared by identity (`==` on tensors is not `eq`).
     __hash__ = object.__hash__

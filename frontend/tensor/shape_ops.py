@@ -15,6 +15,7 @@ nonzero elements, a result whose length is known only at run time.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,7 +91,7 @@ def addbroadcast(x: Any, *axes: int) -> Variable:
     to be 1 at run time (Theano's `addbroadcast`)."""
     v = _var(x)
     chosen = _axes_list(axes, v.ndim, "addbroadcast")
-    if all(v.broadcastable[a] for a in chosen):
+    if builtins.all(v.broadcastable[a] for a in chosen):
         return v
     shape = [1 if a in chosen else subtensor.shape_i(v, a) for a in range(v.ndim)]
     return specify_shape(v, shape)
@@ -176,7 +177,7 @@ def horizontal_stack(*args: Any) -> Variable:
     if len(args) < 2:
         raise ValueError("horizontal_stack: needs at least two tensors")
     values = [_var(a) for a in args]
-    if any(v.ndim != 2 for v in values):
+    if builtins.any(v.ndim != 2 for v in values):
         raise TypeError("horizontal_stack: the arguments must be matrices")
     return subtensor.concatenate(values, axis=1)
 
@@ -192,7 +193,7 @@ def _int_vector(values: Any, what: str) -> Variable:
     v = values if isinstance(values, Variable) else None
     if v is None:
         items = list(values) if isinstance(values, list | tuple) else [values]
-        if all(_python_int(i) for i in items):
+        if builtins.all(_python_int(i) for i in items):
             v = basic.constant(np.asarray(items, dtype="int64"))
         else:
             v = subtensor.stack([basic.cast(i, "int64") for i in items])
@@ -262,7 +263,14 @@ def _reps_entries(reps: Any, ndim: int | None) -> list[Any]:
         return [reps]
     if ndim is None:
         raise ValueError("tile: if reps is a symbolic vector, ndim must be given")
-    return [r[k] for k in range(ndim)]
+    # Theano's rule: a vector shorter than ndim is padded with leading ones
+    count = basic.shape_i(r, 0)
+    r = check(
+        basic.cast(r, "int64"), basic.le(count, ndim), "tile: reps has more than ndim entries"
+    )
+    pad = basic.maximum(basic.sub(ndim, count), 0)  # (the check above reports a longer one)
+    padded = subtensor.concatenate([subtensor.ones([pad], "int64"), r])
+    return [padded[k] for k in range(ndim)]
 
 
 def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:

@@ -450,8 +450,14 @@ def join(axis: int, *tensors: Any) -> Variable:
     return concatenate(tensors, axis)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
-    """The tensors (of one shape) stacked along a new axis `axis`."""
+def stack(*tensors: Any, axis: int = 0) -> Variable:
+    """The tensors (of one shape) stacked along a new axis `axis`: `stack([a, b], axis)`,
+    or Theano's older form `stack(a, b, ...)` (along axis 0)."""
+    if tensors and isinstance(tensors[0], list | tuple):
+        if len(tensors) > 2:
+            raise TypeError("stack: expected stack(tensors, axis=0) or stack(*tensors)")
+        axis = tensors[1] if len(tensors) == 2 else axis
+        tensors = tuple(tensors[0])
     values = [basic.as_tensor_variable(t) for t in tensors]
     if not values:
         raise ValueError("stack: needs at least one tensor")
