@@ -99,8 +99,8 @@ def flatnonzero_rule(
 
 def _flat_position(b: Builder, ivs: Sequence[SSAValue], dims: Sequence[Dim]) -> SSAValue:
     """The row-major flat position of `ivs` in an array of lengths `dims`, an `i64`."""
-    flat: Idx = 0
-    for iv, d in zip(ivs, dims, strict=True):
+    flat: Idx = ivs[0]
+    for iv, d in zip(ivs[1:], dims[1:], strict=True):
         flat = add(b, mul(b, flat, d), iv)
     return b.insert(arith.IndexCastOp(as_index(b, flat), i64)).result
 

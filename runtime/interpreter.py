@@ -765,8 +765,8 @@ def make_interpreter(
     from xdsl.interpreters.scf import ScfFunctions
 
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
-    from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.fused import FusedFunctions
+    from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
