@@ -213,11 +213,23 @@ class Variable:
     def astype(self, dtype: str) -> Variable:
         return _basic().cast(self, dtype)
 
-    def sum(self, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-        return _basic().sum(self, axis, keepdims, dtype)
+    def sum(
+        self,
+        axis: Any = None,
+        dtype: str | None = None,
+        keepdims: bool = False,
+        acc_dtype: str | None = None,
+    ) -> Variable:
+        return _basic().sum(self, axis, dtype, keepdims, acc_dtype)
 
-    def prod(self, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-        return _basic().prod(self, axis, keepdims, dtype)
+    def prod(
+        self,
+        axis: Any = None,
+        dtype: str | None = None,
+        keepdims: bool = False,
+        acc_dtype: str | None = None,
+    ) -> Variable:
+        return _basic().prod(self, axis, dtype, keepdims, acc_dtype)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Variable:
         return _basic().max(self, axis, keepdims)
@@ -246,8 +258,8 @@ class Variable:
     def flatten(self, ndim: int = 1) -> Variable:
         return _subtensor().flatten(self, ndim)
 
-    def take(self, indices: Any, axis: int | None = None) -> Variable:
-        return _subtensor().take(self, indices, axis)
+    def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
+        return _subtensor().take(self, indices, axis, mode)
 
     # --- shapes, argmax/argmin, statistics (see arignote.tensor.basic) -----------------
 
@@ -262,8 +274,14 @@ class Variable:
     def argmin(self, axis: Any = None, keepdims: bool = False) -> Variable:
         return _basic().argmin(self, axis, keepdims)
 
-    def mean(self, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-        return _basic().mean(self, axis, keepdims, dtype)
+    def mean(
+        self,
+        axis: Any = None,
+        dtype: str | None = None,
+        keepdims: bool = False,
+        acc_dtype: str | None = None,
+    ) -> Variable:
+        return _basic().mean(self, axis, dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def var(
         self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False

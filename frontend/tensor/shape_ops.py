@@ -614,14 +614,14 @@ def any(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: 
     """Whether any element over `axis` is nonzero (NaN is), a bool tensor; `False` over
     an empty axis."""
     v = _var(x)
-    return basic.gt(basic.sum(basic.neq(v, 0), axis, keepdims), 0)
+    return basic.gt(basic.sum(basic.neq(v, 0), axis, keepdims=keepdims), 0)
 
 
 def all(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
     """Whether every element over `axis` is nonzero (NaN is), a bool tensor; `True`
     over an empty axis."""
     v = _var(x)
-    return basic.eq(basic.sum(basic.eq(v, 0), axis, keepdims), 0)
+    return basic.eq(basic.sum(basic.eq(v, 0), axis, keepdims=keepdims), 0)
 
 
 def ptp(a: Any, axis: Any = None) -> Variable:

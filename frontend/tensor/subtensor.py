@@ -269,13 +269,24 @@ def _is_int_index(k: Any) -> bool:
     return _python_int(k) or _is_int_scalar(k)
 
 
-def take(a: Any, indices: Any, axis: int | None = None) -> Variable:
-    """`numpy.take` with integer indices (`axis=None` takes from the flattened `a`)."""
+def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
+    """`numpy.take` with integer indices (`axis=None` takes from the flattened `a`);
+    `mode` "raise" (an index out of range is an IndexError at run time), "wrap" or
+    "clip" (Theano's signature)."""
     v = basic.as_tensor_variable(a)
     if axis is None:
-        return getitem(flatten(v), _as_index_array(indices))
-    axis = axis % v.ndim
-    return getitem(v, (slice(None),) * axis + (_as_index_array(indices),))
+        v, axis = flatten(v), 0
+    if not _python_int(axis) or not -v.ndim <= axis < v.ndim:
+        raise IndexError(f"take: axis {axis!r} is out of range for {v.ndim} dimensions")
+    axis = int(axis) % v.ndim
+    index = _as_index_array(indices)
+    if mode == "wrap":
+        index = basic.mod(index, basic.shape_i(v, axis))
+    elif mode == "clip":
+        index = basic.clip(basic.cast(index, "int64"), 0, basic.shape_i(v, axis) - 1)
+    elif mode != "raise":
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return getitem(v, (slice(None),) * axis + (index,))
 
 
 # --- set_subtensor / inc_subtensor -----------------------------------------------------

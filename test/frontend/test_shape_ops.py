@@ -476,3 +476,37 @@ def test_run_time_errors_are_value_errors(case: str, backend: str) -> None:
     f = arignote.function([x, n, s], out, mode=mode(backend), on_unused_input="ignore")
     with pytest.raises(ValueError, match=message):
         f(np.zeros((3, 4)), 2, np.array([1, 1, 2]))
+
+
+# --- Theano's signatures of the existing reductions and take ---------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reductions_take_theano_positional_arguments(backend: str) -> None:
+    # Theano's order: sum(input, axis, dtype, keepdims, acc_dtype); mean(input, axis,
+    # dtype, op, keepdims, acc_dtype); take(a, indices, axis, mode)
+    x, i = T.imatrix("x"), T.lvector("i")
+    outs = [
+        T.sum(x, 0, "float32"),
+        x.sum(1, "int32", True),
+        T.prod(x, None, "float64"),
+        T.mean(x, 1, "float32", False, True),
+        T.sum(x, 0, "int32", False, "float64"),
+        T.take(x, i, 1, "wrap"),
+        x.take(i, 0, "clip"),
+    ]
+    f = arignote.function([x, i], outs, mode=mode(backend))
+    a, iv = np.arange(12, dtype="int32").reshape(3, 4) - 4, np.array([-5, 1, 7])
+    expected = [
+        a.sum(0, dtype="float32"),
+        a.sum(1, dtype="int32", keepdims=True),
+        a.prod(dtype="float64"),
+        a.mean(1, dtype="float32", keepdims=True),
+        a.sum(0, dtype="float64").astype("int32"),
+        np.take(a, iv, 1, mode="wrap"),
+        np.take(a, iv, 0, mode="clip"),
+    ]
+    for k, (got, want) in enumerate(zip(f(a, iv), expected, strict=True)):
+        check(f"output {k}", got, want)
+    with pytest.raises(ValueError, match="take: mode must be"):
+        T.take(x, i, 0, "bad")
