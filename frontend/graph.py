@@ -331,6 +331,9 @@ class Variable:
     def trace(self) -> Variable:
         return _shape_ops().trace(self)
 
+    def ravel(self) -> Variable:
+        return _subtensor().flatten(self)
+
     def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
         return _shape_ops().choose(self, choices, out, mode)
 

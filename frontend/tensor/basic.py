@@ -449,9 +449,11 @@ def prod(
     dtype: str | None = None,
     keepdims: bool = False,
     acc_dtype: str | None = None,
+    no_zeros_in_input: bool = False,
 ) -> Variable:
     """Product over `axis` (all axes by default); integers and bools multiply as int64
-    (Theano's signature, as `sum`)."""
+    (Theano's signature, as `sum`; `no_zeros_in_input` is Theano's promise that lets it
+    use a simpler gradient, which changes nothing here)."""
     v = as_tensor_variable(x)
     out_dtype = dtype or _accumulator_dtype(v.dtype)
     out = _reduce(ag.ReduceProdOp, v, axis, keepdims, acc_dtype or out_dtype)
@@ -740,3 +742,25 @@ def outer(x: Any, y: Any) -> Variable:
     if b.ndim != 1:
         b = b.flatten()
     return mul(dimshuffle(a, 0, "x"), dimshuffle(b, "x", 0))
+
+
+# --- shapes, creation and selection (issue 13 item 3) ------------------------------------
+# Theano's `theano.tensor.basic.eye`, `.tile`, ... live in `arignote.tensor.shape_ops`
+# (it imports this module); they are attributes of this module too, looked up lazily so
+# that `any`/`all` never shadow the builtins inside it.
+
+_SHAPE_OPS_NAMES = frozenset(
+    """addbroadcast all any batched_dot batched_tensordot choose diag diagonal eye
+    flatnonzero horizontal_stack identity_like largest mgrid nonzero nonzero_values ogrid
+    patternbroadcast ptp roll shape_padaxis shape_padleft shape_padright smallest
+    specify_shape split stacklists swapaxes tile tri tril triu unbroadcast
+    vertical_stack""".split()
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHAPE_OPS_NAMES:
+        from arignote.tensor import shape_ops
+
+        return getattr(shape_ops, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

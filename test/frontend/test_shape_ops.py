@@ -399,6 +399,11 @@ def test_theano_module_paths() -> None:
     ]:
         assert hasattr(T, name), name
     assert T.eye is shape_ops.eye
+    from arignote.tensor import basic
+
+    assert basic.tile is shape_ops.tile and basic.any is shape_ops.any  # Theano's paths
+    with pytest.raises(AttributeError):
+        basic.no_such_function  # noqa: B018
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -493,6 +498,7 @@ def test_reductions_take_theano_positional_arguments(backend: str) -> None:
         T.mean(x, 1, "float32", False, True),
         T.sum(x, 0, "int32", False, "float64"),
         T.take(x, i, 1, "wrap"),
+        x.ravel(),
         x.take(i, 0, "clip"),
     ]
     f = arignote.function([x, i], outs, mode=mode(backend))
@@ -504,6 +510,7 @@ def test_reductions_take_theano_positional_arguments(backend: str) -> None:
         a.mean(1, dtype="float32", keepdims=True),
         a.sum(0, dtype="float64").astype("int32"),
         np.take(a, iv, 1, mode="wrap"),
+        a.ravel(),
         np.take(a, iv, 0, mode="clip"),
     ]
     for k, (got, want) in enumerate(zip(f(a, iv), expected, strict=True)):
