@@ -336,11 +336,12 @@ def roll(x: Any, shift: Any, axis: int | None = None) -> Variable:
     n = subtensor.shape_i(v, axis)
     if isinstance(n, int) and n == 0:
         return v
-    # an empty axis rolls to itself: divide by max(n, 1)
-    size = n if isinstance(n, int) else basic.maximum(n, 1)
-    s = basic.mod(basic.cast(_var(shift), "int64"), size) if not _python_int(shift) else None
-    if s is None:
-        s = int(shift) % size if isinstance(size, int) else basic.mod(int(shift), size)
+    if not (_python_int(shift) or subtensor._is_int_scalar(shift)):
+        raise TypeError(f"roll: shift must be an int or an integer scalar, got {shift!r}")
+    if _python_int(shift) and isinstance(n, int):
+        s: Any = int(shift) % n
+    else:  # an empty axis rolls to itself: divide by max(n, 1)
+        s = basic.mod(basic.cast(_var(shift), "int64"), basic.maximum(n, 1))
     front = (slice(None),) * axis + (slice(n - s, None),)
     back = (slice(None),) * axis + (slice(0, n - s),)
     return subtensor.concatenate([subtensor.getitem(v, front), subtensor.getitem(v, back)], axis)
@@ -553,34 +554,42 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Variab
         stacked = subtensor.stack(_broadcast_all([_var(c) for c in choices]))
     else:
         stacked = _var(choices)
-    n = subtensor.shape_i(stacked, 0)
-    index = basic.cast(index, "int64")
+    index = _choice_index(basic.cast(index, "int64"), subtensor.shape_i(stacked, 0), mode)
+    return _gather_choices(stacked, index)
+
+
+def _choice_index(index: Variable, n: Any, mode: str) -> Variable:
+    """`index` checked (`raise`), wrapped or clipped into `[0, n)`."""
     if mode == "raise":
         inside = basic.and_(basic.ge(index, 0), basic.lt(index, n))
-        index = check(
-            index,
-            basic.eq(basic.sum(basic.TABLE_FUNCTIONS["invert"](inside)), 0),
-            "choose: invalid entry in choice array",
-        )
-    elif mode == "wrap":
-        index = basic.mod(index, n)
-    elif mode == "clip":
-        index = basic.clip(index, 0, basic.sub(n, 1))
-    else:
-        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+        outside = basic.sum(basic.TABLE_FUNCTIONS["invert"](inside))
+        return check(index, basic.eq(outside, 0), "choose: invalid entry in choice array")
+    if mode == "wrap":
+        return basic.mod(index, n)
+    if mode == "clip":
+        return basic.clip(index, 0, basic.sub(n, 1))
+    raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+
+
+def _gather_choices(stacked: Variable, index: Variable) -> Variable:
+    """`stacked[index[i], i]` for each `i` of the broadcast shape of `index` and
+    `stacked[0]`: advanced indexing with `index` and one `arange` per axis (a 0 where
+    `stacked` is broadcast along the axis)."""
     rank = max(index.ndim, stacked.ndim - 1)
     index = shape_padleft(index, rank - index.ndim)
     stacked = basic.dimshuffle(
         stacked, 0, *(["x"] * (rank + 1 - stacked.ndim)), *range(1, stacked.ndim)
     )
     lengths = _broadcast_lengths([index, subtensor.getitem(stacked, 0)])
-    grids = []
+    grids: list[Any] = []
     for axis, n_axis in enumerate(lengths):
-        pattern = ["x"] * rank
+        if stacked.broadcastable[axis + 1]:
+            grids.append(0)
+            continue
+        pattern: list[Any] = ["x"] * rank
         pattern[axis] = 0
         grids.append(basic.dimshuffle(subtensor.arange(n_axis, dtype="int64"), *pattern))
-    index = subtensor.alloc(index, *lengths)
-    return subtensor.getitem(stacked, (index, *grids))
+    return subtensor.getitem(stacked, (subtensor.alloc(index, *lengths), *grids))
 
 
 def _broadcast_lengths(values: Sequence[Variable]) -> list[Any]:

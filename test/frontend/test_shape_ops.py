@@ -119,6 +119,16 @@ CASES: dict[str, tuple[Any, Any]] = {
         lambda x, v: T.choose(T.arange(4) + 1, T.stack([x, 2 * x]), mode="wrap"),
         lambda a, w: np.choose(np.arange(4) + 1, np.stack([a, 2 * a]), mode="wrap"),
     ),
+    "choose(broadcast tensor)": (
+        lambda x, v: T.choose(T.cast(x > 0, "int8"), T.stack([x[0], x[1]])),
+        lambda a, w: np.choose((a > 0).astype("int8"), np.stack([a[0], a[1]])),
+    ),
+    "choose(broadcast choices)": (
+        lambda x, v: T.choose(
+            T.cast(x > 0, "int8"), T.shape_padleft(T.stack([x[0], x[1]]), 1).dimshuffle(1, 0, 2)
+        ),
+        lambda a, w: np.choose((a > 0).astype("int8"), np.stack([a[0], a[1]])[:, None]),
+    ),
     "choose(clip)": (
         lambda x, v: T.choose(T.arange(-1, 3), [x[0], x[1]], mode="clip"),
         lambda a, w: np.choose(np.arange(-1, 3), [a[0], a[1]], mode="clip"),
