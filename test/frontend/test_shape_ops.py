@@ -171,12 +171,19 @@ CASES: dict[str, tuple[Any, Any]] = {
 }
 
 
+CHUNKS = 6
+"""The cases compile in this many functions (a native compile of all of them at once
+takes long on a loaded machine)."""
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
-def test_functions_as_numpy(dtype: str, backend: str) -> None:
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_functions_as_numpy(chunk: int, dtype: str, backend: str) -> None:
     x, v = T.matrix("x", dtype=dtype), T.vector("v", dtype=dtype)
-    names = list(CASES)
-    f = arignote.function([x, v], [CASES[n][0](x, v) for n in names], mode=mode(backend))
+    names = list(CASES)[chunk::CHUNKS]
+    outs = [CASES[n][0](x, v) for n in names]
+    f = arignote.function([x, v], outs, mode=mode(backend), on_unused_input="ignore")
     a, w = sample(dtype), sample(dtype)[:, 2].copy()
     for name, got in zip(names, f(a, w), strict=True):
         expected = CASES[name][1](a, w)
@@ -255,19 +262,21 @@ INDEX_KEYS: dict[str, tuple[Any, Any]] = {
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_advanced_indexing_get_set_inc(backend: str) -> None:
+@pytest.mark.parametrize("chunk", range(3))
+def test_advanced_indexing_get_set_inc(chunk: int, backend: str) -> None:
     x, i, m = T.dtensor3("x"), T.lvector("i"), T.bmatrix("m")
     mask = T.neq(m, 0)
+    keys = dict(list(INDEX_KEYS.items())[chunk::3])
     outs = []
-    for build, _ in INDEX_KEYS.values():
+    for build, _ in keys.values():
         sub = x[build(x, i, mask)]
         outs += [sub, T.set_subtensor(sub, -1.0), T.inc_subtensor(sub, sub * 2 + 1)]
-    f = arignote.function([x, i, m], outs, mode=mode(backend))
+    f = arignote.function([x, i, m], outs, mode=mode(backend), on_unused_input="ignore")
     rng = np.random.default_rng(0)
     a = rng.normal(size=(3, 4, 3))
     iv, mv = np.array([2, 0, -1, 2]), (rng.normal(size=(3, 4)) > 0).astype("int8")
     got = iter(f(a, iv, mv))
-    for name, (_, numpy_key) in INDEX_KEYS.items():
+    for name, (_, numpy_key) in keys.items():
         key = numpy_key(a, iv, mv.astype(bool))
         check(name, next(got), a[key])
         expected_set = a.copy()
