@@ -38,6 +38,12 @@ def _basic() -> Any:
     return basic
 
 
+def _shape_ops() -> Any:
+    from arignote.tensor import shape_ops
+
+    return shape_ops
+
+
 def _subtensor() -> Any:
     from arignote.tensor import subtensor
 
@@ -216,11 +222,23 @@ class Variable(TensorPyOperators):
     def astype(self, dtype: str) -> Variable:
         return _basic().cast(self, dtype)
 
-    def sum(self, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-        return _basic().sum(self, axis, keepdims, dtype)
+    def sum(
+        self,
+        axis: Any = None,
+        dtype: str | None = None,
+        keepdims: bool = False,
+        acc_dtype: str | None = None,
+    ) -> Variable:
+        return _basic().sum(self, axis, dtype, keepdims, acc_dtype)
 
-    def prod(self, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-        return _basic().prod(self, axis, keepdims, dtype)
+    def prod(
+        self,
+        axis: Any = None,
+        dtype: str | None = None,
+        keepdims: bool = False,
+        acc_dtype: str | None = None,
+    ) -> Variable:
+        return _basic().prod(self, axis, dtype, keepdims, acc_dtype)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Variable:
         return _basic().max(self, axis, keepdims)
@@ -249,8 +267,8 @@ class Variable(TensorPyOperators):
     def flatten(self, ndim: int = 1) -> Variable:
         return _subtensor().flatten(self, ndim)
 
-    def take(self, indices: Any, axis: int | None = None) -> Variable:
-        return _subtensor().take(self, indices, axis)
+    def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
+        return _subtensor().take(self, indices, axis, mode)
 
     # --- shapes, argmax/argmin, statistics (see arignote.tensor.basic) -----------------
 
@@ -265,8 +283,14 @@ class Variable(TensorPyOperators):
     def argmin(self, axis: Any = None, keepdims: bool = False) -> Variable:
         return _basic().argmin(self, axis, keepdims)
 
-    def mean(self, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-        return _basic().mean(self, axis, keepdims, dtype)
+    def mean(
+        self,
+        axis: Any = None,
+        dtype: str | None = None,
+        keepdims: bool = False,
+        acc_dtype: str | None = None,
+    ) -> Variable:
+        return _basic().mean(self, axis, dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def var(
         self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
@@ -283,6 +307,44 @@ class Variable(TensorPyOperators):
 
     def round(self, mode: str | None = None) -> Variable:
         return _basic().round(self, mode)
+
+    # --- shapes, creation and selection (see arignote.tensor.shape_ops) ----------------
+
+    def nonzero(self, return_matrix: bool = False) -> Any:
+        return _shape_ops().nonzero(self, return_matrix)
+
+    def nonzero_values(self) -> Variable:
+        return _shape_ops().nonzero_values(self)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        return _shape_ops().any(self, axis, keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        return _shape_ops().all(self, axis, keepdims)
+
+    def ptp(self, axis: Any = None) -> Variable:
+        return _shape_ops().ptp(self, axis)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Variable:
+        return _shape_ops().repeat(self, repeats, axis)
+
+    def squeeze(self) -> Variable:
+        return _shape_ops().squeeze(self)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Variable:
+        return _shape_ops().swapaxes(self, axis1, axis2)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
+        return _shape_ops().diagonal(self, offset, axis1, axis2)
+
+    def trace(self) -> Variable:
+        return _shape_ops().trace(self)
+
+    def ravel(self) -> Variable:
+        return _subtensor().flatten(self)
+
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
+        return _shape_ops().choose(self, choices, out, mode)
 
     # Theano variables are hashed and compared by identity (`==` on tensors is not `eq`).
     __hash__ = object.__hash__
@@ -959,3 +1021,21 @@ def ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list
             ):
                 stack.append((operand.op, False))
     return order
+
+
+# shapes and indexing (issue 13 item 3)
+
+
+class SpecifyShape(Op):
+    """`SpecifyShape`: its input, checked to have a given shape."""
+
+
+class Nonzero(Op):
+    """`Nonzero` (flat positions): the row-major positions of the nonzero elements."""
+
+
+class Assert(Op):
+    """`Assert`: its input, after a run-time check of a condition."""
+
+
+_OP_VIEWS.update({ag.SpecifyShapeOp: SpecifyShape, ag.AssertOp: Assert, ag.FlatNonzeroOp: Nonzero})

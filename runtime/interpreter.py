@@ -780,6 +780,7 @@ def make_interpreter(
 
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
+    from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
@@ -787,6 +788,7 @@ def make_interpreter(
     for functions in (
         AgScanFunctions(),
         AgFunctions(),
+        DataShapeFunctions(),
         RowwiseFunctions(),
         AgControlFunctions(),
         FusedFunctions(),

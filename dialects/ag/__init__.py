@@ -36,6 +36,13 @@ from arignote.dialects.ag.base import (
     value_shape,
 )
 from arignote.dialects.ag.control import IfOp, YieldOp
+from arignote.dialects.ag.data_shapes import (  # shapes and indexing (issue 13 item 3)
+    DATA_SHAPE_OPS,
+    AssertOp,
+    FlatNonzeroOp,
+    SpecifyShapeOp,
+    specify_shape_shape,
+)
 from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
 from arignote.dialects.ag.elementwise import (
     AbsOp,
@@ -192,6 +199,7 @@ Ag = Dialect(
         DotOp,
         *BLAS_OPS,
         *INDEXING_OPS,
+        *DATA_SHAPE_OPS,
         *ARG_REDUCE_OPS,
         DimOp,
         YieldOp,
@@ -209,6 +217,11 @@ Ag = Dialect(
 __all__ = [
     "PYTHON_OPS",
     "PythonOp",
+    "DATA_SHAPE_OPS",
+    "AssertOp",
+    "FlatNonzeroOp",
+    "SpecifyShapeOp",
+    "specify_shape_shape",
     "PARALLEL_OPS",
     "ParallelForOp",
     "ParallelWidthOp",

@@ -438,21 +438,36 @@ def _accumulator_dtype(dtype: str) -> str:
     return "int64" if dtype in ("bool", "int8", "int16", "int32") else dtype
 
 
-def sum(
+def sum(  # noqa: A001 - Theano's name
     x: Any,
     axis: Any = None,
-    keepdims: bool = False,  # noqa: A001
     dtype: str | None = None,
+    keepdims: bool = False,
+    acc_dtype: str | None = None,
 ) -> Variable:
-    """Sum over `axis` (all axes by default); integers and bools sum as int64."""
+    """Sum over `axis` (all axes by default); integers and bools sum as int64. Theano's
+    signature: `acc_dtype` is the dtype the sum accumulates in, `dtype` the result's."""
     v = as_tensor_variable(x)
-    return _reduce(ag.ReduceSumOp, v, axis, keepdims, dtype or _accumulator_dtype(v.dtype))
+    out_dtype = dtype or _accumulator_dtype(v.dtype)
+    out = _reduce(ag.ReduceSumOp, v, axis, keepdims, acc_dtype or out_dtype)
+    return cast(out, out_dtype)
 
 
-def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-    """Product over `axis` (all axes by default); integers and bools multiply as int64."""
+def prod(
+    x: Any,
+    axis: Any = None,
+    dtype: str | None = None,
+    keepdims: bool = False,
+    acc_dtype: str | None = None,
+    no_zeros_in_input: bool = False,
+) -> Variable:
+    """Product over `axis` (all axes by default); integers and bools multiply as int64
+    (Theano's signature, as `sum`; `no_zeros_in_input` is Theano's promise that lets it
+    use a simpler gradient, which changes nothing here)."""
     v = as_tensor_variable(x)
-    return _reduce(ag.ReduceProdOp, v, axis, keepdims, dtype or _accumulator_dtype(v.dtype))
+    out_dtype = dtype or _accumulator_dtype(v.dtype)
+    out = _reduce(ag.ReduceProdOp, v, axis, keepdims, acc_dtype or out_dtype)
+    return cast(out, out_dtype)
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
@@ -506,30 +521,39 @@ def fill(model: Any, value: Any) -> Variable:
 second = fill
 
 
-def zeros_like(model: Any, dtype: str | None = None) -> Variable:
-    """Zeros of `model`'s shape (and dtype unless `dtype` is given)."""
+def zeros_like(model: Any, dtype: str | None = None, opt: bool = False) -> Variable:
+    """Zeros of `model`'s shape (and dtype unless `dtype` is given; `opt`, Theano's
+    constant-folding hint, changes nothing here)."""
     m = as_tensor_variable(model)
     if dtype is not None:
         m = cast(m, dtype)
     return fill(m, constant(0, dtype=m.dtype))
 
 
-def ones_like(model: Any, dtype: str | None = None) -> Variable:
-    """Ones of `model`'s shape (and dtype unless `dtype` is given)."""
+def ones_like(model: Any, dtype: str | None = None, opt: bool = False) -> Variable:
+    """Ones of `model`'s shape (and dtype unless `dtype` is given; `opt` as `zeros_like`)."""
     m = as_tensor_variable(model)
     if dtype is not None:
         m = cast(m, dtype)
     return fill(m, constant(1, dtype=m.dtype))
 
 
-def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
+def mean(
+    x: Any,
+    axis: Any = None,
+    dtype: str | None = None,
+    op: bool = False,
+    keepdims: bool = False,
+    acc_dtype: str | None = None,
+) -> Variable:
     """The mean over `axis` (all axes by default), Theano's dtype rule: float32 stays
-    float32, integers and bools give float64.
+    float32, integers and bools give float64. Theano's signature (`op` chose Theano's
+    implementation; both give these values).
 
     The sum is divided by the number of reduced elements, the int64 product of the
     reduced lengths (`shape_i`), cast to the sum's float dtype."""
     v = as_tensor_variable(x)
-    s = sum(v, axis, keepdims, dtype)
+    s = sum(v, axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
     count_dtype = "float32" if s.dtype == "float32" else "float64"
     out = true_div(s, cast(_count(v, _normalize_axes(axis, v.ndim)), count_dtype))
     return cast(out, dtype) if dtype is not None else out
@@ -695,10 +719,10 @@ def var(
     v = as_tensor_variable(x)
     axes = _normalize_axes(axis, v.ndim)
     centered = sub(v, mean(v, axes, keepdims=True))
-    total = sum(sqr(centered), axes, keepdims)
+    total = sum(sqr(centered), axes, keepdims=keepdims)
     n = cast(_count(v, axes), centered.dtype)
     if corrected:
-        total = sub(total, true_div(sqr(sum(centered, axes, keepdims)), n))
+        total = sub(total, true_div(sqr(sum(centered, axes, keepdims=keepdims)), n))
     return true_div(total, sub(n, ddof) if ddof else n)
 
 
@@ -743,3 +767,24 @@ from arignote.tensor.basic_utils import (  # noqa: E402, F401
     tensor_from_scalar,
     transfer,
 )
+
+# --- shapes, creation and selection (issue 13 item 3) ------------------------------------
+# Theano's `theano.tensor.basic.eye`, `.tile`, ... live in `arignote.tensor.shape_ops`
+# (it imports this module); they are attributes of this module too, looked up lazily so
+# that `any`/`all` never shadow the builtins inside it.
+
+_SHAPE_OPS_NAMES = frozenset(
+    """addbroadcast all any batched_dot batched_tensordot choose diag diagonal eye
+    flatnonzero horizontal_stack identity_like largest mgrid nonzero nonzero_values ogrid
+    patternbroadcast ptp roll shape_padaxis shape_padleft shape_padright smallest
+    specify_shape split stacklists swapaxes tile tri tril triu unbroadcast
+    vertical_stack""".split()
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHAPE_OPS_NAMES:
+        from arignote.tensor import shape_ops
+
+        return getattr(shape_ops, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

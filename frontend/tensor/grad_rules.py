@@ -432,3 +432,28 @@ def _print(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: l
 
 
 RULES[ag.PrintOp] = _print
+
+
+# --- shapes and indexing (issue 13 item 3) ----------------------------------------------
+
+
+def _specify_shape(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # Theano's SpecifyShape.grad: the gradient passes through (the shape operands get none).
+    return [gz[0]] + [None] * (len(inputs) - 1)
+
+
+def _flatnonzero(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    return [None]
+
+
+RULES.update(
+    {
+        ag.SpecifyShapeOp: _specify_shape,
+        ag.AssertOp: _specify_shape,
+        ag.FlatNonzeroOp: _flatnonzero,
+    }
+)

@@ -82,8 +82,26 @@ def _build(op_class: type, *args: Any, **kwargs: Any) -> Variable:
 
 def _is_advanced(k: Any) -> bool:
     if isinstance(k, Variable):
-        return k.ndim > 0
-    return isinstance(k, list | np.ndarray)
+        return k.ndim > 0 or k.dtype == "bool"
+    return isinstance(k, list | np.ndarray) or isinstance(k, bool | np.bool_)
+
+
+def _is_mask(k: Any) -> bool:
+    """A boolean index (NumPy's: a bool array, or a Python bool)."""
+    if isinstance(k, Variable):
+        return k.dtype == "bool"
+    if isinstance(k, bool | np.bool_):
+        return True
+    return isinstance(k, list | np.ndarray) and np.asarray(k).dtype == np.bool_
+
+
+def _axes_used(k: Any) -> int:
+    """How many axes of the indexed tensor the key entry `k` consumes."""
+    if k is None or k is Ellipsis:
+        return 0
+    if _is_mask(k):
+        return k.ndim if isinstance(k, Variable) else np.ndim(k)
+    return 1
 
 
 def _as_index_array(k: Any) -> Variable:
@@ -98,11 +116,11 @@ def _expand_key(key: Any, ndim: int) -> list[Any]:
     items = list(key) if isinstance(key, tuple) else [key]
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    used = sum(1 for k in items if k is not None and k is not Ellipsis)
+    used = sum(_axes_used(k) for k in items)
     if used > ndim:
         raise IndexError(f"too many indices for a tensor of {ndim} dimensions: {used}")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
+    if any(k is Ellipsis for k in items):
+        at = next(i for i, k in enumerate(items) if k is Ellipsis)
         items[at : at + 1] = [slice(None)] * (ndim - used)
         return items
     return items + [slice(None)] * (ndim - used)
@@ -154,34 +172,93 @@ def getitem(x: Any, key: Any) -> Variable:
 
 
 def _advanced_getitem(v: Variable, items: list[Any]) -> Variable:
+    """Integer-array (and boolean-mask) indexing, with slices and ints beside the arrays:
+    the slices first (a basic subtensor, which keeps every axis), then the arrays. The
+    result remembers `(v, items)` so that `set_subtensor`/`inc_subtensor` can update it."""
+    items = _masks_to_indices(v, items)
+    sliced_items = [k if isinstance(k, slice) else slice(None) for k in items]
+    sliced = getitem(v, tuple(sliced_items))
+    array_items = [slice(None) if isinstance(k, slice) else k for k in items]
+    out = _gather(sliced, array_items)
+    out._indexed_from = (v, items)  # type: ignore[attr-defined]
+    return out
+
+
+def _masks_to_indices(v: Variable, items: list[Any]) -> list[Any]:
+    """`items` with each boolean mask replaced by the index vectors of its nonzero
+    entries (NumPy's rule), after a run-time check that the mask's shape is that of the
+    axes it indexes (an IndexError-like ValueError otherwise)."""
     if any(k is None for k in items):
         raise NotImplementedError("None (newaxis) combined with integer-array indexing")
-    positions = [i for i, k in enumerate(items) if not _is_full_slice(k)]
+    result: list[Any] = []
+    axis = 0
+    for k in items:
+        if not _is_mask(k):
+            result.append(k)
+            axis += 1
+            continue
+        mask = k if isinstance(k, Variable) else basic.constant(np.asarray(k, dtype=bool))
+        if mask.ndim == 0:
+            raise NotImplementedError("a 0-d boolean index (x[True]) is not supported")
+        from arignote.tensor import shape_ops  # (it imports this module)
+
+        lengths = [shape_i(v, a) for a in range(axis, axis + mask.ndim)]
+        checked = _checked_mask(mask, lengths)
+        result.extend(shape_ops.nonzero(checked))
+        axis += mask.ndim
+    return result
+
+
+def _checked_mask(mask: Variable, lengths: Sequence[Any]) -> Variable:
+    """`mask`, checked at run time to have the lengths of the axes it indexes."""
+    from arignote.tensor import shape_ops
+
+    static = ag.tensor_type(mask.value).get_shape()
+    for axis, (m, n) in enumerate(zip(static, lengths, strict=True)):
+        if m != ag.DYNAMIC and isinstance(n, int) and m != n:
+            raise IndexError(
+                f"boolean index did not match indexed array along dimension {axis}; "
+                f"dimension is {n} but corresponding boolean dimension is {m}"
+            )
+    return shape_ops.specify_shape(mask, list(lengths))
+
+
+def _gather(v: Variable, items: list[Any]) -> Variable:
+    """`v[items]` where `items` holds index arrays, ints and full slices only."""
+    positions, pattern = _advanced_layout(v, items)
     if not all(_is_advanced(items[i]) or _is_int_index(items[i]) for i in positions):
-        raise NotImplementedError(
-            "integer-array indexing combined with slices other than ':' is not supported"
-        )
-    if any(isinstance(items[i], Variable) and items[i].dtype == "bool" for i in positions):
-        raise NotImplementedError("boolean mask indexing is not supported")
+        raise TypeError(f"unsupported index entries {[items[i] for i in positions]}")
     indices = [_as_index_array(items[i]) for i in positions]
-    contiguous = positions == list(range(positions[0], positions[0] + len(positions)))
-    first = positions[0]
-    if not contiguous:
-        first = 0  # NumPy puts the index dimensions first when the arrays are apart
     rest = [a for a in range(v.ndim) if a not in positions]
     moved = (
         basic.dimshuffle(v, *positions, *rest) if positions != list(range(len(positions))) else v
     )
     out = _build(ag.AdvancedSubtensorOp, moved.value, [i.value for i in indices])
+    return out if pattern is None else basic.dimshuffle(out, *pattern)
+
+
+def _advanced_layout(v: Variable, items: list[Any]) -> tuple[list[int], list[int] | None]:
+    """The axes the index arrays take, and the dimshuffle that puts the gathered axes
+    (first in `ag.advanced_subtensor`'s result) where NumPy puts them: in place of the
+    arrays when they are adjacent, else first (None when no move is needed)."""
+    positions = [i for i, k in enumerate(items) if not _is_full_slice(k)]
+    contiguous = positions == list(range(positions[0], positions[0] + len(positions)))
+    first = positions[0] if contiguous else 0
     if first == 0:
-        return out
-    index_rank = out.ndim - len(rest)
+        return positions, None
+    index_shapes = [_index_rank(items[i]) for i in positions]
+    index_rank = max(index_shapes)
+    rank = index_rank + v.ndim - len(positions)
     pattern = [
         *range(index_rank, index_rank + first),
         *range(index_rank),
-        *range(index_rank + first, out.ndim),
+        *range(index_rank + first, rank),
     ]
-    return basic.dimshuffle(out, *pattern)
+    return positions, pattern
+
+
+def _index_rank(k: Any) -> int:
+    return k.ndim if isinstance(k, Variable) else np.ndim(k)
 
 
 def _is_full_slice(k: Any) -> bool:
@@ -192,13 +269,24 @@ def _is_int_index(k: Any) -> bool:
     return _python_int(k) or _is_int_scalar(k)
 
 
-def take(a: Any, indices: Any, axis: int | None = None) -> Variable:
-    """`numpy.take` with integer indices (`axis=None` takes from the flattened `a`)."""
+def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
+    """`numpy.take` with integer indices (`axis=None` takes from the flattened `a`);
+    `mode` "raise" (an index out of range is an IndexError at run time), "wrap" or
+    "clip" (Theano's signature)."""
     v = basic.as_tensor_variable(a)
     if axis is None:
-        return getitem(flatten(v), _as_index_array(indices))
-    axis = axis % v.ndim
-    return getitem(v, (slice(None),) * axis + (_as_index_array(indices),))
+        v, axis = flatten(v), 0
+    if not _python_int(axis) or not -v.ndim <= axis < v.ndim:
+        raise IndexError(f"take: axis {axis!r} is out of range for {v.ndim} dimensions")
+    axis = int(axis) % v.ndim
+    index = _as_index_array(indices)
+    if mode == "wrap":
+        index = basic.mod(index, basic.shape_i(v, axis))
+    elif mode == "clip":
+        index = basic.clip(basic.cast(index, "int64"), 0, basic.shape_i(v, axis) - 1)
+    elif mode != "raise":
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return getitem(v, (slice(None),) * axis + (index,))
 
 
 # --- set_subtensor / inc_subtensor -----------------------------------------------------
@@ -206,6 +294,8 @@ def take(a: Any, indices: Any, axis: int | None = None) -> Variable:
 
 def _update(x_sub: Variable, y: Any, inc: bool) -> Variable:
     what = "inc_subtensor" if inc else "set_subtensor"
+    if isinstance(x_sub, Variable) and hasattr(x_sub, "_indexed_from"):
+        return _advanced_update(x_sub, y, inc, what)
     op = x_sub.value.owner if isinstance(x_sub, Variable) else None
     if isinstance(op, ag.SubtensorOp):
         x = x_sub.owner.inputs[0]  # type: ignore[union-attr]
@@ -222,6 +312,43 @@ def _update(x_sub: Variable, y: Any, inc: bool) -> Variable:
         f"{what}: the first argument must be an indexed tensor such as x[1:3] or x[ivector] "
         f"(without a transpose or newaxis of the result), got {x_sub}"
     )
+
+
+def _advanced_update(x_sub: Variable, y: Any, inc: bool, what: str) -> Variable:
+    """The update of an advanced index `x_sub = v[items]`: the arrays scattered into
+    the slice of `v` the slices select (`v` itself when there are none), and that slice
+    set back into `v`."""
+    v, items = x_sub._indexed_from  # type: ignore[attr-defined]
+    value = _update_value(y, v, what)
+    array_items = [slice(None) if isinstance(k, slice) else k for k in items]
+    if all(_is_full_slice(k) or not isinstance(k, slice) for k in items):
+        return _scatter(v, array_items, value, inc)
+    sliced = getitem(v, tuple(k if isinstance(k, slice) else slice(None) for k in items))
+    return _update(sliced, _scatter(sliced, array_items, value, inc), inc=False)
+
+
+def _inverse(pattern: Sequence[int]) -> list[int]:
+    inverse = [0] * len(pattern)
+    for i, p in enumerate(pattern):
+        inverse[p] = i
+    return inverse
+
+
+def _scatter(v: Variable, items: list[Any], value: Variable, inc: bool) -> Variable:
+    """`v` with `v[items]` (index arrays, ints and full slices) set to, or incremented
+    by, `value` (broadcast to the indexed shape, in NumPy's layout of `v[items]`)."""
+    positions, pattern = _advanced_layout(v, items)
+    indices = [_as_index_array(items[i]) for i in positions]
+    order = [*positions, *(a for a in range(v.ndim) if a not in positions)]
+    moved = basic.dimshuffle(v, *order)
+    rank = max(_index_rank(items[i]) for i in positions) + v.ndim - len(positions)
+    if value.ndim < rank:
+        value = basic.dimshuffle(value, *(["x"] * (rank - value.ndim)), *range(value.ndim))
+    if pattern is not None and value.ndim == rank:
+        value = basic.dimshuffle(value, *_inverse(pattern))
+    op_class = ag.AdvancedIncSubtensorOp if inc else ag.AdvancedSetSubtensorOp
+    out = _build(op_class, moved.value, value.value, [i.value for i in indices])
+    return basic.dimshuffle(out, *_inverse(order))
 
 
 def _update_value(y: Any, x: Variable, what: str) -> Variable:
@@ -334,8 +461,14 @@ def join(axis: int, *tensors: Any) -> Variable:
     return concatenate(tensors, axis)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
-    """The tensors (of one shape) stacked along a new axis `axis`."""
+def stack(*tensors: Any, axis: int = 0) -> Variable:
+    """The tensors (of one shape) stacked along a new axis `axis`: `stack([a, b], axis)`,
+    or Theano's older form `stack(a, b, ...)` (along axis 0)."""
+    if tensors and isinstance(tensors[0], list | tuple):
+        if len(tensors) > 2:
+            raise TypeError("stack: expected stack(tensors, axis=0) or stack(*tensors)")
+        axis = tensors[1] if len(tensors) == 2 else axis
+        tensors = tuple(tensors[0])
     values = [basic.as_tensor_variable(t) for t in tensors]
     if not values:
         raise ValueError("stack: needs at least one tensor")
