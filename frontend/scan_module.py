@@ -12,6 +12,8 @@ per step. The compiler turns the op into one native loop.
 
 from __future__ import annotations
 
+import sys
+import types
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +73,12 @@ class until:  # noqa: N801 - Theano's name
             )
 
 
+# Theano's `theano.scan_module.scan_utils.until`: a module object registered under that
+# name, so that `from arignote.scan_module.scan_utils import until` works as in Theano.
+scan_utils = types.ModuleType(f"{__name__}.scan_utils", "Theano's `scan_utils`: `until`.")
+scan_utils.until = until  # type: ignore[attr-defined]
+sys.modules[scan_utils.__name__] = scan_utils
+
 _ORDER_MESSAGE = (
     "The return value of the lambda function has been restricted. you have to always "
     "return first the outputs (if any), afterwards the updates (if any) and at the end "
@@ -112,6 +120,7 @@ def _taps(value: Any, what: str) -> tuple[int, ...]:
 
 
 def _sequences(sequences: Any, go_backwards: bool) -> list[tuple[Variable, tuple[int, ...]]]:
+    """Each sequence as the op iterates it, with its taps (`_theano_window`)."""
     result = []
     for i, entry in enumerate(_as_list(sequences)):
         taps: tuple[int, ...] = (0,)
@@ -126,8 +135,29 @@ def _sequences(sequences: Any, go_backwards: bool) -> list[tuple[Variable, tuple
                 f"scan: sequence #{i} must have at least one dimension to iterate over, "
                 f"got a 0-d tensor {var}"
             )
-        result.append((var[::-1] if go_backwards else var, taps))
+        result.append(_theano_window(var, taps, go_backwards))
     return result
+
+
+def _theano_window(
+    var: Variable, taps: tuple[int, ...], go_backwards: bool
+) -> tuple[Variable, tuple[int, ...]]:
+    """The sequence and taps that give Theano's slices: step `t` reads
+    `x[t + k - min(taps, 0)]` through tap `k`, over `len(x) - (max(taps, 0) -
+    min(taps, 0))` steps (Theano counts tap 0 as used: taps [1, 2] skip `x[0]`, taps
+    [-2] stop 2 rows early). The op reads row `t + k - min(taps)` of what it iterates
+    over, so `x` is cut to the rows the taps reach.
+
+    With `go_backwards`, Theano reverses each tap's window: step `t` reads
+    `x[len - 1 - max(taps, 0) + k - t]`, the steps run from the end and tap -1 is still
+    the row before tap 0. That is the cut sequence reversed with the taps negated."""
+    low, high = min(taps), max(taps)
+    first, drop = low - min(low, 0), max(high, 0) - high
+    if first or drop:
+        var = var[first : T.shape_i(var, 0) - drop] if drop else var[first:]
+    if not go_backwards:
+        return var, taps
+    return var[::-1], tuple(-k for k in taps)
 
 
 def _output(entry: Any, i: int) -> _Output:
@@ -597,7 +627,9 @@ def scan_checkpoints(
         raise ValueError(f"scan_checkpoints: save_every_N must be >= 1, got {save_every_N}")
     infos = _as_list(outputs_info)
     for i, entry in enumerate(infos):
-        if entry is None or (isinstance(entry, dict) and entry.get("taps", [-1]) != [-1]):
+        if isinstance(entry, dict) and "taps" in entry:
+            raise RuntimeError("scan_checkpoints doesn't work with taps.")
+        if entry is None or isinstance(entry, dict) and entry.get("initial") is None:
             raise ValueError(
                 f"scan_checkpoints: outputs_info #{i} must be an initial value fed back "
                 "with tap -1 (no None, no other taps)"
