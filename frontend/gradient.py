@@ -643,16 +643,27 @@ def Lop(  # noqa: N802 - Theano's name
     return _format_as(using_list, using_tuple, rval)
 
 
-def Rop(f: Any, wrt: Any, eval_points: Any) -> Any:  # noqa: N802 - Theano's name
+def Rop(  # noqa: N802 - Theano's name
+    f: Any,
+    wrt: Any,
+    eval_points: Any,
+    disconnected_outputs: str = "raise",
+    return_disconnected: str = "zero",
+) -> Any:
     """The Jacobian-vector product: for each `f[i]`,
     `sum_j d f[i] / d wrt[j] * eval_points[j]` (the directional derivative of `f` along
     `eval_points`). The result has the form of `f`.
 
-    Computed without per-op R rules by the double-L-operator trick: with a dummy `u` of
-    `f`'s shape, `Lop(f, wrt, u)` is `J^T u`, linear in `u`, and its L operator with
-    respect to `u` at `eval_points` is `J v` (the graph computes `J^T u` on the way, about
-    twice the work of a dedicated R operator). Theano raises `ValueError` when `f` is not
-    differentiable with respect to `wrt`; so does this.
+    Forward mode, as Theano's: the ops between `wrt` and `f` are visited in topological
+    order, each computing the tangent of its results from its inputs' tangents with its
+    R rule (`arignote.tensor.rop_rules`: elementwise ops, linear ops, `dot`). An op
+    without one (`reduce_prod`, `reduce_max`, `scan`, `if`, ...) gets the
+    double-L-operator trick on that op alone: with a placeholder `u` for its results,
+    its gradient rule gives `J^T u`, and the gradient of `<J^T u, v>` with respect to
+    `u` is `J v`. An `f[i]` that does not depend on `wrt` (or only through integer
+    results) is disconnected: `DisconnectedInputError` with `disconnected_outputs=
+    'raise'`, a warning with 'warn'; its result is then zeros, None or a
+    `DisconnectedType` per `return_disconnected`.
     """
     using_list = isinstance(f, list)
     using_tuple = isinstance(f, tuple)
@@ -661,39 +672,130 @@ def Rop(f: Any, wrt: Any, eval_points: Any) -> Any:  # noqa: N802 - Theano's nam
     points = list(eval_points) if isinstance(eval_points, list | tuple) else [eval_points]
     if len(ws) != len(points):
         raise ValueError("`wrt` must be the same length as `eval_points`.")
-    vs = []
+    if disconnected_outputs not in ("ignore", "warn", "raise"):
+        raise ValueError(
+            "Invalid value for keyword 'disconnected_inputs', valid values are "
+            "'ignore', 'warn' and 'raise'."
+        )
+    if return_disconnected.lower() not in ("zero", "none", "disconnected"):
+        raise ValueError(
+            "Invalid value for keyword 'return_disconnected', valid values are "
+            "'zero', 'None' and 'Disconnected'."
+        )
+    tangents = _seed_tangents(ws, points)
+    _forward(fs, ws, tangents)
+    results = [
+        _cast_like(tangents[fi.value], fi)
+        if fi.value in tangents
+        else _rop_disconnected(fi, disconnected_outputs, return_disconnected)
+        for fi in fs
+    ]
+    return _format_as(using_list, using_tuple, results)
+
+
+def _seed_tangents(ws: list[Variable], points: list[Any]) -> dict[SSAValue, Variable]:
+    tangents: dict[SSAValue, Variable] = {}
     for i, (w, p) in enumerate(zip(ws, points, strict=True)):
+        if not isinstance(w, Variable):
+            w = T.as_tensor_variable(w)
         p = T.as_tensor_variable(p)
         if w.ndim != p.ndim:
             raise ValueError(
                 f"Element {i} of wrt/eval_point have mismatched dimensionality: "
                 f"{w.ndim} versus {p.ndim}"
             )
-        vs.append(T.cast(p, w.dtype) if is_float(w) else p)
-    results = []
-    for fi in fs:
-        if not is_float(fi):
-            raise ValueError(
-                "The function is not differentiable with respect to the provided inputs !"
-            )
-        # The dummy `u` is zeros computed from `fi` rather than a new input: the rules
-        # take shapes from the values they differentiate (`fill`), so the result may
-        # refer to `u` for its shape, never for its value (the pairing is linear in u).
-        u = T.zeros_like(fi)
-        try:
-            back = grad(None, ws, known_grads={fi: u}, disconnected_inputs="raise")
-        except DisconnectedInputError:
-            raise ValueError(
-                "The function is not differentiable with respect to the provided inputs !"
-            ) from None
-        # sum_j <back_j, v_j> is linear in u; its gradient with respect to u is J v.
-        pairing = None
-        for b, v in zip(back, vs, strict=True):
-            term = T.sum(b * v)
-            pairing = term if pairing is None else pairing + term
-        jv = grad(pairing, u, disconnected_inputs="ignore")
-        results.append(jv)
-    return _format_as(using_list, using_tuple, results)
+        if is_float(w):  # (an integer wrt has no tangent: Rop is undefined there)
+            tangents[w.value] = T.cast(p, w.dtype)
+    return tangents
+
+
+def _forward(fs: list[Variable], ws: list[Variable], tangents: dict[SSAValue, Variable]) -> None:
+    """The tangents of the values between `ws` and `fs`, in topological order."""
+    from arignote.tensor.rop_rules import r_rule
+
+    for op in ancestors([fi.value for fi in fs], [w.value for w in ws]):
+        operands = graph_operands(op)
+        vs = [tangents.get(o) for o in operands]
+        if all(v is None for v in vs):
+            continue
+        outs = [variable_of(r) for r in op.results]
+        if not any(is_float(o) for o in outs):
+            continue  # comparisons, integer results: no tangent
+        ins = [variable_of(o) for o in operands]
+        rule = r_rule(op) if _override(op) is None else _marker_r
+        found = rule(op, ins, outs, vs) if rule is not None else None
+        if found is None:
+            found = _r_by_double_lop(op, ins, outs, vs)
+        for result, out, t in zip(op.results, outs, found, strict=True):
+            if t is not None and is_float(out):
+                tangents[result] = t
+
+
+def _marker_r(op: Operation, ins: list[Variable], outs: list[Variable], vs: list[Any]) -> list:
+    """Theano's R_op of the markers: `zero_grad` zeros, `disconnected_grad` and
+    `undefined_grad` none, `grad_clip` and `grad_scale` the identity's (a view)."""
+    kind = _override(op)
+    if kind == "zero":
+        return [T.zeros_like(outs[0])]
+    if kind in ("disconnected", "undefined"):
+        return [None]
+    return [vs[0]]
+
+
+def _r_by_double_lop(
+    op: Operation, ins: list[Variable], outs: list[Variable], vs: list[Any]
+) -> list[Any]:
+    """`J v` for one op from its gradient rule: `J^T u` for placeholders `u` of its
+    float results, paired with `v`, differentiated with respect to `u` (linear in `u`);
+    the placeholders are then replaced by zeros of the results' shapes (the rules may
+    read a gradient's shape, never its values, in what remains)."""
+    from arignote.compile.clone import rebuild
+    from arignote.scan_module import _placeholder
+
+    rule = RULES.get(type(op))
+    if rule is None:
+        raise NotImplementedError(f"Rop: {_op_name(op)} has neither an R rule nor a gradient rule")
+    us = [_placeholder(o.value.type, "rop_u") if is_float(o) else None for o in outs]
+    gz = [u if u is not None else _float_zeros_like(o) for u, o in zip(us, outs, strict=True)]
+    terms = rule(op, ins, outs, gz)
+    pairing = None
+    for x, term, v in zip(ins, terms, vs, strict=True):
+        if term is None or v is None or isinstance(term, NullType) or not is_float(x):
+            continue
+        part = T.sum(reduce_to(term, x) * T.cast(v, x.dtype))
+        pairing = part if pairing is None else pairing + part
+    live = [u for u in us if u is not None]
+    if pairing is None or not live:
+        return [None] * len(outs)
+    jv = grad(pairing, live, disconnected_inputs="ignore", return_disconnected="None")
+    replace = {u.value: T.zeros_like(o).value for u, o in zip(us, outs, strict=True) if u}
+    found = [g.value for g in jv if g is not None]
+    rebuilt = iter(rebuild(found, replace))
+    by_u = {
+        u.value: (variable_of(next(rebuilt)) if g is not None else None)
+        for u, g in zip(live, jv, strict=True)
+    }
+    return [by_u[u.value] if u is not None else None for u in us]
+
+
+def _cast_like(t: Variable, fi: Variable) -> Variable:
+    return T.cast(t, fi.dtype) if is_float(fi) else t
+
+
+def _rop_disconnected(fi: Variable, disconnected_outputs: str, return_disconnected: str) -> Any:
+    message = (
+        "Rop method was asked to compute the gradient with respect to a variable that is "
+        "not part of the computational graph of variables in wrt, or is used only by a "
+        f"non-differentiable operator: {fi}"
+    )
+    if disconnected_outputs == "raise":
+        raise DisconnectedInputError(message)
+    if disconnected_outputs == "warn":
+        warnings.warn(message, stacklevel=3)
+    kind = return_disconnected.lower()
+    if kind == "zero":
+        return T.zeros_like(fi)
+    return None if kind == "none" else DisconnectedType(fi)
 
 
 # --- Jacobian and Hessian ----------------------------------------------------------------

@@ -173,3 +173,88 @@ def test_integer_inputs() -> None:
     assert G.grad(T.cast(x, "int32").sum(), x).eval({x: np.array([1.5])})[0] == 0.0
     with pytest.raises(TypeError, match="known_grad of type"):
         G.grad(None, x, known_grads={x * 2: T.ivector()})
+
+
+# --- the R operator -----------------------------------------------------------------------
+
+
+def _rop_families(m, r, v):
+    """One output per family of R rule (m: 3x4 matrix, r: 1x4 row, v: 4-vector)."""
+    from arignote.ifelse import ifelse
+    from arignote.tensor import subtensor as S
+
+    return {
+        # elementwise, with broadcasting
+        "elementwise": T.sin(m) * T.exp(r) + T.maximum(m, r) ** 2 / (1 + T.tanh(m) ** 2),
+        "select": T.switch(m > 0.2, m * r, T.sqr(r) - m),
+        # linear ops
+        "layout": m.T.sum(axis=0) + S.reshape(m, (4, 3))[1:3].sum() + m.dimshuffle(1, 0)[0],
+        "indexing": S.inc_subtensor(m[1:], r * 2).sum(axis=1)
+        + S.set_subtensor(m[0, 1:3], v[:2])[:, 2]
+        + m[[2, 0, 2]].sum(axis=1),
+        "join": S.concatenate([m, r, S.alloc(v.sum(), 2, 4)]).sum(axis=0)[:3],
+        "dot": T.dot(m, v) + T.dot(m, T.dot(m.T, m)).sum(axis=1),
+        # no R rule: the double-L-operator fallback
+        "fallback": T.prod(m, axis=1) + T.max(m * r, axis=1) + ifelse(v.sum() > 0, m, -m)[:, 0],
+    }
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_rop_matches_finite_differences(linker: str) -> None:
+    m, r, v = T.dmatrix("m"), T.drow("r"), T.dvector("v")
+    dm, dr, dv = T.dmatrix("dm"), T.drow("dr"), T.dvector("dv")
+    families = _rop_families(m, r, v)
+    outs = list(families.values())
+    rops = G.Rop(outs, [m, r, v], [dm, dr, dv])
+    assert isinstance(rops, list) and len(rops) == len(outs)
+    f = _fn([m, r, v], outs, linker)
+    frop = _fn([m, r, v, dm, dr, dv], rops, linker)
+    rng = np.random.default_rng(7)
+    point = [rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0.1, 0.9, (1, 4)), rng.uniform(0.1, 0.9, 4)]
+    direction = [rng.standard_normal(p.shape) for p in point]
+    eps = 1e-6  # central differences: error O(eps**2) + rounding O(1e-16 / eps)
+    plus = f(*[p + eps * d for p, d in zip(point, direction, strict=True)])
+    minus = f(*[p - eps * d for p, d in zip(point, direction, strict=True)])
+    got = frop(*point, *direction)
+    for name, g, a, b in zip(families, got, plus, minus, strict=True):
+        np.testing.assert_allclose(g, (a - b) / (2 * eps), rtol=1e-6, atol=1e-6, err_msg=name)
+    # the markers, as Theano's R_op: grad_clip and grad_scale pass the tangent (a view),
+    # zero_grad gives zeros
+    marked = G.grad_clip(m, -1, 1).sum(axis=1) * 2 + G.zero_grad(m).sum(axis=1)
+    marked = marked + G.grad_scale(m, 3.0).sum(axis=1)
+    got = _fn([m, dm], G.Rop(marked, m, dm), linker)(point[0], direction[0])
+    np.testing.assert_allclose(got, 3 * direction[0].sum(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_rop_of_a_scan(linker: str) -> None:
+    # (regression: the double-L trick seeded the scan's gradient with zeros, which the
+    # scan's rule drops: the result did not depend on the direction at all)
+    x, w, dw = T.dvector("x"), T.dscalar("w"), T.dscalar("dw")
+    hs, _ = arignote.scan(
+        lambda x_t, h, w: T.tanh(h * w + x_t),
+        sequences=x,
+        outputs_info=T.constant(0.0),
+        non_sequences=w,
+    )
+    f = _fn([x, w, dw], [hs, G.Rop(hs, w, dw)], linker)
+    xv, wv, eps = np.array([0.1, 0.2, 0.3]), 0.7, 1e-6
+    numeric = (f(xv, wv + eps, 0.0)[0] - f(xv, wv - eps, 0.0)[0]) / (2 * eps)
+    np.testing.assert_allclose(f(xv, wv, 1.0)[1], numeric, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(f(xv, wv, 2.0)[1], 2 * numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_rop_disconnected_outputs() -> None:
+    x, y = T.dvectors("x", "y")
+    with pytest.raises(G.DisconnectedInputError, match="Rop method was asked"):
+        G.Rop(y * 2, x, T.dvector())
+    z = G.Rop([x * 2, y], x, T.dvector("vx"), disconnected_outputs="ignore")
+    assert z[1].eval({y: np.ones(2)}).tolist() == [0.0, 0.0]
+    assert G.Rop(y, x, x, disconnected_outputs="ignore", return_disconnected="None") is None
+    d = G.Rop(y, x, x, disconnected_outputs="ignore", return_disconnected="Disconnected")
+    assert isinstance(d, G.DisconnectedType)
+    with pytest.warns(UserWarning, match="Rop method was asked"):
+        G.Rop(y, x, x, disconnected_outputs="warn")
+    # disconnected_grad cuts forward mode too (Theano's R_op: None)
+    with pytest.raises(G.DisconnectedInputError):
+        G.Rop(G.disconnected_grad(x) * 2, x, x)
