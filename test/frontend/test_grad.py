@@ -367,4 +367,6 @@ def test_verify_grad_rejects_bad_arguments() -> None:
     with pytest.raises(TypeError, match="floating point inputs"):
         verify_grad(lambda a: a * 2, [np.arange(3)])
     with pytest.raises(TypeError, match="outputs a list"):
+        verify_grad(lambda a: (a, a), [np.ones(3)])
+    with pytest.raises(NotImplementedError, match="multiple outputs"):  # Theano's, for a list
         verify_grad(lambda a: [a, a], [np.ones(3)])

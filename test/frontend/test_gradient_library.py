@@ -258,3 +258,48 @@ def test_rop_disconnected_outputs() -> None:
     # disconnected_grad cuts forward mode too (Theano's R_op: None)
     with pytest.raises(G.DisconnectedInputError):
         G.Rop(G.disconnected_grad(x) * 2, x, x)
+
+
+# --- verify_grad's arguments ----------------------------------------------------------------
+
+
+def test_verify_grad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arignote.dialects import ag
+    from arignote.tensor import grad_rules
+
+    pt = [np.array([0.3, -0.2, 0.5])]
+    # every documented argument, Theano's spelling (rng: numpy.random, as Theano's example)
+    G.verify_grad(
+        T.tanh,
+        pt,
+        n_tests=3,
+        rng=np.random,
+        eps=1e-6,
+        out_type="float64",
+        abs_tol=1e-5,
+        rel_tol=1e-5,
+        mode=arignote.Mode(linker="py"),
+        cast_to_output_type=False,
+        no_debug_ref=True,
+    )
+    G.verify_grad(T.tanh, pt, rng=np.random.default_rng(0))  # a Generator works too
+    G.verify_grad(
+        T.tanh,
+        [p.astype("float32") for p in pt],
+        rng=np.random.RandomState(1),
+        cast_to_output_type=True,
+    )
+    with pytest.raises(TypeError, match="complex"):
+        G.verify_grad(T.tanh, pt, rng=np.random.RandomState(0), out_type="complex64")
+
+    def wrong_exp(op, inputs, outputs, gz):
+        return [gz[0] * outputs[0] * 1.5]
+
+    monkeypatch.setitem(grad_rules.RULES, ag.ExpOp, wrong_exp)
+    with pytest.raises(G.verify_grad.E_grad) as info:
+        G.verify_grad(T.exp, pt, rng=np.random.RandomState(0))
+    err = info.value
+    # Theano's order: val1 is the analytic gradient, val2 the numeric one
+    assert err.val1 == pytest.approx(1.5 * err.val2, rel=1e-4)
+    # a loose enough tolerance accepts it (only both tolerances exceeded fail)
+    G.verify_grad(T.exp, pt, rng=np.random.RandomState(0), abs_tol=10.0, rel_tol=1e-9)
