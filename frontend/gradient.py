@@ -1011,6 +1011,21 @@ class numeric_grad:  # noqa: N801 - Theano's name
 _TYPE_TOL = {"float32": 1e-2, "float64": 1e-4}
 
 
+def _single_output(o: Any) -> Variable:
+    """`verify_grad`'s `fun(*inputs)`, checked to be one float tensor (Theano's errors)."""
+    if isinstance(o, list):
+        raise NotImplementedError("cant (yet) autotest gradient of fun with multiple outputs")
+    if isinstance(o, tuple):
+        raise TypeError(
+            "It seems like you are trying to use verify_grad on an op or a function "
+            "which outputs a list: there should be a single (array-like) output instead"
+        )
+    o = T.as_tensor_variable(o)
+    if not is_float(o):
+        raise TypeError(f"verify_grad: the output of `fun` must be a float tensor, got {o.type}")
+    return o
+
+
 def _uniform(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
     if isinstance(rng, np.random.Generator):
         return rng.random(shape)
@@ -1064,17 +1079,7 @@ def verify_grad(
     inputs = [
         TensorType(p.dtype, tuple(s == 1 for s in p.shape))(f"input_{i}") for i, p in enumerate(pt)
     ]
-    o = fun(*inputs)
-    if isinstance(o, list):
-        raise NotImplementedError("cant (yet) autotest gradient of fun with multiple outputs")
-    if isinstance(o, tuple):
-        raise TypeError(
-            "It seems like you are trying to use verify_grad on an op or a function "
-            "which outputs a list: there should be a single (array-like) output instead"
-        )
-    o = T.as_tensor_variable(o)
-    if not is_float(o):
-        raise TypeError(f"verify_grad: the output of `fun` must be a float tensor, got {o.type}")
+    o = _single_output(fun(*inputs))
     # The projection is an input, so that one compiled function serves every test; its
     # shape is the output's, found by running the interpreter once.
     shape_fn = function(inputs, o, mode=Mode(linker="py"), on_unused_input="ignore")
