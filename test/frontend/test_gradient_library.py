@@ -303,3 +303,24 @@ def test_verify_grad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     assert err.val1 == pytest.approx(1.5 * err.val2, rel=1e-4)
     # a loose enough tolerance accepts it (only both tolerances exceeded fail)
     G.verify_grad(T.exp, pt, rng=np.random.RandomState(0), abs_tol=10.0, rel_tol=1e-9)
+
+
+def test_theano_paths() -> None:
+    # theano.tensor exports these theano.gradient names; theano exports Rop, Lop,
+    # subgraph_grad
+    for name in (
+        "Rop",
+        "Lop",
+        "numeric_grad",
+        "verify_grad",
+        "jacobian",
+        "hessian",
+        "consider_constant",
+        "grad",
+    ):
+        assert getattr(T, name) is getattr(G, name) or name == "grad"
+    for name in ("Rop", "Lop", "grad", "subgraph_grad"):
+        assert getattr(arignote, name) is getattr(G, name)
+    assert T.verify_grad.E_grad is G.GradientError
+    with pytest.raises(AttributeError):
+        T.no_such_name  # noqa: B018
