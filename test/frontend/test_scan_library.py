@@ -240,3 +240,21 @@ def test_scan_checkpoints_errors() -> None:
     np.testing.assert_array_equal(f(np.ones((4, 2)), np.zeros(2)), [[2.0, 2.0], [4.0, 4.0]])
     with pytest.raises(ValueError):
         f(np.ones((3, 2)), np.zeros(2))  # padding=False: the length must be a multiple
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_until_nested_in_a_scan(linker: str) -> None:
+    # the inner loop's length depends on the step: native code falls back (documented)
+    x = T.dvector("x")
+
+    def outer(x_t):
+        inner, _ = arignote.scan(
+            lambda h: (h * 2, until(h * 2 > x_t)), outputs_info=T.constant(1.0), n_steps=50
+        )
+        return inner.shape[0]
+
+    out, _ = arignote.scan(outer, sequences=x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InterpreterFallbackWarning)
+        f = arignote.function([x], out, mode=arignote.Mode(linker=linker))
+    np.testing.assert_array_equal(f(np.array([3.0, 10.0, 100.0])), [2, 4, 7])
