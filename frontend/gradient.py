@@ -195,7 +195,8 @@ def grad(
 
     if not known_grads and not consider_constant:
         cost = _stabilized(cost, wrt_list)
-    terms, outputs = _seed_terms(cost, known_grads)
+    nulls: dict[SSAValue, NullType] = {}
+    terms, outputs = _seed_terms(cost, known_grads, nulls)
     ops = _graph_ops(outputs, consider_constant)
     # The values that depend on a `wrt`: only their gradients are needed.
     wrt_values = {v.value for v in wrt_list}
@@ -205,8 +206,7 @@ def grad(
             needed.update(op.results)
     # A `wrt` is connected when an operation on a path to the outputs uses it.
     used = {o for op in ops for o in graph_operands(op) if o in needed}
-    connected = {v for v in wrt_values if v in used or v in terms}
-    nulls: dict[SSAValue, NullType] = {}
+    connected = {v for v in wrt_values if v in used or v in terms or v in nulls}
     _backpropagate(ops, terms, needed, nulls)
 
     results = [
@@ -359,10 +359,13 @@ def _check_grad_args(
 
 
 def _seed_terms(
-    cost: Variable | None, known_grads: dict[Variable, Variable] | None
+    cost: Variable | None,
+    known_grads: dict[Variable, Any] | None,
+    nulls: dict[SSAValue, NullType],
 ) -> tuple[dict[SSAValue, list[Variable]], list[Variable]]:
     """The initial gradient terms (1 for the cost, then the known gradients) and the
-    variables they belong to."""
+    variables they belong to. As in Theano, a known gradient may be a `NullType` (it
+    goes to `nulls`) or a `DisconnectedType` (no term)."""
     terms: dict[SSAValue, list[Variable]] = {}
     outputs: list[Variable] = []
     known = dict(known_grads or {})
@@ -372,11 +375,17 @@ def _seed_terms(
         seed = _float_ones_like(cost) if seed is None else T.as_tensor_variable(seed)
         terms[cost.value] = [T.cast(seed, cost.dtype) if is_float(cost) else seed]
     for var, g in known.items():
+        if isinstance(g, DisconnectedType):
+            continue
+        if isinstance(g, NullType):
+            outputs.append(var)
+            nulls.setdefault(var.value, g)
+            continue
         g = T.as_tensor_variable(g)
         if not is_float(g):
             raise TypeError(
-                f"Gradients must always be continuous, but grad was given a known_grad "
-                f"of type {g.type}"
+                "Gradients must always be NullType, DisconnectedType, or continuous, but "
+                f"grad was given a known_grad of type {g.type}"
             )
         outputs.append(var)
         terms.setdefault(var.value, []).append(g)

@@ -324,3 +324,16 @@ def test_theano_paths() -> None:
     assert T.verify_grad.E_grad is G.GradientError
     with pytest.raises(AttributeError):
         T.no_such_name  # noqa: B018
+
+
+def test_known_grads_null_and_disconnected() -> None:
+    x = T.dvector("x")
+    y = T.exp(x)
+    z = y * 2
+    g = G.grad(None, x, known_grads={y: T.ones_like(y)})
+    np.testing.assert_allclose(g.eval({x: np.zeros(2)}), [1.0, 1.0])
+    # Theano allows NullType and DisconnectedType known gradients
+    with pytest.raises(G.NullTypeGradError, match="not implemented"):
+        G.grad(None, x, known_grads={y: G.grad_not_implemented("Foo", 0, y)})
+    g = G.grad(None, x, known_grads={y: G.DisconnectedType(y), z: T.ones_like(z)})
+    np.testing.assert_allclose(g.eval({x: np.zeros(2)}), [2.0, 2.0])
