@@ -68,8 +68,7 @@ class until:  # noqa: N801 - Theano's name
         self.condition = T.as_tensor_variable(condition)
         if self.condition.ndim != 0:
             raise AssertionError(
-                f"until: the condition must be a 0-d tensor, got {self.condition.ndim} "
-                "dimensions"
+                f"until: the condition must be a 0-d tensor, got {self.condition.ndim} dimensions"
             )
 
 
