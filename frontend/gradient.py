@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import Operation, SSAValue
 
 from arignote.configuration import config
@@ -460,9 +460,13 @@ GRAD_OVERRIDE = "ag.grad_override"
 removes, so markers cost nothing at run time) whose gradient is not the identity's:
 "zero", "disconnected", "undefined", "clip" or "scale"."""
 
+GRAD_ARGS = "ag.grad_args"
+"""The attribute of a "clip" or "scale" marker whose bounds or multiplier are numbers:
+them, as an f64 array (they travel with the IR: copies and pickles keep them)."""
+
 GRAD_PAYLOAD = "ag.grad_payload"
-"""The attribute of a "clip" or "scale" marker: its key in `_PAYLOADS` (the bounds or
-the multiplier, numbers or variables; a copy of the marker keeps the key)."""
+"""The attribute of a "clip" or "scale" marker whose bounds or multiplier include a
+variable: its key in `_PAYLOADS` (a copy of the marker in this process keeps it)."""
 
 _PAYLOADS: dict[int, tuple[Any, ...]] = {}
 
@@ -480,7 +484,9 @@ def _marker(x: Any, kind: str, payload: tuple[Any, ...] = ()) -> Variable:
     v = T.as_tensor_variable(x)
     op = ag.CastOp(v.value, element_type(np.dtype(v.dtype)))
     op.attributes[GRAD_OVERRIDE] = StringAttr(kind)
-    if payload:
+    if payload and all(isinstance(p, int | float | np.number) for p in payload):
+        op.attributes[GRAD_ARGS] = DenseArrayBase.from_list(f64, [float(p) for p in payload])
+    elif payload:
         key = len(_PAYLOADS)
         _PAYLOADS[key] = payload
         op.attributes[GRAD_PAYLOAD] = IntegerAttr(key, i64)
@@ -488,6 +494,9 @@ def _marker(x: Any, kind: str, payload: tuple[Any, ...] = ()) -> Variable:
 
 
 def _payload(op: Operation) -> tuple[Any, ...]:
+    numbers = op.attributes.get(GRAD_ARGS)
+    if isinstance(numbers, DenseArrayBase):
+        return tuple(float(v) for v in numbers.get_values())
     attr = op.attributes[GRAD_PAYLOAD]
     assert isinstance(attr, IntegerAttr)
     return _PAYLOADS[attr.value.data]
