@@ -587,8 +587,10 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
         if i in op.last_only_outputs:  # the last step's row (read only when there was a step)
             row = _history_row(b, add(b, sub(b, shapes.steps, 1), depth), rings[i])
             copy(b, subview(b, ext[j], row, dests[i].dims[0]), dests[i])
-        else:
+        elif op.has_until:  # the rows of the steps run
             copy(b, subview(b, ext[j], depth, ran), subview(b, dests[i], 0, ran))
+        else:
+            copy(b, subview(b, ext[j], depth, shapes.steps), dests[i])
         b.insert(memref.DeallocOp.get(ext[j].memref))
     for buffer in scratch.values():
         b.insert(memref.DeallocOp.get(buffer.memref))
