@@ -43,6 +43,9 @@ _LAZY = {
     "Param": ("arignote.compile.io", "Param"),
     "clone": ("arignote.compile.clone", "clone"),
     "grad": ("arignote.gradient", "grad"),
+    "Lop": ("arignote.gradient", "Lop"),  # issue 13 item 6: theano's gradient names
+    "Rop": ("arignote.gradient", "Rop"),
+    "subgraph_grad": ("arignote.gradient", "subgraph_grad"),
     "gradient": ("arignote.gradient", None),
     "printing": ("arignote.printing", None),
     "pp": ("arignote.printing", "pp"),

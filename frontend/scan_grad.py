@@ -11,7 +11,8 @@ reverse scan carries, per fed-back output and tap `-k`, the gradient sent to the
 `k` steps earlier (a fed-back output of its own, with the same tap), and accumulates the
 gradients of the non-sequences; the gradients of the sequence slices are stacked and
 added back into place. `truncate_gradient=k` runs the reverse scan over the last `k`
-steps only.
+steps only. For a repeat-until scan the steps are those run (its count result), the
+forward values and incoming gradients cut to them.
 
 The reverse scan's sequences are reversed windows of the forward values (basic
 subtensors: views in native code); the states the steps started from are
@@ -70,8 +71,8 @@ def apply_body(op: ag.ScanOp, args: Sequence[Variable]) -> list[Variable]:
         a: _with_type_of(a, v).value for a, v in zip(block.args, args, strict=True)
     }
     for body_op in block.ops:
-        if isinstance(body_op, ag.YieldOp):
-            return [variable_of(mapping[v]) for v in body_op.values]
+        if isinstance(body_op, ag.YieldOp):  # (not an `until` loop's condition)
+            return [variable_of(mapping[v]) for v in body_op.values[: op.stepped_outputs]]
         new = body_op.clone(value_mapper=mapping)
         mapping.update(zip(body_op.results, new.results, strict=True))
     raise AssertionError("ag.scan body without ag.yield")
@@ -319,7 +320,12 @@ def scan_grad_rule(
 
     assert isinstance(op, ag.ScanOp)
     parts = _Parts.of(op, inputs)
-    n = _steps(op, parts, inputs)
+    if op.has_until:  # the steps run: the count (the last result), as Theano's as_while
+        n = outputs[-1]
+        outputs = [o[:n] for o in outputs[:-1]]
+        gz = [g[:n] for g in gz[:-1]]
+    else:
+        n = _steps(op, parts, inputs)
     truncate = op.attributes.get(TRUNCATE_ATTRIBUTE)
     m = T.minimum(n, truncate.value.data) if isinstance(truncate, IntegerAttr) else None
     rev = _reverse_inputs(parts, outputs, gz, n)

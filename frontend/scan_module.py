@@ -12,13 +12,15 @@ per step. The compiler turns the op into one native loop.
 
 from __future__ import annotations
 
+import sys
+import types
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from arignote import scan_grad as _scan_grad  # noqa: F401 - registers the gradient rule
@@ -38,7 +40,7 @@ from arignote.graph import (
 from arignote.tensor import basic as T
 from arignote.tensor.type import TensorType
 
-__all__ = ["foldl", "foldr", "map", "reduce", "scan", "scan_checkpoints"]
+__all__ = ["foldl", "foldr", "map", "reduce", "scan", "scan_checkpoints", "until"]
 
 TRUNCATE_ATTRIBUTE = "ag.truncate_gradient"
 """The attribute of an `ag.scan` built with `truncate_gradient=k` (k > 0): its gradient
@@ -57,6 +59,33 @@ class Scan(Op):
 _OP_VIEWS[ag.ScanOp] = Scan
 
 
+class until:  # noqa: N801 - Theano's name
+    """The stop condition of a repeat-until `scan` (Theano's `theano.scan_module.until`):
+    the step function returns `(outputs, until(cond))` or `(outputs, updates,
+    until(cond))`, and the loop stops after the first step where the 0-d `cond` is true
+    (that step included), or after `n_steps`."""
+
+    def __init__(self, condition: Any):
+        self.condition = T.as_tensor_variable(condition)
+        if self.condition.ndim != 0:
+            raise AssertionError(
+                f"until: the condition must be a 0-d tensor, got {self.condition.ndim} dimensions"
+            )
+
+
+# Theano's `theano.scan_module.scan_utils.until`: a module object registered under that
+# name, so that `from arignote.scan_module.scan_utils import until` works as in Theano.
+scan_utils = types.ModuleType(f"{__name__}.scan_utils", "Theano's `scan_utils`: `until`.")
+scan_utils.until = until  # type: ignore[attr-defined]
+sys.modules[scan_utils.__name__] = scan_utils
+
+_ORDER_MESSAGE = (
+    "The return value of the lambda function has been restricted. you have to always "
+    "return first the outputs (if any), afterwards the updates (if any) and at the end "
+    "the conclusion"
+)
+
+
 @dataclass
 class _Output:
     """One entry of `outputs_info`: its initial value with a leading history axis (None
@@ -72,6 +101,7 @@ class _Trace:
 
     placeholders: list[Variable] = field(default_factory=list)
     outputs: list[Variable] = field(default_factory=list)
+    condition: Variable | None = None
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -90,6 +120,7 @@ def _taps(value: Any, what: str) -> tuple[int, ...]:
 
 
 def _sequences(sequences: Any, go_backwards: bool) -> list[tuple[Variable, tuple[int, ...]]]:
+    """Each sequence as the op iterates it, with its taps (`_theano_window`)."""
     result = []
     for i, entry in enumerate(_as_list(sequences)):
         taps: tuple[int, ...] = (0,)
@@ -104,8 +135,29 @@ def _sequences(sequences: Any, go_backwards: bool) -> list[tuple[Variable, tuple
                 f"scan: sequence #{i} must have at least one dimension to iterate over, "
                 f"got a 0-d tensor {var}"
             )
-        result.append((var[::-1] if go_backwards else var, taps))
+        result.append(_theano_window(var, taps, go_backwards))
     return result
+
+
+def _theano_window(
+    var: Variable, taps: tuple[int, ...], go_backwards: bool
+) -> tuple[Variable, tuple[int, ...]]:
+    """The sequence and taps that give Theano's slices: step `t` reads
+    `x[t + k - min(taps, 0)]` through tap `k`, over `len(x) - (max(taps, 0) -
+    min(taps, 0))` steps (Theano counts tap 0 as used: taps [1, 2] skip `x[0]`, taps
+    [-2] stop 2 rows early). The op reads row `t + k - min(taps)` of what it iterates
+    over, so `x` is cut to the rows the taps reach.
+
+    With `go_backwards`, Theano reverses each tap's window: step `t` reads
+    `x[len - 1 - max(taps, 0) + k - t]`, the steps run from the end and tap -1 is still
+    the row before tap 0. That is the cut sequence reversed with the taps negated."""
+    low, high = min(taps), max(taps)
+    first, drop = low - min(low, 0), max(high, 0) - high
+    if first or drop:
+        var = var[first : T.shape_i(var, 0) - drop] if drop else var[first:]
+    if not go_backwards:
+        return var, taps
+    return var[::-1], tuple(-k for k in taps)
 
 
 def _output(entry: Any, i: int) -> _Output:
@@ -151,6 +203,23 @@ def _row_type(var: Variable) -> TensorType:
     return TensorType.from_ir(_row_ir(var))
 
 
+def _split_condition(returned: Any) -> tuple[Any, Variable | None]:
+    """The step function's return value without its `until` (which must come last, as
+    in Theano), and the condition."""
+    if isinstance(returned, until):
+        return [], returned.condition
+    if not isinstance(returned, list | tuple):
+        return returned, None
+    items = list(returned)
+    found = [i for i, item in enumerate(items) if isinstance(item, until)]
+    if not found:
+        return returned, None
+    if found != [len(items) - 1]:
+        raise ValueError(_ORDER_MESSAGE)
+    condition = items.pop().condition
+    return (items[0] if len(items) == 1 else items), condition
+
+
 def _split_returned(returned: Any) -> tuple[list[Variable], dict[Any, Any]]:
     """The step function's outputs and updates (Theano accepts outputs, (outputs,
     updates), (updates, outputs) or updates alone)."""
@@ -173,8 +242,6 @@ def _split_returned(returned: Any) -> tuple[list[Variable], dict[Any, Any]]:
         else:
             outputs.append(item)
     for i, out in enumerate(outputs):
-        if type(out).__name__ == "until":
-            raise NotImplementedError("scan: `until` conditions are not supported")
         outputs[i] = T.as_tensor_variable(out)
     return outputs, updates
 
@@ -193,7 +260,7 @@ def _trace(
         if out.initial is not None:
             for k in out.taps:
                 trace.placeholders.append(_placeholder(_row_ir(out.initial), f"out{i}_t{k:+d}"))
-    returned = fn(*trace.placeholders, *non_seqs)
+    returned, trace.condition = _split_condition(fn(*trace.placeholders, *non_seqs))
     trace.outputs, updates = _split_returned(returned)
     return trace, updates
 
@@ -226,6 +293,32 @@ def _feed_back_updates(trace: _Trace, outs: list[_Output], updates: dict[Any, An
     for sv in shared:
         outs.append(_Output(T.dimshuffle(sv, "x", *range(sv.ndim)), (-1,)))
     return shared
+
+
+def _updates_and_condition(trace: _Trace, outs: list[_Output], updates: dict[Any, Any]) -> list:
+    """The shared-variable updates fed back (`_feed_back_updates`), then the `until`
+    condition as the last output of the step (a bool; reading the shared variables as
+    the outputs do) with its entry in `outs` (the count of steps: not fed back)."""
+    if trace.condition is None:
+        return _feed_back_updates(trace, outs, updates)
+    condition = trace.condition
+    if condition.dtype != "bool":
+        condition = T.neq(condition, 0)
+    position = len(trace.outputs)
+    trace.outputs.append(condition)
+    updated = _feed_back_updates(trace, outs, updates)
+    trace.outputs.append(trace.outputs.pop(position))
+    outs.append(_Output(None, ()))
+    return updated
+
+
+def _steps_run(results: list[Variable], op: ag.ScanOp) -> list[Variable]:
+    """The results of a repeat-until scan cut to the steps run (the op's outputs have
+    `n_steps` rows, its last result the count); other scans' results unchanged."""
+    if not op.has_until:
+        return results
+    count = results.pop()
+    return [r[:count] for r in results]
 
 
 # --- building the op ---------------------------------------------------------------------
@@ -263,18 +356,29 @@ def _captured(
     return list(found)
 
 
-def _check_strict(captured: Sequence[SSAValue], non_seqs: Sequence[Variable]) -> None:
+def _check_strict(
+    body: Sequence[Operation], captured: Sequence[SSAValue], non_seqs: Sequence[Variable]
+) -> None:
+    """With `strict=True`, Theano's `MissingInputError` for a variable the step uses
+    without receiving it (an input or shared variable not in `non_sequences`)."""
+    from arignote.compile.function import MissingInputError
+
     allowed = {v.value for v in non_seqs}
     for value in captured:
         if value in allowed:
             continue
         missing = [v for v in graph_inputs([variable_of(value)]) if v.value not in allowed]
-        if missing:
-            raise ValueError(
-                f"scan: with strict=True the step function must receive every variable it "
-                f"uses through sequences, outputs_info or non_sequences; it uses "
-                f"{', '.join(str(v) for v in missing)}"
-            )
+        if not missing:
+            continue
+        user = next((op for op in body if value in op.operands), None)
+        index = list(user.operands).index(value) if user is not None else 0
+        node = variable_of(user.results[0]).owner if user is not None else variable_of(value)
+        raise MissingInputError(
+            f"Input {index} of the graph (indices start from 0), used to compute {node}, "
+            "was not provided and not given a value. scan was called with strict=True: "
+            f"the step function must receive {', '.join(str(v) for v in missing)} "
+            "through sequences, outputs_info or non_sequences."
+        )
 
 
 def _check_output_types(outs: Sequence[_Output], outputs: Sequence[Variable]) -> None:
@@ -390,13 +494,16 @@ def scan(
     if outputs_info is None:
         outs = [_Output(None, ()) for _ in trace.outputs]
     _check_output_types(outs, trace.outputs)
-    updated = _feed_back_updates(trace, outs, updates)
+    updated = _updates_and_condition(trace, outs, updates)
     inner = {p.value for p in trace.placeholders}
     out_values = [o.value for o in trace.outputs]
     body = _body_ops(out_values, inner)
     captured = _captured(body, out_values, inner, non_seqs)
     if strict:
-        _check_strict(captured, non_seqs)
+        _check_strict(body, captured, non_seqs)
+    result_types = [_result_type(o, v) for o, v in zip(outs, trace.outputs, strict=True)]
+    if trace.condition is not None:  # the last result counts the steps run
+        result_types[-1] = builtin.TensorType(i64, [])
     op = ag.ScanOp(
         steps.value if steps is not None else None,
         [s.value for s, _ in seqs],
@@ -404,13 +511,15 @@ def scan(
         captured,
         [taps for _, taps in seqs],
         [o.taps for o in outs],
-        [_result_type(o, v) for o, v in zip(outs, trace.outputs, strict=True)],
+        result_types,
         _build_block(trace, body, captured),
     )
+    if trace.condition is not None:
+        op.properties["until"] = UnitAttr()
     if truncate_gradient is not None and truncate_gradient > 0:
         op.attributes[TRUNCATE_ATTRIBUTE] = IntegerAttr(int(truncate_gradient), i64)
     _label(op, name)
-    results = [Variable(r) for r in op.results]
+    results = _steps_run([Variable(r) for r in op.results], op)
     updates_out: OrderedDict[Any, Any] = OrderedDict()
     if updated:
         states = results[len(results) - len(updated) :]
@@ -519,7 +628,9 @@ def scan_checkpoints(
         raise ValueError(f"scan_checkpoints: save_every_N must be >= 1, got {save_every_N}")
     infos = _as_list(outputs_info)
     for i, entry in enumerate(infos):
-        if entry is None or (isinstance(entry, dict) and entry.get("taps", [-1]) != [-1]):
+        if isinstance(entry, dict) and "taps" in entry:
+            raise RuntimeError("scan_checkpoints doesn't work with taps.")
+        if entry is None or isinstance(entry, dict) and entry.get("initial") is None:
             raise ValueError(
                 f"scan_checkpoints: outputs_info #{i} must be an initial value fed back "
                 "with tap -1 (no None, no other taps)"

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -54,8 +54,11 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StridedLayoutAttr,
     TensorType,
+    i1,
+    i64,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
 from arignote.lowering.ag_control import CONTROL_FLOW
@@ -77,6 +80,7 @@ from arignote.lowering.loop_utils import (
     for_loop,
     index_constant,
     load,
+    store,
 )
 from arignote.lowering.scan_accumulate import accumulated_outputs, mark_in_place
 from arignote.lowering.statements import STATEMENTS
@@ -341,6 +345,8 @@ def scan_shapes(op: ag.ScanOp, dims: Sequence[Sequence[Dim]], context: ShapeCont
     last = op.last_only_outputs
     kept = smin(context.builder, steps, 1) if last else steps
     results = [[kept if i in last else steps, *body[v]] for i, v in enumerate(op.yield_op.values)]
+    if op.has_until:
+        results[-1] = []  # the count of steps run
     for i, depth in zip(op.recurrent_outputs, _depths(op), strict=True):
         if i in op.with_initial_outputs:  # the initial rows, then the steps
             results[i][0] = add(context.builder, steps, depth)
@@ -404,7 +410,10 @@ def _step_buffers(
     ins: Sequence[Buffer],
     ext: list[Buffer],
     dests: Sequence[Buffer],
+    condition: Buffer | None = None,
 ) -> _Step:
+    """The body's arguments at step `t` (views of rows) and where its outputs go; an
+    `until` loop's condition goes to `condition`."""
     layout, args = _Layout.of(op), []
     for i, taps in enumerate(op.sequence_tap_lists):
         for k in taps:
@@ -417,13 +426,15 @@ def _step_buffers(
     args += [ins[layout.nonseq(k)] for k in range(layout.nonseqs)]
     rows: dict[int, Buffer] = {}
     position = {i: j for j, i in enumerate(op.recurrent_outputs)}
-    for i in range(len(op.outputs)):
+    for i in range(op.stepped_outputs):
         if i in position:
             j = position[i]
             row = _history_row(b, add(b, t, depths[j]), rings[i])
             rows[i] = subview(b, ext[j], row, None)
         else:
             rows[i] = subview(b, dests[i], 0 if i in op.last_only_outputs else t, None)
+    if condition is not None:
+        rows[op.stepped_outputs] = condition
     return _Step(args, rows)
 
 
@@ -557,14 +568,18 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
     mark_in_place(op, accumulated_outputs(op))
     ext = _histories(b, op, ins, shapes.steps, dests)
     scratch = _scratch(b, op, shapes.body)
+    if op.has_until:
+        ran = _until_loop(b, op, shapes.steps, ins, ext, dests, scratch)
+    else:
+        ran = shapes.steps
 
-    def body(inner: Builder, t: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
-        step = _step_buffers(inner, op, t, ins, ext, dests)
-        _compute_body(inner, op, step, scratch)
-        return ()
+        def body(inner: Builder, t: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            step = _step_buffers(inner, op, t, ins, ext, dests)
+            _compute_body(inner, op, step, scratch)
+            return ()
 
-    zero, one = index_constant(b, 0), index_constant(b, 1)
-    for_loop(b, zero, as_index(b, shapes.steps), one, [], body)
+        zero, one = index_constant(b, 0), index_constant(b, 1)
+        for_loop(b, zero, as_index(b, shapes.steps), one, [], body)
     rings = _rings(op)
     for j, (i, depth) in enumerate(zip(op.recurrent_outputs, _depths(op), strict=True)):
         if i in op.with_initial_outputs:  # computed in place
@@ -572,11 +587,57 @@ def emit_scan(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[
         if i in op.last_only_outputs:  # the last step's row (read only when there was a step)
             row = _history_row(b, add(b, sub(b, shapes.steps, 1), depth), rings[i])
             copy(b, subview(b, ext[j], row, dests[i].dims[0]), dests[i])
+        elif op.has_until:  # the rows of the steps run
+            copy(b, subview(b, ext[j], depth, ran), subview(b, dests[i], 0, ran))
         else:
             copy(b, subview(b, ext[j], depth, shapes.steps), dests[i])
         b.insert(memref.DeallocOp.get(ext[j].memref))
     for buffer in scratch.values():
         b.insert(memref.DeallocOp.get(buffer.memref))
+
+
+def _until_loop(
+    b: Builder,
+    op: ag.ScanOp,
+    steps: Dim,
+    ins: Sequence[Buffer],
+    ext: list[Buffer],
+    dests: Sequence[Buffer],
+    scratch: dict[SSAValue, Buffer],
+) -> SSAValue:
+    """The loop of a repeat-until scan; the number of steps run (an index).
+
+    The count (the last result) starts at `steps`; step `t` runs while `t < count`, and
+    a true condition sets the count to `t + 1`, so the steps after it do nothing (an
+    `scf.for` cannot break: each is a load, a compare and a branch)."""
+    count = dests[-1]
+    condition = Buffer(b.insert(memref.AllocOp([], [], MemRefType(i1, []))).memref, ())
+    store(b, _to_i64(b, as_index(b, steps)), count, [])
+
+    def body(inner: Builder, t: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        limit = inner.insert(arith.IndexCastOp(load(inner, count, []), IndexType())).result
+        running = cmp(inner, "slt", t, limit)
+        then = Block()
+        g = Builder(InsertPoint.at_end(then))
+        step = _step_buffers(g, op, t, ins, ext, dests, condition)
+        _compute_body(g, op, step, scratch)
+        stop = Block()
+        s = Builder(InsertPoint.at_end(stop))
+        store(s, _to_i64(s, add(s, t, 1)), count, [])
+        s.insert(scf.YieldOp())
+        g.insert(scf.IfOp(load(g, condition, []), [], Region(stop), Region(Block([scf.YieldOp()]))))
+        g.insert(scf.YieldOp())
+        inner.insert(scf.IfOp(running, [], Region(then), Region(Block([scf.YieldOp()]))))
+        return ()
+
+    zero, one = index_constant(b, 0), index_constant(b, 1)
+    for_loop(b, zero, as_index(b, steps), one, [], body)
+    b.insert(memref.DeallocOp.get(condition.memref))
+    return b.insert(arith.IndexCastOp(load(b, count, []), IndexType())).result
+
+
+def _to_i64(b: Builder, index: SSAValue | int) -> SSAValue:
+    return b.insert(arith.IndexCastOp(as_index(b, index), i64)).result
 
 
 class ScanLowering:

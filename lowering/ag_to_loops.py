@@ -233,6 +233,12 @@ def _as_index_value(b: Builder, scalar: SSAValue) -> SSAValue:
     return b.insert(arith.IndexCastOp(scalar, IndexType())).result
 
 
+def _is_until_scan(op: Operation) -> bool:
+    """A repeat-until `ag.scan`: the shape function may run it, for the number of steps
+    it runs (the length of its outputs as the frontend returns them)."""
+    return isinstance(op, ag.ScanOp) and op.has_until
+
+
 class _ShapeFunctionContext:
     """The `ShapeContext` of `@f__shape`: operands computed by the body are computed
     again here, by their kernels, into temporaries that `release` frees."""
@@ -264,7 +270,7 @@ class _ShapeFunctionContext:
             return ()
         op = value.owner
         assert isinstance(op, Operation)
-        if not has_kernel(op):
+        if not has_kernel(op) and not _is_until_scan(op):
             user = op_label(self.op) if self.op is not None else "a shape"
             raise NotImplementedError(
                 f"ag-to-loops: {user} needs the value of {op_label(op)}, which the shape "
@@ -286,7 +292,10 @@ class _ShapeFunctionContext:
             sizes = dynamic_sizes(b, t.get_shape(), self.env[result])
             alloc = b.insert(memref.AllocOp(sizes, [], t)).memref
             dests.append(Buffer(alloc, tuple(self.env[result])))
-        emit_op(b, op, dests, ins)
+        if _is_until_scan(op):  # its count gives a shape: the loop runs here too
+            ag_scan.emit_scan(b, op, dests, ins)
+        else:
+            emit_op(b, op, dests, ins)
         for result, dest in zip(op.results, dests, strict=True):
             self.temporaries.append(dest.memref)
             self.buffers[result] = dest

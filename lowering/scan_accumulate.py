@@ -59,7 +59,7 @@ def _is_accumulator(op: ag.ScanOp, i: int, arg: BlockArgument, yielded: list[SSA
 
 def accumulated_outputs(op: ag.ScanOp) -> set[int]:
     """The outputs of `op` kept in one row and updated in place (see the module doc)."""
-    if not op.body.block.ops.last:
+    if not op.body.block.ops.last or op.has_until:
         return set()
     yielded = list(op.body.block.ops.last.operands)
     last, initial = op.last_only_outputs, op.with_initial_outputs

@@ -108,6 +108,8 @@ class JoinIntoHistory(RewritePattern):
         scan = stacked.owner
         if not isinstance(scan, ag.ScanOp) or not isinstance(stacked, OpResult):
             return
+        if scan.has_until:  # a repeat-until loop is left whole
+            return
         i = stacked.index
         if i not in scan.recurrent_outputs or i in scan.last_only_outputs:
             return

@@ -56,6 +56,8 @@ class KeepLastStep(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ag.ScanOp, rewriter: PatternRewriter, /):
+        if op.has_until:  # its outputs are read through the count of steps run
+            return
         marked, skipped = op.last_only_outputs, op.with_initial_outputs
         new = {
             i

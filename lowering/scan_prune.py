@@ -100,6 +100,8 @@ class PruneScan(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ag.ScanOp, rewriter: PatternRewriter, /):
+        if op.has_until:  # a repeat-until loop is left whole
+            return
         dead = _dead_outputs(op)
         block = op.body.block
         if dead:

@@ -14,6 +14,10 @@ shapes: a shape error is raised as at a step (a state the step would change the 
 of, operands that do not broadcast), and each result is empty with the shape of a step's
 output. When that run meets an index out of bounds (a value of the invented rows, say),
 it is dropped: the results then take the states' shapes and the static row shapes.
+
+With `until`, the loop stops after the first step whose condition (the last yielded
+value) is true; the outputs keep `n_steps` rows, zeros past the steps run, and the last
+result is the count.
 """
 
 from __future__ import annotations
@@ -150,6 +154,36 @@ def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> lis
     non_sequences = operands[n_given + n_seq + n_init :]
     steps = n_steps_of(op, operands[0] if n_given else None, sequences)
     histories = _history(op, initials)
+    stacked, ran = _run_steps(interpreter, op, sequences, histories, non_sequences, steps)
+    if op.has_until:
+        _pad_until(op, stacked, steps, ran)
+    rows_shapes: list[Shape | None] = [None] * len(op.outputs)
+    if steps == 0:
+        first = _first_step_shapes(interpreter, op, sequences, histories, non_sequences)
+        rows_shapes = list(first) if first is not None else rows_shapes
+    for i, history in zip(op.recurrent_outputs, histories, strict=True):
+        rows_shapes[i] = history[-1].shape
+    last = op.last_only_outputs
+    stacked = [rows[-1:] if i in last else rows for i, rows in enumerate(stacked)]
+    for j, i in enumerate(op.recurrent_outputs):  # histories: initial rows, then steps
+        if i in op.with_initial_outputs:
+            stacked[i] = histories[j]
+    results = [_stack(op, i, rows, rows_shapes[i]) for i, rows in enumerate(stacked)]
+    if op.has_until:
+        results.append(np.array(ran, dtype=np.int64))
+    return results
+
+
+def _run_steps(
+    interpreter: Interpreter,
+    op: ag.ScanOp,
+    sequences: Sequence[Array],
+    histories: list[list[Array]],
+    non_sequences: Sequence[Array],
+    steps: int,
+) -> tuple[list[list[Array]], int]:
+    """Each output's values at the steps run, and how many ran (fewer than `steps` when
+    an `until` condition is true)."""
     stacked: list[list[Array]] = [[] for _ in op.outputs]
     for t in range(steps):
         step_args = [*_sequence_args(op, sequences, t), *_state_args(op, histories)]
@@ -162,18 +196,18 @@ def run_scan(interpreter: Interpreter, op: ag.ScanOp, args: PythonValues) -> lis
                 _check_state(op, i, value.shape, history[-1].shape)
                 history.append(value)
             stacked[i].append(value)
-    rows_shapes: list[Shape | None] = [None] * len(op.outputs)
-    if steps == 0:
-        first = _first_step_shapes(interpreter, op, sequences, histories, non_sequences)
-        rows_shapes = list(first) if first is not None else rows_shapes
-    for i, history in zip(op.recurrent_outputs, histories, strict=True):
-        rows_shapes[i] = history[-1].shape
-    last = op.last_only_outputs
-    stacked = [rows[-1:] if i in last else rows for i, rows in enumerate(stacked)]
-    for j, i in enumerate(op.recurrent_outputs):  # histories: initial rows, then steps
-        if i in op.with_initial_outputs:
-            stacked[i] = histories[j]
-    return [_stack(op, i, rows, rows_shapes[i]) for i, rows in enumerate(stacked)]
+        if op.has_until and bool(values[-1]):
+            return stacked, t + 1
+    return stacked, steps
+
+
+def _pad_until(op: ag.ScanOp, stacked: list[list[Array]], steps: int, ran: int) -> None:
+    """An `until` loop's outputs padded with zero rows from the `ran` steps run up to
+    `steps` (the bound), without the conditions."""
+    stacked.pop()
+    for rows in stacked:
+        if rows:
+            rows += [np.zeros_like(rows[0])] * (steps - ran)
 
 
 def _stack(op: ag.ScanOp, index: int, rows: list[Array], row_shape: Shape | None) -> Array:

@@ -12,6 +12,14 @@ fed-back outputs listed in `with_initial`, the history buffer the loop writes an
 the `scan-history` pass sets it so that the gradient's `concatenate(h0, hs)` costs
 nothing).
 
+With the unit property `until` (Theano's `until`, a repeat-until loop), the last yielded
+value is a 0-d `i1` condition and the last result a 0-d `i64`, the number of steps run:
+the loop stops after the first step whose condition is true (that step's outputs
+included), or after `n_steps`. The other results still have `n_steps` rows (the bound:
+buffers are sized before the loop runs, as Theano's are); rows past the count are
+unspecified, and the frontend returns `result[:count]`. The count's `output_taps` entry
+is empty.
+
 An output with taps has an initial value (an operand) whose leading dimension is the
 history: with `L = max |tap|`, rows `0..L-1` are the values before step 0, oldest first
 (tap `-k` reads row `L - k` at step 0). An output without taps is not fed back.
@@ -46,6 +54,8 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerType,
     TensorType,
+    UnitAttr,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
@@ -122,6 +132,9 @@ class ScanOp(IRDLOperation):
     last_only = opt_prop_def(DenseArrayBase)
     """Outputs of which only the last step is kept: their result holds `min(n, 1)`
     rows (set by `scan-last-step` when every use reads the last row only)."""
+    until = opt_prop_def(UnitAttr)
+    """A repeat-until loop: the last yielded value is the stop condition, the last result
+    the number of steps run (see the module doc)."""
     with_initial = opt_prop_def(DenseArrayBase)
     """Fed-back outputs whose result starts with the `L` initial rows their taps read
     (`L + n` rows; set by `scan-history`)."""
@@ -208,6 +221,17 @@ class ScanOp(IRDLOperation):
         if whole:
             self.with_initial = DenseArrayBase.from_list(i64, whole)
         self.attributes.update(old.attributes)
+
+    @property
+    def has_until(self) -> bool:
+        """Whether the loop stops on a condition (the last result is the count)."""
+        return self.until is not None
+
+    @property
+    def stepped_outputs(self) -> int:
+        """The number of results stacked over the steps (all but the count of an `until`
+        loop)."""
+        return len(self.outputs) - (1 if self.has_until else 0)
 
     @property
     def recurrent_outputs(self) -> list[int]:
@@ -302,6 +326,24 @@ class ScanOp(IRDLOperation):
                     f"'{self.name}' op initial value #{i} must have a leading (history) dimension"
                 )
 
+    def _verify_until(self, condition: Attribute) -> None:
+        cond = _tensor(self.name, "the until condition", condition)
+        count = _tensor(self.name, "the step count", self.outputs[-1].type)
+        if cond != TensorType(i1, []):
+            raise VerifyException(
+                f"'{self.name}' op with until yields a condition of type {cond}, expected "
+                "tensor<i1> (its last yielded value)"
+            )
+        if count != TensorType(i64, []):
+            raise VerifyException(
+                f"'{self.name}' op with until has a last result of type {count}, expected "
+                "tensor<i64> (the number of steps run)"
+            )
+        if self.output_tap_lists[-1]:
+            raise VerifyException(f"'{self.name}' op with until: the count cannot have taps")
+        if len(self.outputs) - 1 in self.last_only_outputs | self.with_initial_outputs:
+            raise VerifyException(f"'{self.name}' op with until: the count is not stacked")
+
     def _verify_body_arguments(self) -> None:
         expected = self.expected_arg_types()
         got = [a.type for a in self.body.block.args]
@@ -326,10 +368,14 @@ class ScanOp(IRDLOperation):
                 f"'{self.name}' op body yields {len(yielded)} values, expected "
                 f"{len(self.outputs)} (one per result)"
             )
+        if self.has_until:
+            self._verify_until(yielded[-1])
         states = iter(row_type(_tensor(self.name, "", i.type)) for i in self.initials)
         for i, (taps, y, result) in enumerate(
             zip(self.output_tap_lists, yielded, self.outputs, strict=True)
         ):
+            if i == self.stepped_outputs:
+                break  # the condition and the count, checked above
             y = _tensor(self.name, f"yielded value #{i}", y)
             if taps:
                 state = next(states)

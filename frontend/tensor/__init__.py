@@ -161,6 +161,31 @@ def _install() -> None:
 
 _install()
 
+# --- theano.gradient names that theano.tensor exports (issue 13 item 6) -------------------
+# Looked up on first use: arignote.gradient imports this package.
+_GRADIENT_NAMES = (
+    "Lop",
+    "Rop",
+    "consider_constant",
+    "hessian",
+    "jacobian",
+    "numeric_grad",
+    "verify_grad",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _GRADIENT_NAMES:
+        from arignote import gradient
+
+        value = getattr(gradient, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'arignote.tensor' has no attribute {name!r}")
+
+
+# --- end of the theano.gradient names ----------------------------------------------------
+
 __all__ = [
     "TensorConstant",
     "TensorType",

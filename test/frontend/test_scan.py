@@ -172,7 +172,7 @@ def test_argument_errors() -> None:
         arignote.scan(lambda h: T.cast(h, "float32"), outputs_info=v, n_steps=2)
     with pytest.raises(ValueError, match="returned 2 outputs"):
         arignote.scan(lambda s, h: [h, h], sequences=x, outputs_info=[v])
-    with pytest.raises(ValueError, match="strict=True"):
+    with pytest.raises(arignote.MissingInputError, match=r"Input 1 of the graph .*strict=True"):
         arignote.scan(lambda s: s * v, sequences=x, strict=True)
     out, _ = arignote.scan(lambda s, v: s * v, sequences=x, non_sequences=v, strict=True)
     assert out.ndim == 2

@@ -128,14 +128,17 @@ def test_sequence_taps_and_go_backwards(linker: str) -> None:
     ]
     for got, want in zip(on(*point), off(*point), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
-    x = point[0][::-1]
+    # Theano's go_backwards: step s reads x[n - 2 - s] (tap -1) and x[n - 1 - s] (tap 0)
+    x = point[0]
     h = point[1]
-    for t in range(1, len(x)):
-        h = np.tanh(x[t - 1] @ point[2] + x[t] @ point[3] + h)
+    for s in range(len(x) - 1):
+        h = np.tanh(x[len(x) - 2 - s] @ point[2] + x[len(x) - 1 - s] @ point[3] + h)
     np.testing.assert_allclose(on(*point)[0][-1], h, rtol=1e-10)
     forward = _scans(on)[0]
-    # x (unread now, it keeps the number of steps), x_t·V read at tap 0, x_{t-1}·W
-    assert forward.sequence_tap_lists == [(-1, 0), (-1, 0), (-1,)]
+    # x_t·V read at tap 0, x_{t-1}·W at tap 1 of the reversed rows (go_backwards reads
+    # each tap's window reversed, as Theano; its span of 1 keeps the number of steps,
+    # so x itself, unread, is pruned)
+    assert forward.sequence_tap_lists == [(0,), (0, 1)]
 
 
 @pytest.mark.parametrize("linker", LINKERS)
