@@ -1,0 +1,457 @@
+"""The special functions of `ag.TABLE` (erf ... i1), each written once as scalar code.
+
+An algorithm here is a function of an emitter `e` and its operands: it computes with
+`e.add`, `e.mul`, `e.div`, `e.select`, `e.cmp`, `e.math("ExpOp", x)`, `e.libm("erfc",
+x)`, ... and never branches in Python on a value. Two emitters run it:
+
+- `arignote.lowering.ag_scalar.TableEmitter` builds the `arith`/`math` ops (and libm
+  calls) of one element: the native code;
+- `ArrayEmitter` below applies the same operations to whole NumPy arrays: the
+  interpreter's reference (no SciPy needed).
+
+Every function computes in f64 (an f32 operand is widened and the result rounded once),
+with branch-free selects between the regions of its algorithm. NaN in gives NaN out, and
+the other special values (infinities, zeros, poles, outside the domain) are SciPy's.
+
+The algorithms (all classic):
+
+- `erf`, `erfc`, `gamma`, `gammaln`, `j0`, `j1`: C's libm (`erf`, `erfc`, `tgamma`,
+  `lgamma`, `j0`, `j1`), with SciPy's special values where C's differ;
+- `erfcx(x) = exp(x**2) erfc(x)`: `exp(x**2)` with `x**2` split exactly in two doubles
+  (Dekker), times libm's `erfc` below 26, the asymptotic series
+  `1 / (x sqrt(pi)) (1 - 1/(2x**2) + 3/(2x**2)**2 - ...)` (9 terms) above; for
+  `x < 0`, `2 exp(x**2) - erfcx(-x)`;
+- `erfinv`, `erfcinv`: Giles' single-precision `erfinv` polynomial ("Approximating the
+  erfinv function", GPU Computing Gems, 2011) as the first guess for `|x| <= 1/2`,
+  refined by two Newton steps on libm's `erf`; in the tails (`erfc(t) = q`, `q < 1/2`),
+  the asymptotic guess `t**2 = L - log(pi L)/2` (`L = -log q`) refined by four Newton
+  steps on `log(erfc(t)) = log(erfcx(t)) - t**2`, which is nearly linear in `t`;
+- `psi` (digamma) and `tri_gamma`: the recurrence `psi(x) = psi(x + 1) - 1/x` up to
+  `x >= 10`, then the asymptotic (Bernoulli-number) series, as Cephes' `psi`;
+  reflection for `x < 0` with the argument reduced to `x - rint(x)` before `tan`/`sin`;
+- `i0`, `i1`: the power series `sum (x**2/4)**k / (k! (k+n)!)` (48 terms) for
+  `|x| <= 30`, Hankel's asymptotic expansion (24 terms) above, `exp(x)` applied as
+  `exp(x/2)**2` so that the result overflows only where the function does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+SQRT_PI = math.sqrt(math.pi)
+TWO_OVER_SQRT_PI = 2.0 / SQRT_PI
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _c(e: Any, value: float, like: Any) -> Any:
+    return e.const(value, like)
+
+
+def _poly(e: Any, x: Any, coefficients: tuple[float, ...]) -> Any:
+    """Horner's scheme, highest degree first."""
+    acc = _c(e, coefficients[0], x)
+    for c in coefficients[1:]:
+        acc = e.add(e.mul(acc, x), _c(e, c, x))
+    return acc
+
+
+def _min(e: Any, x: Any, bound: float) -> Any:
+    """`min(x, bound)`; NaN becomes `bound` (callers restore NaN at the end)."""
+    b = _c(e, bound, x)
+    return e.select(e.cmp("lt", x, b), x, b)
+
+
+def _square_parts(e: Any, x: Any) -> tuple[Any, Any]:
+    """`x * x` as `hi + lo` exactly (Veltkamp's split of `x`, Dekker's product); `|x|`
+    must stay below about 1e150."""
+    hi = e.mul(x, x)
+    c = e.mul(_c(e, 134217729.0, x), x)  # 2**27 + 1
+    xh = e.sub(c, e.sub(c, x))
+    xl = e.sub(x, xh)
+    lo = e.add(e.sub(e.mul(xh, xh), hi), e.mul(_c(e, 2.0, x), e.mul(xh, xl)))
+    return hi, e.add(lo, e.mul(xl, xl))
+
+
+def _exp_square(e: Any, x: Any) -> Any:
+    """`exp(x**2)` without the rounding error of `x**2` (which `exp` would multiply by
+    `x**2`); `|x|` is clamped to 27, where it already overflows."""
+    hi, lo = _square_parts(e, _min(e, e.math("AbsFOp", x), 27.0))
+    return e.mul(e.math("ExpOp", hi), e.add(_c(e, 1.0, x), lo))
+
+
+def _keep_nan(e: Any, x: Any, result: Any) -> Any:
+    return e.select(e.cmp("uno", x, x), x, result)
+
+
+def _negate_if(e: Any, cond: Any, x: Any) -> Any:
+    return e.select(cond, e.neg(x), x)
+
+
+def _is_integer(e: Any, x: Any) -> Any:
+    return e.cmp("eq", e.math("FloorOp", x), x)
+
+
+# --- erf, erfc, erfcx ----------------------------------------------------------------------
+
+
+def erf(e: Any, x: Any) -> Any:
+    return e.math("ErfOp", x)
+
+
+def erfc(e: Any, x: Any) -> Any:
+    return e.libm("erfc", x)
+
+
+def _erfcx_asymptotic(e: Any, a: Any) -> Any:
+    """`erfcx(a)` for `a >= 26`: `1/(a sqrt(pi)) sum (-1)**k (2k-1)!! / (2a**2)**k`; the
+    ninth term is below 1e-19 there."""
+    z = e.div(_c(e, 0.5, a), e.mul(a, a))
+    coefficients = (2027025.0, -135135.0, 10395.0, -945.0, 105.0, -15.0, 3.0, -1.0, 1.0)
+    return e.div(e.mul(_poly(e, z, coefficients), _c(e, 1.0 / SQRT_PI, a)), a)
+
+
+def _erfcx_nonnegative(e: Any, a: Any) -> Any:
+    small = e.mul(_exp_square(e, _min(e, a, 26.0)), erfc(e, a))
+    return e.select(e.cmp("lt", a, _c(e, 26.0, a)), small, _erfcx_asymptotic(e, a))
+
+
+def erfcx(e: Any, x: Any) -> Any:
+    negative = e.sub(e.mul(_c(e, 2.0, x), _exp_square(e, x)), _erfcx_nonnegative(e, e.neg(x)))
+    result = e.select(e.cmp("ge", x, _c(e, 0.0, x)), _erfcx_nonnegative(e, x), negative)
+    return _keep_nan(e, x, result)
+
+
+# --- erfinv, erfcinv -----------------------------------------------------------------------
+
+_GILES_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+"""Giles' single-precision `erfinv(x) / x` as a polynomial of `w - 2.5`, `w < 5`."""
+
+
+def _erfinv_central(e: Any, x: Any) -> Any:
+    """`erfinv(x)` for `|x| <= 1/2`: Giles' guess (relative error below 4e-7), then two
+    Newton steps on `erf` (quadratic: below 1e-16)."""
+    one = _c(e, 1.0, x)
+    w = e.neg(e.math("LogOp", e.mul(e.sub(one, x), e.add(one, x))))
+    t = e.mul(_poly(e, e.sub(w, _c(e, 2.5, x)), _GILES_CENTRAL), x)
+    for _ in range(2):
+        residual = e.sub(erf(e, t), x)
+        t = e.sub(t, e.mul(e.mul(residual, _c(e, SQRT_PI / 2, x)), _exp_square(e, t)))
+    return t
+
+
+def _erfc_tail(e: Any, q: Any) -> Any:
+    """The `t > 0` with `erfc(t) = q`, for `0 < q <= 1/2` (`t` in (0.47, 27.3))."""
+    big_l = e.neg(e.math("LogOp", q))
+    log_pi_l = e.math("LogOp", e.mul(_c(e, math.pi, q), big_l))
+    t = e.math("SqrtOp", e.sub(big_l, e.mul(_c(e, 0.5, q), log_pi_l)))
+    for _ in range(4):
+        ratio = _erfcx_nonnegative(e, t)
+        hi, lo = _square_parts(e, t)
+        g = e.sub(e.sub(e.add(e.math("LogOp", ratio), big_l), hi), lo)
+        t = e.add(t, e.mul(e.mul(g, ratio), _c(e, SQRT_PI / 2, q)))
+    return t
+
+
+def erfinv(e: Any, x: Any) -> Any:
+    a = e.math("AbsFOp", x)
+    half = _c(e, 0.5, x)
+    negative = e.cmp("lt", x, _c(e, 0.0, x))
+    tail = _negate_if(e, negative, _erfc_tail(e, e.sub(_c(e, 1.0, x), a)))
+    central = _erfinv_central(e, e.select(e.cmp("le", a, half), x, half))
+    result = e.select(e.cmp("le", a, half), central, tail)
+    pole = _negate_if(e, negative, _c(e, math.inf, x))
+    result = e.select(e.cmp("eq", a, _c(e, 1.0, x)), pole, result)
+    result = e.select(e.cmp("gt", a, _c(e, 1.0, x)), _c(e, math.nan, x), result)
+    result = e.select(e.cmp("eq", x, _c(e, 0.0, x)), _c(e, 0.0, x), result)  # SciPy: +0
+    return _keep_nan(e, x, result)
+
+
+def erfcinv(e: Any, y: Any) -> Any:
+    one, half = _c(e, 1.0, y), _c(e, 0.5, y)
+    centered = e.sub(one, y)  # exact for y in [1/2, 2] (Sterbenz)
+    mid = e.select(e.cmp("le", e.math("AbsFOp", centered), half), centered, half)
+    low = _erfc_tail(e, e.select(e.cmp("lt", y, half), y, half))
+    high_q = e.sub(_c(e, 2.0, y), y)
+    high = e.neg(_erfc_tail(e, e.select(e.cmp("lt", high_q, half), high_q, half)))
+    result = e.select(e.cmp("lt", y, half), low, _erfinv_central(e, mid))
+    result = e.select(e.cmp("gt", y, _c(e, 1.5, y)), high, result)
+    result = e.select(e.cmp("eq", y, one), _c(e, -0.0, y), result)  # SciPy: -0
+    result = e.select(e.cmp("eq", y, _c(e, 0.0, y)), _c(e, math.inf, y), result)
+    result = e.select(e.cmp("eq", y, _c(e, 2.0, y)), _c(e, -math.inf, y), result)
+    outside = e.bitwise("or", e.cmp("lt", y, _c(e, 0.0, y)), e.cmp("gt", y, _c(e, 2.0, y)))
+    result = e.select(outside, _c(e, math.nan, y), result)
+    return _keep_nan(e, y, result)
+
+
+# --- gamma, gammaln, psi, tri_gamma --------------------------------------------------------
+
+
+def gamma(e: Any, x: Any) -> Any:
+    return e.libm("tgamma", x)  # C's special values are SciPy's (nan at poles < 0)
+
+
+def gammaln(e: Any, x: Any) -> Any:
+    minus_inf = _c(e, -math.inf, x)
+    return e.select(e.cmp("eq", x, minus_inf), minus_inf, e.libm("lgamma", x))  # SciPy
+
+
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)
+"""B_2, B_4, ..., B_18."""
+
+
+def _shift_up(e: Any, x: Any, term: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """(`w`, `sum of term(x + k)` for the k with `x + k < 10`), `w >= 10` the first
+    `x + k` not below 10 (`x > 0`: ten steps suffice)."""
+    ten, one = _c(e, 10.0, x), _c(e, 1.0, x)
+    w, total = x, _c(e, 0.0, x)
+    for _ in range(10):
+        below = e.cmp("lt", w, ten)
+        total = e.add(total, e.select(below, term(w), _c(e, 0.0, x)))
+        w = e.select(below, e.add(w, one), w)
+    return w, total
+
+
+def _reduced(e: Any, x: Any) -> Any:
+    """`x - rint(x)` in [-1/2, 1/2]: `tan(pi x)` and `sin(pi x)` from it are accurate."""
+    return e.mul(_c(e, math.pi, x), e.sub(x, e.math("RoundEvenOp", x)))
+
+
+_PSI_SERIES = tuple(b / (2 * k) for k, b in reversed(list(enumerate(_BERNOULLI, 1))))
+"""B_2k / 2k, highest k first: `psi(w) ~ log(w) - 1/2w - sum B_2k / (2k w**2k)`."""
+
+
+def _psi_positive(e: Any, x: Any) -> Any:
+    w, total = _shift_up(e, x, lambda v: e.div(_c(e, 1.0, v), v))
+    z = e.div(_c(e, 1.0, w), e.mul(w, w))
+    series = e.mul(z, _poly(e, z, _PSI_SERIES))
+    asymptotic = e.sub(e.sub(e.math("LogOp", w), e.div(_c(e, 0.5, w), w)), series)
+    return e.sub(asymptotic, total)
+
+
+def psi(e: Any, x: Any) -> Any:
+    positive = e.cmp("gt", x, _c(e, 0.0, x))
+    w = e.select(positive, x, e.sub(_c(e, 1.0, x), x))
+    value = _psi_positive(e, w)
+    reflected = e.sub(value, e.div(_c(e, math.pi, x), e.math("TanOp", _reduced(e, x))))
+    poles = e.bitwise("and", _is_integer(e, x), e.cmp("le", x, _c(e, 0.0, x)))
+    result = e.select(poles, _c(e, math.nan, x), reflected)  # SciPy: nan at the poles
+    result = e.select(positive, value, result)
+    zero = e.cmp("eq", x, _c(e, 0.0, x))
+    result = e.select(zero, e.neg(e.div(_c(e, 1.0, x), x)), result)  # -inf at +0, +inf at -0
+    return _keep_nan(e, x, result)
+
+
+def _trigamma_positive(e: Any, x: Any) -> Any:
+    w, total = _shift_up(e, x, lambda v: e.div(_c(e, 1.0, v), e.mul(v, v)))
+    inverse = e.div(_c(e, 1.0, w), w)
+    z = e.mul(inverse, inverse)
+    series = e.mul(z, _poly(e, z, tuple(reversed(_BERNOULLI))))
+    inner = e.add(e.add(_c(e, 1.0, w), e.mul(_c(e, 0.5, w), inverse)), series)
+    return e.add(e.mul(inverse, inner), total)
+
+
+def tri_gamma(e: Any, x: Any) -> Any:
+    positive = e.cmp("gt", x, _c(e, 0.0, x))
+    value = _trigamma_positive(e, e.select(positive, x, e.sub(_c(e, 1.0, x), x)))
+    sine = e.math("SinOp", _reduced(e, x))
+    reflected = e.sub(e.div(_c(e, math.pi**2, x), e.mul(sine, sine)), value)
+    result = e.select(positive, value, reflected)
+    inf = _c(e, math.inf, x)
+    poles = e.bitwise("or", _is_integer(e, x), e.cmp("eq", x, e.neg(inf)))  # SciPy: inf
+    not_positive = e.cmp("le", x, _c(e, 0.0, x))
+    result = e.select(e.bitwise("and", poles, not_positive), inf, result)
+    return _keep_nan(e, x, result)
+
+
+# --- Bessel functions ----------------------------------------------------------------------
+
+
+def _bessel_nan_at_inf(e: Any, x: Any, result: Any) -> Any:
+    """SciPy's `j0`, `j1`, `i0`, `i1` give NaN at both infinities."""
+    infinite = e.cmp("eq", e.math("AbsFOp", x), _c(e, math.inf, x))
+    return _keep_nan(e, x, e.select(infinite, _c(e, math.nan, x), result))
+
+
+def j0(e: Any, x: Any) -> Any:
+    return _bessel_nan_at_inf(e, x, e.libm("j0", x))
+
+
+def j1(e: Any, x: Any) -> Any:
+    return _bessel_nan_at_inf(e, x, e.libm("j1", x))
+
+
+_SERIES_TERMS = 48
+_HANKEL_TERMS = 24
+_SERIES_LIMIT = 30.0
+
+
+def _i_series(e: Any, a: Any, order: int) -> Any:
+    """`sum (a**2/4)**k / (k! (k+order)!)` (times `a/2` for order 1); `a <= 30`."""
+    q = e.mul(_c(e, 0.25, a), e.mul(a, a))
+    term = _c(e, 1.0, a)
+    total = term
+    for k in range(1, _SERIES_TERMS):
+        term = e.mul(term, e.div(q, _c(e, float(k * (k + order)), a)))
+        total = e.add(total, term)
+    return e.mul(total, e.mul(_c(e, 0.5, a), a)) if order else total
+
+
+def _i_hankel(e: Any, a: Any, order: int) -> Any:
+    """`exp(a) / sqrt(2 pi a) sum_k prod_j ((2j-1)**2 - 4 order**2) / (8 a j)`, `a > 30`."""
+    mu = 4.0 * order * order
+    term = _c(e, 1.0, a)
+    total = term
+    eight_a = e.mul(_c(e, 8.0, a), a)
+    for j in range(1, _HANKEL_TERMS):
+        ratio = e.div(_c(e, ((2 * j - 1) ** 2 - mu) / j, a), eight_a)
+        term = e.mul(term, ratio)
+        total = e.add(total, term)
+    half = e.math("ExpOp", e.mul(_c(e, 0.5, a), a))
+    scale = e.div(half, e.math("SqrtOp", e.mul(_c(e, 2.0 * math.pi, a), a)))
+    return e.mul(e.mul(total, scale), half)
+
+
+def _modified_bessel(e: Any, x: Any, order: int) -> Any:
+    a = e.math("AbsFOp", x)
+    limit = _c(e, _SERIES_LIMIT, x)
+    small = e.cmp("le", a, limit)
+    series = _i_series(e, e.select(small, a, limit), order)
+    hankel = _i_hankel(e, e.select(small, limit, a), order)
+    result = e.select(small, series, hankel)
+    if order:  # odd: I1(-x) = -I1(x), with +0 at -0 (SciPy)
+        result = _negate_if(e, e.cmp("lt", x, _c(e, 0.0, x)), result)
+    return _bessel_nan_at_inf(e, x, result)
+
+
+def i0(e: Any, x: Any) -> Any:
+    return _modified_bessel(e, x, 0)
+
+
+def i1(e: Any, x: Any) -> Any:
+    return _modified_bessel(e, x, 1)
+
+
+# --- running an algorithm on NumPy arrays --------------------------------------------------
+
+_NUMPY_MATH: dict[str, Callable[..., Any]] = {
+    "ExpOp": np.exp,
+    "LogOp": np.log,
+    "SqrtOp": np.sqrt,
+    "AbsFOp": np.abs,
+    "FloorOp": np.floor,
+    "RoundEvenOp": np.rint,
+    "TanOp": np.tan,
+    "SinOp": np.sin,
+}
+_COMPARISONS: dict[str, Callable[..., Any]] = {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+_BITWISE: dict[str, Callable[..., Any]] = {
+    "and": np.logical_and,
+    "or": np.logical_or,
+    "xor": np.logical_xor,
+}
+
+
+@cache
+def _libm_function(name: str) -> Callable[..., Any]:
+    """C's `double name(double)` from the C math library, as a NumPy ufunc."""
+    path = ctypes.util.find_library("m") or "libm.so.6"
+    function = getattr(ctypes.CDLL(path), name)
+    function.restype, function.argtypes = ctypes.c_double, [ctypes.c_double]
+    ufunc = np.frompyfunc(function, 1, 1)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        return np.asarray(ufunc(x), dtype=np.float64)
+
+    return run
+
+
+class ArrayEmitter:
+    """The emitter protocol of `arignote.lowering.ag_scalar.TableEmitter` on float64
+    NumPy arrays (bools for conditions): what the interpreter runs."""
+
+    def const(self, value: float, like: Any) -> np.ndarray:
+        return np.full(np.shape(like), value, dtype=np.float64)
+
+    def add(self, x: Any, y: Any) -> Any:
+        return np.add(x, y)
+
+    def sub(self, x: Any, y: Any) -> Any:
+        return np.subtract(x, y)
+
+    def mul(self, x: Any, y: Any) -> Any:
+        return np.multiply(x, y)
+
+    def div(self, x: Any, y: Any) -> Any:
+        return np.divide(x, y)
+
+    def neg(self, x: Any) -> Any:
+        return np.negative(x)
+
+    def select(self, cond: Any, x: Any, y: Any) -> Any:
+        return np.where(cond, x, y)
+
+    def cmp(self, predicate: str, x: Any, y: Any) -> Any:
+        if predicate == "uno":
+            return np.isnan(x) | np.isnan(y)
+        return _COMPARISONS[predicate](x, y)
+
+    def bitwise(self, name: str, x: Any, y: Any) -> Any:
+        return _BITWISE[name](x, y)
+
+    def math(self, op_name: str, x: Any) -> Any:
+        if op_name == "ErfOp":
+            return _libm_function("erf")(x)
+        return _NUMPY_MATH[op_name](x)
+
+    def libm(self, name: str, x: Any) -> Any:
+        return _libm_function(name)(x)
+
+
+def numpy_reference(algorithm: Callable[..., Any]) -> Callable[..., np.ndarray]:
+    """`algorithm` on arrays: computed in float64, the result in the operands' float type
+    (float64 for other types)."""
+
+    def reference(*arrays: Any) -> np.ndarray:
+        values = [np.asarray(a) for a in arrays]
+        dtype = values[0].dtype if values[0].dtype == np.float32 else np.dtype(np.float64)
+        with np.errstate(all="ignore"):
+            result = algorithm(ArrayEmitter(), *(v.astype(np.float64) for v in values))
+        return np.asarray(result, dtype=dtype)
+
+    reference.__name__ = algorithm.__name__
+    return reference
+
+
+def in_float64(algorithm: Callable[..., Any]) -> Callable[..., Any]:
+    """The lowering of `algorithm`: operands widened to f64, the result rounded back."""
+
+    def lower(e: Any, *xs: Any) -> Any:
+        return e.narrow(algorithm(e, *(e.widen(x) for x in xs)), xs[0])
+
+    lower.__name__ = algorithm.__name__
+    return lower
