@@ -28,7 +28,10 @@ The algorithms (all classic):
   steps on `log(erfc(t)) = log(erfcx(t)) - t**2`, which is nearly linear in `t`;
 - `psi` (digamma) and `tri_gamma`: the recurrence `psi(x) = psi(x + 1) - 1/x` up to
   `x >= 10`, then the asymptotic (Bernoulli-number) series, as Cephes' `psi`;
-  reflection for `x < 0` with the argument reduced to `x - rint(x)` before `tan`/`sin`;
+  reflection for `x < 0` with the argument reduced to `x - rint(x)` before `tan`/`sin`
+  (near the zeros of `psi` below 0 the error is small only in absolute terms);
+  below 3.01, where the recurrence cancels, a Taylor series about the positive zero of
+  `psi` (1.4616..., coefficients from mpmath) on [0.91, 2.01], shifted by one step;
 - `i0`, `i1`: the power series `sum (x**2/4)**k / (k! (k+n)!)` (48 terms) for
   `|x| <= 30`, Hankel's asymptotic expansion (24 terms) above, `exp(x)` applied as
   `exp(x/2)**2` so that the result overflows only where the function does.
@@ -238,19 +241,104 @@ _PSI_SERIES = tuple(b / (2 * k) for k, b in reversed(list(enumerate(_BERNOULLI, 
 """B_2k / 2k, highest k first: `psi(w) ~ log(w) - 1/2w - sum B_2k / (2k w**2k)`."""
 
 
+_PSI_ROOT = (1.4616321449683622, 9.549995429965697e-17)
+"""The positive zero of `psi` as a sum of two doubles (mpmath, 50 digits)."""
+_PSI_ROOT_TAYLOR = (
+    -8.165115189488409e-08,
+    1.1934394829830244e-07,
+    -1.7443695117727745e-07,
+    2.549626552021554e-07,
+    -3.7266161283438227e-07,
+    5.446941930669446e-07,
+    -7.96142543124197e-07,
+    1.1636675363548843e-06,
+    -1.7008538854332607e-06,
+    2.486022733129538e-06,
+    -3.6336507898010456e-06,
+    5.3110609208898636e-06,
+    -7.762817668462094e-06,
+    1.134638458466385e-05,
+    -1.6584242271854135e-05,
+    2.424006611860132e-05,
+    -3.5430070947659604e-05,
+    5.178575795222081e-05,
+    -7.569179582195066e-05,
+    0.0001106337276874741,
+    -0.00016170622091974803,
+    0.00023635601564027053,
+    -0.0003454680251063077,
+    0.000504953265834602,
+    -0.0007380709389960052,
+    0.0010788252019162967,
+    -0.0015769367714301972,
+    0.002305126326734928,
+    -0.003369801655439328,
+    0.004926781395729853,
+    -0.007204534386356869,
+    0.010538791616612175,
+    -0.01542476590494896,
+    0.022597648232218104,
+    -0.03316112647484736,
+    0.04880428816414311,
+    -0.07219956125645471,
+    0.10782405069126237,
+    -0.16394270544240652,
+    0.258499760955651,
+    -0.4427631689835921,
+    0.9676722454476212,
+)
+"""`psi(k)(x0) / k!` for k = 42 ... 1 (mpmath, 60 digits): `psi(x0 + h)` for
+`|h| <= 0.55`, where the recurrence would cancel (the last term is below 1e-17 of the
+first there)."""
+
+
+def _pi_cot(e: Any, x: Any) -> Any:
+    """`pi / tan(pi x)`: `1 / tan(pi r)` for `r = x - rint(x)` in [-1/4, 1/4], else
+    `tan(pi (1/2 - |r|))` with the sign of `r` (`1/2 - |r|` exact: 0 at the half-integers,
+    where `tan` of the rounded `pi/2` would not vanish)."""
+    r = e.sub(x, e.math("RoundEvenOp", x))
+    a = e.math("AbsFOp", r)
+    pi = _c(e, math.pi, x)
+    near = e.div(pi, e.math("TanOp", e.mul(pi, r)))
+    far = e.mul(pi, e.math("TanOp", e.mul(pi, e.sub(_c(e, 0.5, x), a))))
+    far = _negate_if(e, e.cmp("lt", r, _c(e, 0.0, x)), far)
+    return e.select(e.cmp("le", a, _c(e, 0.25, x)), near, far)
+
+
+def _psi_near_root(e: Any, x: Any) -> Any:
+    h = e.sub(e.sub(x, _c(e, _PSI_ROOT[0], x)), _c(e, _PSI_ROOT[1], x))
+    return e.mul(_poly(e, h, _PSI_ROOT_TAYLOR), h)
+
+
+def _psi_taylor(e: Any, x: Any) -> Any:
+    """`psi(x)` for `0 < x < 3.01` from the Taylor series on [0.91, 2.01], shifted by one
+    step of the recurrence below and above (no cancellation: `psi` there is at least
+    0.42 in magnitude, or dominated by `-1/x`)."""
+    one = _c(e, 1.0, x)
+    low, high = e.cmp("lt", x, _c(e, 0.91, x)), e.cmp("gt", x, _c(e, 2.01, x))
+    w = e.select(low, e.add(x, one), e.select(high, e.sub(x, one), x))
+    value = _psi_near_root(e, w)
+    below = e.sub(value, e.div(one, x))
+    above = e.add(value, e.div(one, w))
+    return e.select(low, below, e.select(high, above, value))
+
+
 def _psi_positive(e: Any, x: Any) -> Any:
     w, total = _shift_up(e, x, lambda v: e.div(_c(e, 1.0, v), v))
     z = e.div(_c(e, 1.0, w), e.mul(w, w))
     series = e.mul(z, _poly(e, z, _PSI_SERIES))
     asymptotic = e.sub(e.sub(e.math("LogOp", w), e.div(_c(e, 0.5, w), w)), series)
-    return e.sub(asymptotic, total)
+    near = e.cmp("lt", x, _c(e, 3.01, x))
+    return e.select(
+        near, _psi_taylor(e, e.select(near, x, _c(e, 1.0, x))), e.sub(asymptotic, total)
+    )
 
 
 def psi(e: Any, x: Any) -> Any:
     positive = e.cmp("gt", x, _c(e, 0.0, x))
     w = e.select(positive, x, e.sub(_c(e, 1.0, x), x))
     value = _psi_positive(e, w)
-    reflected = e.sub(value, e.div(_c(e, math.pi, x), e.math("TanOp", _reduced(e, x))))
+    reflected = e.sub(value, _pi_cot(e, x))
     poles = e.bitwise("and", _is_integer(e, x), e.cmp("le", x, _c(e, 0.0, x)))
     result = e.select(poles, _c(e, math.nan, x), reflected)  # SciPy: nan at the poles
     result = e.select(positive, value, result)
