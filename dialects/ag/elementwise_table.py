@@ -343,7 +343,8 @@ def _special(
     """A special function: one algorithm (`special_functions`) gives both the NumPy
     reference and the lowering (in f64); no `grad` means Theano defines none."""
     reference = sf.numpy_reference(algorithm)
-    reference.reference_name = f"scipy.special.{name}"  # pyright: ignore
+    scipy_name = "polygamma(1, x)" if name == "tri_gamma" else name
+    reference.reference_name = f"scipy.special.{scipy_name}"  # pyright: ignore
     lower = sf.in_float64(algorithm)
     entry = Elementwise(name, arity, "float", reference, grad, lower, summary)
     return entry if grad is not None else replace(entry, grad_defined=False)
