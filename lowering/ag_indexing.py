@@ -699,9 +699,8 @@ def concatenate_rule(
             if d is reference:
                 continue
             other = next(j for j, c in enumerate(column) if c is reference)
-            (k_text, k_shown), (other_text, other_shown) = (
-                shape_text(dims[k]),
-                shape_text(dims[other]),
+            (k_text, k_shown), (other_text, other_shown) = shape_text(dims[k]), shape_text(
+                dims[other]
             )
             message = (
                 f"{op_label(op)}: dimension {a} of operand #{k} (shape {k_text}) differs "

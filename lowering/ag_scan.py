@@ -176,7 +176,8 @@ def _initial_checks(
     for j, depth in enumerate(_depths(op)):
         rows = dims[layout.init(j)][0]
         message = (
-            f"{op_label(op)}: initial value #{j} has %d rows; its taps {list(taps[j])} need {depth}"
+            f"{op_label(op)}: initial value #{j} has %d rows; its taps {list(taps[j])} "
+            f"need {depth}"
         )
         checks += _holds(b, message, cmp(b, "sge", rows, depth), rows, depth, (rows,))
     return checks

@@ -157,7 +157,8 @@ def broadcast_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
         text, shown = shapes_text(dims)
         message = f"{op_label(op)}: operand shapes {text} do not match at dimension {axis}"
         pairs = [
-            Check(message, a, b, shown=shown) for a, b in zip(present, present[1:], strict=False)
+            Check(message, a, b, shown=shown)
+            for a, b in zip(present, present[1:], strict=False)
         ]
         checks += [c for c in pairs if not c.is_static]
     return result, checks

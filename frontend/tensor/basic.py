@@ -220,6 +220,10 @@ def _unary_float(op_class: type[ag.UnaryElementwiseOp], x: Any) -> Variable:
     return _build(op_class, v)
 
 
+
+
+
+
 # --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
 
 
@@ -522,6 +526,10 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = N
 
 
 # --- op library A: more elementwise math, argmax/argmin, shapes, statistics ------------
+
+
+
+
 
 
 def round_half_to_even(x: Any) -> Variable:
