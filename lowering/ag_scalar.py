@@ -25,11 +25,13 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     Float32Type,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     f32,
     f64,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -386,6 +388,23 @@ class TableEmitter:
         """`x & y`, `x | y` or `x ^ y` ("and", "or", "xor") of integers or bools."""
         op_class = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}[name]
         return self.b.insert(op_class(x, y)).result
+
+    def loop(
+        self,
+        trips: SSAValue,
+        carried: Sequence[SSAValue],
+        body: Callable[[TableEmitter, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """An `scf.for` of `trips` iterations (a float, non-negative and not NaN: the
+        caller caps it), carrying `carried` through `body(emitter, values)`."""
+        count = self.b.insert(arith.FPToSIOp(trips, i64)).result
+        upper = self.b.insert(arith.IndexCastOp(count, IndexType())).result
+        zero, one = index_constant(self.b, 0), index_constant(self.b, 1)
+
+        def step(inner: Builder, _: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+            return body(TableEmitter(inner), list(values))
+
+        return list(for_loop(self.b, zero, upper, one, carried, step))
 
     def bool_const(self, value: bool) -> SSAValue:
         return constant(self.b, int(value), i1)

@@ -337,13 +337,20 @@ def _float(
     return Elementwise(name, arity, "float", numpy, grad, lower, summary, aliases)
 
 
+_SCIPY_NAMES = {
+    "tri_gamma": "polygamma(1, x)",
+    "gammal": "gammainc(k, x) * gamma(k)",
+    "gammau": "gammaincc(k, x) * gamma(k)",
+}
+
+
 def _special(
     name: str, algorithm: Callable[..., Any], grad: Grad | None, summary: str, arity: int = 1
 ) -> Elementwise:
     """A special function: one algorithm (`special_functions`) gives both the NumPy
     reference and the lowering (in f64); no `grad` means Theano defines none."""
     reference = sf.numpy_reference(algorithm)
-    scipy_name = "polygamma(1, x)" if name == "tri_gamma" else name
+    scipy_name = _SCIPY_NAMES.get(name, name)
     reference.reference_name = f"scipy.special.{scipy_name}"  # pyright: ignore
     lower = sf.in_float64(algorithm)
     entry = Elementwise(name, arity, "float", reference, grad, lower, summary)
@@ -441,6 +448,10 @@ TABLE: tuple[Elementwise, ...] = (
     _special("j1", sf.j1, _grad_j1, "Bessel function of the first kind of order 1"),
     _special("i0", sf.i0, _grad_i0, "modified Bessel function of the first kind, order 0"),
     _special("i1", sf.i1, _grad_i1, "modified Bessel function of the first kind, order 1"),
+    _special("gammainc", sf.gammainc, None, "regularized lower incomplete gamma `P(k, x)`", 2),
+    _special("gammaincc", sf.gammaincc, None, "regularized upper incomplete gamma `Q(k, x)`", 2),
+    _special("gammal", sf.gammal, None, "lower incomplete gamma `P(k, x) gamma(k)`", 2),
+    _special("gammau", sf.gammau, None, "upper incomplete gamma `Q(k, x) gamma(k)`", 2),
 )
 """Every table-driven elementwise op, in the order of docs/tensor_api.md."""
 

@@ -2,7 +2,8 @@
 
 An algorithm here is a function of an emitter `e` and its operands: it computes with
 `e.add`, `e.mul`, `e.div`, `e.select`, `e.cmp`, `e.math("ExpOp", x)`, `e.libm("erfc",
-x)`, ... and never branches in Python on a value. Two emitters run it:
+x)`, `e.loop(trips, values, body)` (an `scf.for` carrying `values`), ... and never branches
+in Python on a value. Two emitters run it:
 
 - `arignote.lowering.ag_scalar.TableEmitter` builds the `arith`/`math` ops (and libm
   calls) of one element: the native code;
@@ -32,6 +33,11 @@ The algorithms (all classic):
   (near the zeros of `psi` below 0 the error is small only in absolute terms);
   below 3.01, where the recurrence cancels, a Taylor series about the positive zero of
   `psi` (1.4616..., coefficients from mpmath) on [0.91, 2.01], shifted by one step;
+- `gammainc`, `gammaincc` (`P`, `Q`), `gammal`, `gammau` (times `gamma(k)`): Cephes'
+  `igam` series where `x <= max(1, k)` and `igamc` continued fraction elsewhere (the
+  other one as `1 - ...`), `10 sqrt(k + x) + 40` terms (at most 20000, an `scf.for`),
+  times `exp(k log x - x - lgamma(k))`, whose rounding (about `k |log x|` eps) bounds
+  the relative error for large `k`;
 - `i0`, `i1`: the power series `sum (x**2/4)**k / (k! (k+n)!)` (48 terms) for
   `|x| <= 30`, Hankel's asymptotic expansion (24 terms) above, `exp(x)` applied as
   `exp(x/2)**2` so that the result overflows only where the function does.
@@ -165,12 +171,15 @@ def _erfc_tail(e: Any, q: Any) -> Any:
     big_l = e.neg(e.math("LogOp", q))
     log_pi_l = e.math("LogOp", e.mul(_c(e, math.pi, q), big_l))
     t = e.math("SqrtOp", e.sub(big_l, e.mul(_c(e, 0.5, q), log_pi_l)))
-    for _ in range(4):
+
+    def newton(e: Any, carried: list[Any]) -> list[Any]:
+        (t,) = carried
         ratio = _erfcx_nonnegative(e, t)
         hi, lo = _square_parts(e, t)
         g = e.sub(e.sub(e.add(e.math("LogOp", ratio), big_l), hi), lo)
-        t = e.add(t, e.mul(e.mul(g, ratio), _c(e, SQRT_PI / 2, q)))
-    return t
+        return [e.add(t, e.mul(e.mul(g, ratio), _c(e, SQRT_PI / 2, t)))]
+
+    return e.loop(_c(e, 4.0, q), [t], newton)[0]
 
 
 def erfinv(e: Any, x: Any) -> Any:
@@ -220,16 +229,26 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
 """B_2, B_4, ..., B_18."""
 
 
-def _shift_up(e: Any, x: Any, term: Callable[[Any], Any]) -> tuple[Any, Any]:
-    """(`w`, `sum of term(x + k)` for the k with `x + k < 10`), `w >= 10` the first
+def _shift_up(e: Any, x: Any, term: Callable[[Any, Any], Any]) -> tuple[Any, Any]:
+    """(`w`, `sum of term(e, x + k)` for the k with `x + k < 10`), `w >= 10` the first
     `x + k` not below 10 (`x > 0`: ten steps suffice)."""
-    ten, one = _c(e, 10.0, x), _c(e, 1.0, x)
-    w, total = x, _c(e, 0.0, x)
-    for _ in range(10):
-        below = e.cmp("lt", w, ten)
-        total = e.add(total, e.select(below, term(w), _c(e, 0.0, x)))
-        w = e.select(below, e.add(w, one), w)
+
+    def step(e: Any, carried: list[Any]) -> list[Any]:
+        w, total = carried
+        below = e.cmp("lt", w, _c(e, 10.0, w))
+        total = e.add(total, e.select(below, term(e, w), _c(e, 0.0, w)))
+        return [e.select(below, e.add(w, _c(e, 1.0, w)), w), total]
+
+    w, total = e.loop(_c(e, 10.0, x), [x, _c(e, 0.0, x)], step)
     return w, total
+
+
+def _inverse(e: Any, v: Any) -> Any:
+    return e.div(_c(e, 1.0, v), v)
+
+
+def _inverse_square(e: Any, v: Any) -> Any:
+    return e.div(_c(e, 1.0, v), e.mul(v, v))
 
 
 def _reduced(e: Any, x: Any) -> Any:
@@ -324,7 +343,7 @@ def _psi_taylor(e: Any, x: Any) -> Any:
 
 
 def _psi_positive(e: Any, x: Any) -> Any:
-    w, total = _shift_up(e, x, lambda v: e.div(_c(e, 1.0, v), v))
+    w, total = _shift_up(e, x, _inverse)
     z = e.div(_c(e, 1.0, w), e.mul(w, w))
     series = e.mul(z, _poly(e, z, _PSI_SERIES))
     asymptotic = e.sub(e.sub(e.math("LogOp", w), e.div(_c(e, 0.5, w), w)), series)
@@ -348,7 +367,7 @@ def psi(e: Any, x: Any) -> Any:
 
 
 def _trigamma_positive(e: Any, x: Any) -> Any:
-    w, total = _shift_up(e, x, lambda v: e.div(_c(e, 1.0, v), e.mul(v, v)))
+    w, total = _shift_up(e, x, _inverse_square)
     inverse = e.div(_c(e, 1.0, w), w)
     z = e.mul(inverse, inverse)
     series = e.mul(z, _poly(e, z, tuple(reversed(_BERNOULLI))))
@@ -367,6 +386,121 @@ def tri_gamma(e: Any, x: Any) -> Any:
     not_positive = e.cmp("le", x, _c(e, 0.0, x))
     result = e.select(e.bitwise("and", poles, not_positive), inf, result)
     return _keep_nan(e, x, result)
+
+
+# --- incomplete gamma functions -----------------------------------------------------------
+
+_MAX_TERMS = 20000.0
+"""The most terms of the series or continued fraction (enough for `a` up to about 4e6)."""
+_BIG = 4503599627370496.0  # 2**52: the continued fraction's rescaling threshold (Cephes)
+
+
+def _trips(e: Any, count: Any) -> Any:
+    """A loop's trip count: `count` capped at `_MAX_TERMS`, 0 for NaN."""
+    capped = _min(e, count, _MAX_TERMS)
+    return e.select(e.cmp("uno", count, count), _c(e, 0.0, count), capped)
+
+
+def _terms_needed(e: Any, v: Any) -> Any:
+    """`10 sqrt(v) + 40`: the terms after which both expansions have converged for
+    arguments up to `v` (the series' terms fall like `exp(-n**2 / 2a)` once `n > x - a`)."""
+    return e.add(e.mul(_c(e, 10.0, v), e.math("SqrtOp", v)), _c(e, 40.0, v))
+
+
+def _igam_series(e: Any, a: Any, x: Any) -> Any:
+    """`sum x**n / ((a+1)...(a+n))` (Cephes' `igam` series; `P = sum * prefactor / a`)."""
+
+    def step(e: Any, carried: list[Any]) -> list[Any]:
+        r, c, total = carried
+        r = e.add(r, _c(e, 1.0, r))
+        c = e.mul(c, e.div(x, r))
+        return [r, c, e.add(total, c)]
+
+    one = _c(e, 1.0, a)
+    trips = _trips(e, _terms_needed(e, e.add(a, x)))
+    return e.loop(trips, [a, one, one], step)[2]
+
+
+def _igamc_fraction(e: Any, a: Any, x: Any) -> Any:
+    """Legendre's continued fraction of `Q` (Cephes' `igamc`; `Q = value * prefactor`),
+    for `x > 1`, `x > a`."""
+    one = _c(e, 1.0, a)
+    y = e.sub(one, a)
+    z = e.add(e.add(x, y), one)
+    start = [y, z, _c(e, 0.0, a), one, x, e.add(x, one), e.mul(z, x)]
+    start.append(e.div(start[5], start[6]))
+
+    def step(e: Any, carried: list[Any]) -> list[Any]:
+        y, z, c, pkm2, qkm2, pkm1, qkm1, ans = carried
+        c, y = e.add(c, _c(e, 1.0, c)), e.add(y, _c(e, 1.0, y))
+        z = e.add(z, _c(e, 2.0, z))
+        yc = e.mul(y, c)
+        pk = e.sub(e.mul(pkm1, z), e.mul(pkm2, yc))
+        qk = e.sub(e.mul(qkm1, z), e.mul(qkm2, yc))
+        ans = e.select(e.cmp("ne", qk, _c(e, 0.0, qk)), e.div(pk, qk), ans)
+        big = e.cmp("gt", e.math("AbsFOp", pk), _c(e, _BIG, pk))
+        scale = e.select(big, _c(e, 1.0 / _BIG, pk), _c(e, 1.0, pk))
+        pkm2, pkm1 = e.mul(pkm1, scale), e.mul(pk, scale)
+        qkm2, qkm1 = e.mul(qkm1, scale), e.mul(qk, scale)
+        return [y, z, c, pkm2, qkm2, pkm1, qkm1, ans]
+
+    trips = _trips(e, _terms_needed(e, x))
+    return e.loop(trips, start, step)[7]
+
+
+def _regularized_gammas(e: Any, a: Any, x: Any) -> tuple[Any, Any]:
+    """(`P(a, x)`, `Q(a, x)`): the series where `x <= max(1, a)`, else the continued
+    fraction (each evaluated only on a harmless stand-in argument elsewhere), times
+    `exp(a log x - x - lgamma(a))`; then SciPy's special values."""
+    one, zero, inf = _c(e, 1.0, a), _c(e, 0.0, a), _c(e, math.inf, a)
+    ordinary = e.bitwise("and", e.cmp("gt", a, zero), e.cmp("gt", x, zero))
+    ordinary = e.bitwise("and", ordinary, e.cmp("lt", e.add(a, x), inf))
+    a_in, x_in = a, x
+    a, x = e.select(ordinary, a, one), e.select(ordinary, x, one)  # no long loops elsewhere
+    fraction = e.bitwise("and", e.cmp("gt", x, one), e.cmp("gt", x, a))
+    series_x = e.select(fraction, zero, x)
+    fraction_x = e.select(fraction, x, e.add(a, _c(e, 2.0, a)))
+    fraction_a = e.select(fraction, a, one)
+    log_factor = e.sub(e.sub(e.mul(a, e.math("LogOp", x)), x), gammaln(e, a))
+    factor = e.math("ExpOp", log_factor)
+    series = e.div(e.mul(_igam_series(e, a, series_x), factor), a)
+    tail = e.mul(_igamc_fraction(e, fraction_a, fraction_x), factor)
+    p = e.select(fraction, e.sub(one, tail), series)
+    q = e.select(fraction, tail, e.sub(one, series))
+    return _incomplete_special_values(e, a_in, x_in, p, q)
+
+
+def _incomplete_special_values(e: Any, a: Any, x: Any, p: Any, q: Any) -> tuple[Any, Any]:
+    """SciPy's: `P = 0, Q = 1` at `x = 0` or `a = inf`; `P = 1, Q = 0` at `x = inf` or
+    `a = 0`; NaN for a negative argument, `a = x = 0` and `a = x = inf`."""
+    zero, one, inf = _c(e, 0.0, a), _c(e, 1.0, a), _c(e, math.inf, a)
+    low = e.bitwise("or", e.cmp("eq", x, zero), e.cmp("eq", a, inf))
+    high = e.bitwise("or", e.cmp("eq", x, inf), e.cmp("eq", a, zero))
+    p, q = e.select(low, zero, p), e.select(low, one, q)
+    p, q = e.select(high, one, p), e.select(high, zero, q)
+    negative = e.bitwise("or", e.cmp("lt", a, zero), e.cmp("lt", x, zero))
+    both = e.bitwise("and", low, high)
+    invalid = e.bitwise("or", e.bitwise("or", negative, both), e.cmp("uno", a, x))
+    nan = _c(e, math.nan, a)
+    return e.select(invalid, nan, p), e.select(invalid, nan, q)
+
+
+def gammainc(e: Any, k: Any, x: Any) -> Any:
+    return _regularized_gammas(e, k, x)[0]
+
+
+def gammaincc(e: Any, k: Any, x: Any) -> Any:
+    return _regularized_gammas(e, k, x)[1]
+
+
+def gammal(e: Any, k: Any, x: Any) -> Any:
+    """The lower incomplete gamma function `gammainc(k, x) gamma(k)` (Theano's formula)."""
+    return e.mul(gammainc(e, k, x), gamma(e, k))
+
+
+def gammau(e: Any, k: Any, x: Any) -> Any:
+    """The upper incomplete gamma function `gammaincc(k, x) gamma(k)` (Theano's formula)."""
+    return e.mul(gammaincc(e, k, x), gamma(e, k))
 
 
 # --- Bessel functions ----------------------------------------------------------------------
@@ -394,24 +528,33 @@ _SERIES_LIMIT = 30.0
 def _i_series(e: Any, a: Any, order: int) -> Any:
     """`sum (a**2/4)**k / (k! (k+order)!)` (times `a/2` for order 1); `a <= 30`."""
     q = e.mul(_c(e, 0.25, a), e.mul(a, a))
-    term = _c(e, 1.0, a)
-    total = term
-    for k in range(1, _SERIES_TERMS):
-        term = e.mul(term, e.div(q, _c(e, float(k * (k + order)), a)))
-        total = e.add(total, term)
+
+    def step(e: Any, carried: list[Any]) -> list[Any]:
+        k, term, total = carried
+        k = e.add(k, _c(e, 1.0, k))
+        term = e.mul(term, e.div(q, e.mul(k, e.add(k, _c(e, float(order), k)))))
+        return [k, term, e.add(total, term)]
+
+    one = _c(e, 1.0, a)
+    total = e.loop(_c(e, _SERIES_TERMS - 1.0, a), [_c(e, 0.0, a), one, one], step)[2]
     return e.mul(total, e.mul(_c(e, 0.5, a), a)) if order else total
 
 
 def _i_hankel(e: Any, a: Any, order: int) -> Any:
     """`exp(a) / sqrt(2 pi a) sum_k prod_j ((2j-1)**2 - 4 order**2) / (8 a j)`, `a > 30`."""
     mu = 4.0 * order * order
-    term = _c(e, 1.0, a)
-    total = term
     eight_a = e.mul(_c(e, 8.0, a), a)
-    for j in range(1, _HANKEL_TERMS):
-        ratio = e.div(_c(e, ((2 * j - 1) ** 2 - mu) / j, a), eight_a)
+
+    def step(e: Any, carried: list[Any]) -> list[Any]:
+        j, term, total = carried
+        j = e.add(j, _c(e, 1.0, j))
+        odd = e.sub(e.add(j, j), _c(e, 1.0, j))
+        ratio = e.div(e.sub(e.mul(odd, odd), _c(e, mu, j)), e.mul(eight_a, j))
         term = e.mul(term, ratio)
-        total = e.add(total, term)
+        return [j, term, e.add(total, term)]
+
+    one = _c(e, 1.0, a)
+    total = e.loop(_c(e, _HANKEL_TERMS - 1.0, a), [_c(e, 0.0, a), one, one], step)[2]
     half = e.math("ExpOp", e.mul(_c(e, 0.5, a), a))
     scale = e.div(half, e.math("SqrtOp", e.mul(_c(e, 2.0 * math.pi, a), a)))
     return e.mul(e.mul(total, scale), half)
@@ -518,6 +661,16 @@ class ArrayEmitter:
 
     def libm(self, name: str, x: Any) -> Any:
         return _libm_function(name)(x)
+
+    def loop(self, trips: Any, carried: list[Any], body: Callable[..., list[Any]]) -> list[Any]:
+        """`body` applied `trips` times (a float count per element, as `scf.for`)."""
+        count = np.trunc(np.asarray(trips))
+        carried = list(np.broadcast_arrays(*carried))
+        for k in range(int(count.max(initial=0.0))):
+            updated = body(self, carried)
+            active = k < count
+            carried = [np.where(active, n, o) for n, o in zip(updated, carried, strict=True)]
+        return carried
 
 
 def numpy_reference(algorithm: Callable[..., Any]) -> Callable[..., np.ndarray]:

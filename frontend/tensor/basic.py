@@ -760,3 +760,11 @@ def nan_to_num(
     out = switch(TABLE_FUNCTIONS["isnan"](v), constant(nan, dtype=v.dtype), v)
     out = switch(eq(v, constant(np.inf, dtype=v.dtype)), high, out)
     return switch(eq(v, constant(-np.inf, dtype=v.dtype)), low, out)
+
+
+def chi2sf(x: Any, k: Any) -> Variable:
+    """The survival function of the chi-squared distribution with `k` degrees of freedom,
+    `gammaincc(k / 2, x / 2)` (`scipy.stats.chi2.sf`); float64 as Theano's
+    `upgrade_to_float64`. No gradient, as Theano."""
+    v, n = (cast(a, "float64") for a in _operands(x, k))
+    return TABLE_FUNCTIONS["gammaincc"](mul(n, 0.5), mul(v, 0.5))
