@@ -25,11 +25,13 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     Float32Type,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     f32,
     f64,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -41,6 +43,8 @@ Binary = Callable[[Builder, SSAValue, SSAValue], SSAValue]
 
 LIBM_FUNCTIONS: dict[str, Attribute] = {"fmodf": f32, "fmod": f64}
 """The C functions the emitters call, with their (only) operand and result type."""
+LIBM_ARITY: dict[str, int] = {}
+"""The number of operands of each C function of `LIBM_FUNCTIONS` that has not two."""
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -318,6 +322,16 @@ UNARY.update(
 # --- the table-driven ops (`ag.TABLE`) ---------------------------------------------------
 
 
+_COMPARISONS: dict[str, ByCategory] = {
+    "lt": BINARY[ag.LtOp],
+    "le": BINARY[ag.LeOp],
+    "gt": BINARY[ag.GtOp],
+    "ge": BINARY[ag.GeOp],
+    "eq": BINARY[ag.EqOp],
+    "ne": BINARY[ag.NeOp],
+}
+
+
 @dataclass(frozen=True)
 class TableEmitter:
     """What a table entry's `lower(e, *operands)` builds with: each method inserts at
@@ -331,7 +345,8 @@ class TableEmitter:
         return self.b.insert(op_class(*xs)).results[0]
 
     def libm(self, name: str, *xs: SSAValue) -> SSAValue:
-        """A call of the C function `name` (`namef` for f32); listed in `LIBM_FUNCTIONS`."""
+        """A call of the C function `name` (`namef` for f32); listed in `LIBM_FUNCTIONS`
+        (and its arity in `LIBM_ARITY` unless 2)."""
         symbol = name + "f" if isinstance(xs[0].type, Float32Type) else name
         assert symbol in LIBM_FUNCTIONS, f"{symbol} is not in LIBM_FUNCTIONS"
         return self.b.insert(func.CallOp(symbol, list(xs), [xs[0].type])).res[0]
@@ -339,24 +354,57 @@ class TableEmitter:
     def const(self, value: float, like: SSAValue) -> SSAValue:
         return constant(self.b, value, like.type)
 
+    def add(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return BINARY[ag.AddOp](self.b, x, y)
+
+    def sub(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return BINARY[ag.SubOp](self.b, x, y)
+
     def mul(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return BINARY[ag.MulOp](self.b, x, y)
+
+    def neg(self, x: SSAValue) -> SSAValue:
+        return UNARY[ag.NegOp](self.b, x)
+
+    def widen(self, x: SSAValue) -> SSAValue:
+        """`x` as f64 (a special function computes in f64)."""
+        return cast(self.b, x, f64)
+
+    def narrow(self, x: SSAValue, like: SSAValue) -> SSAValue:
+        """`x` rounded to the element type of `like`."""
+        return cast(self.b, x, like.type)
 
     def div(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return BINARY[ag.DivOp](self.b, x, y)
 
     def cmp(self, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
-        """`x <predicate> y` for "lt", "gt", "eq" (ordered for floats, signed for ints),
-        or "uno" (floats: either is NaN)."""
+        """`x <predicate> y` for "lt", "le", "gt", "ge", "eq", "ne" (ordered for floats but
+        "ne", signed for ints), or "uno" (floats: either is NaN)."""
         if predicate == "uno":
             return _cmpf(self.b, x, y, "uno")
-        emit = {"lt": BINARY[ag.LtOp], "gt": BINARY[ag.GtOp], "eq": BINARY[ag.EqOp]}[predicate]
-        return emit(self.b, x, y)
+        return _COMPARISONS[predicate](self.b, x, y)
 
     def bitwise(self, name: str, x: SSAValue, y: SSAValue) -> SSAValue:
         """`x & y`, `x | y` or `x ^ y` ("and", "or", "xor") of integers or bools."""
         op_class = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}[name]
         return self.b.insert(op_class(x, y)).result
+
+    def loop(
+        self,
+        trips: SSAValue,
+        carried: Sequence[SSAValue],
+        body: Callable[[TableEmitter, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """An `scf.for` of `trips` iterations (a float, non-negative and not NaN: the
+        caller caps it), carrying `carried` through `body(emitter, values)`."""
+        count = self.b.insert(arith.FPToSIOp(trips, i64)).result
+        upper = self.b.insert(arith.IndexCastOp(count, IndexType())).result
+        zero, one = index_constant(self.b, 0), index_constant(self.b, 1)
+
+        def step(inner: Builder, _: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+            return body(TableEmitter(inner), list(values))
+
+        return list(for_loop(self.b, zero, upper, one, carried, step))
 
     def bool_const(self, value: bool) -> SSAValue:
         return constant(self.b, int(value), i1)
@@ -387,6 +435,9 @@ def _table_binary(entry: ag.Elementwise) -> ByCategory:
 
 
 LIBM_FUNCTIONS.update({"hypotf": f32, "hypot": f64})
+# the special functions (`ag.special_functions`) compute in f64: one-operand C functions
+LIBM_FUNCTIONS.update({name: f64 for name in ("erfc", "tgamma", "lgamma", "j0", "j1")})
+LIBM_ARITY.update({name: 1 for name in ("erfc", "tgamma", "lgamma", "j0", "j1")})
 UNARY.update({ag.OPS[e.name]: _table_unary(e) for e in ag.TABLE if e.arity == 1})
 BINARY.update({ag.OPS[e.name]: _table_binary(e) for e in ag.TABLE if e.arity == 2})
 

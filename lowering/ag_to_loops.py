@@ -99,7 +99,7 @@ from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_python import declare_pyop_functions  # registers ag.python_op
-from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
+from arignote.lowering.ag_scalar import LIBM_ARITY, LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.ag_views import VIEWS
 from arignote.lowering.checked_alloc import ALLOC_STATUS
@@ -800,7 +800,7 @@ def declare_libm_functions(module: ModuleOp) -> None:
     }
     for name in sorted(called - declared):
         t = LIBM_FUNCTIONS[name]
-        module.body.block.add_op(func.FuncOp.external(name, [t, t], [t]))
+        module.body.block.add_op(func.FuncOp.external(name, [t] * LIBM_ARITY.get(name, 2), [t]))
 
 
 @dataclass(frozen=True)

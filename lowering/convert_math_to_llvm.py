@@ -2,24 +2,25 @@
 
 Accepts any IR; rewrites scalar `math` ops on f32/f64 (and `math.absi` on integers):
 
-- to the `llvm.intr.*` ops xDSL has (`exp exp2 log log2 sqrt fabs floor ceil sin cos pow
-  copysign fma`),
-- to `llvm.call_intrinsic` for the LLVM intrinsics xDSL lacks an op for (`llvm.round`,
-  `llvm.roundeven`, `llvm.trunc`, `llvm.log10`, `llvm.abs`),
+- `math.fma` to `llvm.intr.fma`,
+- to `llvm.call_intrinsic` of the type-suffixed LLVM intrinsic (`llvm.floor.f32`,
+  `llvm.sqrt.f64`, ...: `exp exp2 log log2 log10 sqrt fabs floor ceil round roundeven
+  trunc sin cos pow copysign`, and `llvm.abs.i32` for `math.absi`), not to xDSL's
+  `llvm.intr.*` ops, which translate to unsuffixed declarations that clash when one
+  module uses an intrinsic at two types,
 - to calls of libm functions (`tanh`/`tanhf`, `log1p`, `expm1`, `tan`, `asin`, ...,
   `atan2`, `erf`, `cbrt`), declared once per module as external `llvm.func`s;
 - `math.rsqrt` to `1 / sqrt`;
 - unless the pass option `libm=true` is given, `math.exp`, `math.log`, `math.log1p`,
   `math.expm1` and `math.tanh` on f32/f64 to inline branch-free code
   (`arignote.lowering.vector_math`) that LLVM's loop vectoriser can widen; with
-  `libm=true` they become `llvm.intr.exp`/`llvm.intr.log` and libm calls as above.
+  `libm=true` they become `llvm.exp.*`/`llvm.log.*` intrinsics and libm calls as above.
 
 Operands not yet converted are reached through `builtin.unrealized_conversion_cast`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -37,7 +38,6 @@ from xdsl.pattern_rewriter import (
 from arignote.lowering import vector_math
 from arignote.lowering.convert_arith_to_llvm import intrinsic_suffix
 from arignote.lowering.llvm_utils import (
-    DirectLowering,
     append,
     call,
     constant,
@@ -50,35 +50,27 @@ from arignote.lowering.llvm_utils import (
 from arignote.lowering.op_builder import build
 from arignote.lowering.rewriting import DispatchingApplier
 
-
-def _fabs(operand: SSAValue) -> Operation:
-    return build(llvm.FAbsOp, operand, operand.type)
-
-
-_UNARY_INTR_OPS: dict[type[Operation], Callable[[SSAValue], Operation]] = {
-    math.ExpOp: llvm.FExpOp,
-    math.Exp2Op: llvm.FExp2Op,
-    math.LogOp: llvm.FLogOp,
-    math.Log2Op: llvm.FLog2Op,
-    math.SqrtOp: llvm.FSqrtOp,
-    math.AbsFOp: _fabs,
-    math.FloorOp: llvm.FFloorOp,
-    math.CeilOp: llvm.FCeilOp,
-    math.SinOp: llvm.FSinOp,
-    math.CosOp: llvm.FCosOp,
-}
-
-_BINARY_INTR_OPS: dict[type[Operation], type[Operation]] = {
-    math.PowFOp: llvm.FPowOp,
-    math.CopySignOp: llvm.FCopySignOp,
-}
-
 _CALL_INTRINSIC_OPS: dict[type[Operation], str] = {
+    math.ExpOp: "llvm.exp",
+    math.Exp2Op: "llvm.exp2",
+    math.LogOp: "llvm.log",
+    math.Log2Op: "llvm.log2",
+    math.Log10Op: "llvm.log10",
+    math.SqrtOp: "llvm.sqrt",
+    math.AbsFOp: "llvm.fabs",
+    math.FloorOp: "llvm.floor",
+    math.CeilOp: "llvm.ceil",
     math.RoundOp: "llvm.round",
     math.RoundEvenOp: "llvm.roundeven",
     math.TruncOp: "llvm.trunc",
-    math.Log10Op: "llvm.log10",
+    math.SinOp: "llvm.sin",
+    math.CosOp: "llvm.cos",
+    math.PowFOp: "llvm.pow",
+    math.CopySignOp: "llvm.copysign",
 }
+"""Float ops on overloaded LLVM intrinsics, named with their type suffix (`llvm.floor.f32`):
+xDSL's `llvm.intr.floor` ops would translate to one unsuffixed `llvm.floor` declaration,
+whose type is the first use's, and a module using the op on f32 and f64 would not build."""
 
 _LIBM_OPS: dict[type[Operation], str] = {
     math.TanhOp: "tanh",
@@ -120,7 +112,7 @@ class FmaLowering(RewritePattern):
 
 
 class CallIntrinsicLowering(RewritePattern):
-    """Unary float ops on intrinsics without an xDSL op → `llvm.call_intrinsic`."""
+    """Float ops on overloaded intrinsics → `llvm.call_intrinsic` of the suffixed name."""
 
     op_types = tuple(_CALL_INTRINSIC_OPS)
 
@@ -129,9 +121,10 @@ class CallIntrinsicLowering(RewritePattern):
         if base is None:
             return
         ops: list[Operation] = []
-        (operand,) = to_llvm_all(op.operands, ops)
-        name = f"{base}.{intrinsic_suffix(operand.type)}"
-        result = append(ops, build(llvm.CallIntrinsicOp, name, [operand], [operand.type]))
+        operands = to_llvm_all(op.operands, ops)
+        type_ = operands[0].type
+        name = f"{base}.{intrinsic_suffix(type_)}"
+        result = append(ops, build(llvm.CallIntrinsicOp, name, list(operands), [type_]))
         replace_op(rewriter, op, ops, result)
 
 
@@ -178,7 +171,8 @@ class RsqrtLowering(RewritePattern):
         type_ = operand.type
         assert isinstance(type_, AnyFloat)
         one = llvm_constant(float_attr(1.0, type_), type_, ops)
-        root = append(ops, build(llvm.FSqrtOp, operand))
+        name = f"llvm.sqrt.{intrinsic_suffix(type_)}"
+        root = append(ops, build(llvm.CallIntrinsicOp, name, [operand], [type_]))
         result: SSAValue = append(ops, build(llvm.FDivOp, one, root))
         replace_op(rewriter, op, ops, result)
 
@@ -210,8 +204,6 @@ class InlineMathLowering(RewritePattern):
 
 
 _PATTERNS: tuple[RewritePattern, ...] = (
-    DirectLowering(_UNARY_INTR_OPS),
-    DirectLowering(_BINARY_INTR_OPS),
     FmaLowering(),
     CallIntrinsicLowering(),
     AbsILowering(),

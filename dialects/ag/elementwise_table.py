@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.irdl import irdl_op_definition
 
+from arignote.dialects.ag import special_functions as sf
 from arignote.dialects.ag.elementwise import (
     BinaryElementwiseOp,
     ComparisonOp,
@@ -67,6 +68,10 @@ class Elementwise:
     result: str = "same"
     """The result's element type: "same" (the operand's) or "bool" (`i1`, as `isnan`).
     Ops with integer or bool results carry no gradient (as the comparisons)."""
+    grad_defined: bool = True
+    """False where Theano does not implement the gradient (`tri_gamma`, `gammainc`):
+    then there is no gradient rule, and `grad` through the op raises
+    NotImplementedError (`grad` None with this True means piecewise constant)."""
 
     @property
     def differentiable_type(self) -> bool:
@@ -199,6 +204,63 @@ def _grad_hypot(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
     return [gz * x / out, gz * y / out]
 
 
+# special functions (`theano.scalar.basic_scipy`'s gradients)
+
+
+def _grad_erf(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    x = inputs[0]
+    return [gz * sf.TWO_OVER_SQRT_PI * T.exp(-x * x)]
+
+
+def _grad_erfc(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    x = inputs[0]
+    return [-gz * sf.TWO_OVER_SQRT_PI * T.exp(-x * x)]
+
+
+def _grad_erfcx(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (-sf.TWO_OVER_SQRT_PI + 2.0 * inputs[0] * out)]
+
+
+def _grad_erfinv(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * (sf.SQRT_PI / 2) * T.exp(out * out)]
+
+
+def _grad_erfcinv(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [-gz * (sf.SQRT_PI / 2) * T.exp(out * out)]
+
+
+def _grad_gamma(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * out * T.psi(inputs[0])]
+
+
+def _grad_gammaln(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * T.psi(inputs[0])]
+
+
+def _grad_psi(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * T.tri_gamma(inputs[0])]
+
+
+def _grad_j0(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [-gz * T.j1(inputs[0])]
+
+
+def _grad_j1(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    # Theano's (j0(x) - jv(2, x)) / 2, which is j0(x) - j1(x) / x (1/2 at x = 0)
+    x = inputs[0]
+    return [gz * T.switch(T.eq(x, 0), 0.5, T.j0(x) - out / x)]
+
+
+def _grad_i0(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    return [gz * T.i1(inputs[0])]
+
+
+def _grad_i1(T: Any, inputs: list[Any], out: Any, gz: Any) -> list[Any]:
+    # Theano's (i0(x) + iv(2, x)) / 2, which is i0(x) - i1(x) / x (1/2 at x = 0)
+    x = inputs[0]
+    return [gz * T.switch(T.eq(x, 0), 0.5, T.i0(x) - out / x)]
+
+
 # --- scalar lowerings ------------------------------------------------------------------
 
 
@@ -275,6 +337,26 @@ def _float(
     return Elementwise(name, arity, "float", numpy, grad, lower, summary, aliases)
 
 
+_SCIPY_NAMES = {
+    "tri_gamma": "polygamma(1, x)",
+    "gammal": "gammainc(k, x) * gamma(k)",
+    "gammau": "gammaincc(k, x) * gamma(k)",
+}
+
+
+def _special(
+    name: str, algorithm: Callable[..., Any], grad: Grad | None, summary: str, arity: int = 1
+) -> Elementwise:
+    """A special function: one algorithm (`special_functions`) gives both the NumPy
+    reference and the lowering (in f64); no `grad` means Theano defines none."""
+    reference = sf.numpy_reference(algorithm)
+    scipy_name = _SCIPY_NAMES.get(name, name)
+    reference.reference_name = f"scipy.special.{scipy_name}"  # pyright: ignore
+    lower = sf.in_float64(algorithm)
+    entry = Elementwise(name, arity, "float", reference, grad, lower, summary)
+    return entry if grad is not None else replace(entry, grad_defined=False)
+
+
 TABLE: tuple[Elementwise, ...] = (
     _float("exp", np.exp, _grad_exp, _math("ExpOp"), "`e ** x`"),
     _float("log", np.log, _grad_log, _math("LogOp"), "natural logarithm"),
@@ -333,19 +415,51 @@ TABLE: tuple[Elementwise, ...] = (
         "infinity test (either sign)",
         result="bool",
     ),
-    Elementwise("and_", 2, "integer", np.bitwise_and, None, _bitwise("and"), "bitwise and"),
-    Elementwise("or_", 2, "integer", np.bitwise_or, None, _bitwise("or"), "bitwise or"),
-    Elementwise("xor", 2, "integer", np.bitwise_xor, None, _bitwise("xor"), "bitwise xor"),
     Elementwise(
-        "invert", 1, "integer", np.invert, None, _lower_invert, "bitwise not (logical for bools)"
+        "and_", 2, "integer", np.bitwise_and, None, _bitwise("and"), "bitwise and", ("bitwise_and",)
     ),
+    Elementwise(
+        "or_", 2, "integer", np.bitwise_or, None, _bitwise("or"), "bitwise or", ("bitwise_or",)
+    ),
+    Elementwise(
+        "xor", 2, "integer", np.bitwise_xor, None, _bitwise("xor"), "bitwise xor", ("bitwise_xor",)
+    ),
+    Elementwise(
+        "invert",
+        1,
+        "integer",
+        np.invert,
+        None,
+        _lower_invert,
+        "bitwise not (logical for bools)",
+        ("bitwise_not",),
+    ),
+    # special functions (issue 13): see `special_functions` for the algorithms
+    _special("erf", sf.erf, _grad_erf, "error function"),
+    _special("erfc", sf.erfc, _grad_erfc, "complementary error function `1 - erf(x)`"),
+    _special("erfcx", sf.erfcx, _grad_erfcx, "scaled complementary error function"),
+    _special("erfinv", sf.erfinv, _grad_erfinv, "inverse error function"),
+    _special("erfcinv", sf.erfcinv, _grad_erfcinv, "inverse complementary error function"),
+    _special("gamma", sf.gamma, _grad_gamma, "gamma function"),
+    _special("gammaln", sf.gammaln, _grad_gammaln, "`log(abs(gamma(x)))`"),
+    _special("psi", sf.psi, _grad_psi, "digamma function, the derivative of `gammaln`"),
+    _special("tri_gamma", sf.tri_gamma, None, "trigamma function, the derivative of `psi`"),
+    _special("j0", sf.j0, _grad_j0, "Bessel function of the first kind of order 0"),
+    _special("j1", sf.j1, _grad_j1, "Bessel function of the first kind of order 1"),
+    _special("i0", sf.i0, _grad_i0, "modified Bessel function of the first kind, order 0"),
+    _special("i1", sf.i1, _grad_i1, "modified Bessel function of the first kind, order 1"),
+    _special("gammainc", sf.gammainc, None, "regularized lower incomplete gamma `P(k, x)`", 2),
+    _special("gammaincc", sf.gammaincc, None, "regularized upper incomplete gamma `Q(k, x)`", 2),
+    _special("gammal", sf.gammal, None, "lower incomplete gamma `P(k, x) gamma(k)`", 2),
+    _special("gammau", sf.gammau, None, "upper incomplete gamma `Q(k, x) gamma(k)`", 2),
 )
 """Every table-driven elementwise op, in the order of docs/tensor_api.md."""
 
 
 def _define(entry: Elementwise) -> type:
     base = _BASES[entry.arity, entry.result]
-    doc = f"Elementwise {entry.summary} (`numpy.{entry.numpy.__name__}`).\n\n```mlir\n"
+    reference = getattr(entry.numpy, "reference_name", f"numpy.{entry.numpy.__name__}")
+    doc = f"Elementwise {entry.summary} (`{reference}`).\n\n```mlir\n"
     doc += f"{entry.mlir}\n```\n"
     namespace: dict[str, Any] = {
         "name": f"ag.{entry.name}",

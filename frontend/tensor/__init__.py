@@ -259,6 +259,18 @@ __all__ = [
     "zeros_like",
 ]
 
+# issue 13 item 1: the rest of the elementwise math (the special functions are table ops)
+from arignote.tensor.basic import (  # noqa: E402
+    ceil_intdiv,
+    chi2sf,
+    divmod,
+    mod_check,
+    nan_to_num,
+    power,
+)
+
+__all__ += ["ceil_intdiv", "chi2sf", "divmod", "mod_check", "nan_to_num", "power"]
+
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)
 __all__ += sorted(TABLE_FUNCTIONS)  # noqa: PLE0605 - generated names

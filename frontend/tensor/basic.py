@@ -788,3 +788,52 @@ def __getattr__(name: str) -> Any:
 
         return getattr(shape_ops, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+# --- issue 13 item 1: the rest of the elementwise math (power, divmod, nan_to_num, ...) --
+
+
+def power(x: Any, y: Any) -> Variable:
+    """`x ** y` (Theano's `power`, an alias of `pow`)."""
+    return pow(x, y)
+
+
+def mod_check(x: Any, y: Any) -> Variable:
+    """`mod(x, y)` (Theano's check against complex operands, which arignote lacks)."""
+    return mod(x, y)
+
+
+def divmod(x: Any, y: Any) -> tuple[Variable, Variable]:  # noqa: A001 - Theano's name
+    """`(floor_div(x, y), mod(x, y))`, as Python's and Theano's `divmod`."""
+    return floor_div(x, y), mod_check(x, y)
+
+
+def ceil_intdiv(a: Any, b: Any) -> Variable:
+    """`ceil(a / b)` without going through floats: `a // b + (a % b != 0)` (Theano's
+    formula; exact for every integer dtype)."""
+    div = floor_div(a, b)
+    return add(cast(neq(mod(a, b), 0), div.dtype), div)
+
+
+def nan_to_num(
+    x: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Variable:
+    """`numpy.nan_to_num`: NaN becomes `nan`, +inf `posinf` and -inf `neginf` (by default
+    the largest and the most negative finite value of the dtype); integers and bools are
+    returned as they are. (Not in Theano 1.0; NumPy's signature.)"""
+    v = as_tensor_variable(x)
+    if not v.dtype.startswith("float"):
+        return v
+    info = np.finfo(v.dtype)
+    high = constant(info.max if posinf is None else posinf, dtype=v.dtype)
+    low = constant(info.min if neginf is None else neginf, dtype=v.dtype)
+    out = switch(TABLE_FUNCTIONS["isnan"](v), constant(nan, dtype=v.dtype), v)
+    out = switch(eq(v, constant(np.inf, dtype=v.dtype)), high, out)
+    return switch(eq(v, constant(-np.inf, dtype=v.dtype)), low, out)
+
+
+def chi2sf(x: Any, k: Any) -> Variable:
+    """The survival function of the chi-squared distribution with `k` degrees of freedom,
+    `gammaincc(k / 2, x / 2)` (`scipy.stats.chi2.sf`); float64 as Theano's
+    `upgrade_to_float64`. No gradient, as Theano."""
+    v, n = (cast(a, "float64") for a in _operands(x, k))
+    return TABLE_FUNCTIONS["gammaincc"](mul(n, 0.5), mul(v, 0.5))

@@ -286,8 +286,13 @@ def _table_rule(entry: ag.Elementwise) -> Rule:
 
 
 RULES.update(
-    {ag.OPS[entry.name]: _table_rule(entry) for entry in ag.TABLE if entry.differentiable_type}
-)  # the others (isnan, and_, ...) have integer or bool results: none, as the comparisons
+    {
+        ag.OPS[entry.name]: _table_rule(entry)
+        for entry in ag.TABLE
+        if entry.differentiable_type and entry.grad_defined
+    }
+)  # the others (isnan, and_, ...) have integer or bool results: none, as the comparisons;
+# tri_gamma has none as in Theano (NotImplementedError)
 
 
 # --- indexing, reshaping, joining and allocation ---------------------------------------

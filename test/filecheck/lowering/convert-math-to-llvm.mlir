@@ -2,8 +2,8 @@
 // RUN: arignote-opt %s -p convert-math-to-llvm | filecheck %s --check-prefix=INLINE
 
 // By default exp, log, log1p, expm1 and tanh are expanded inline into branch-free llvm
-// ops (no libm call, no llvm.intr.exp: both would keep loops scalar); `libm=true` keeps
-// the calls.
+// ops (no libm call, no llvm.exp intrinsic: both would keep loops scalar); `libm=true`
+// keeps the calls.
 // INLINE-NOT:  llvm.func @tanh
 // INLINE-NOT:  llvm.func @log1p
 // INLINE-NOT:  llvm.func @expm1
@@ -17,13 +17,13 @@
 
 // CHECK-LABEL: func.func @f64_ops
 func.func @f64_ops(%x: f64, %y: f64) -> f64 {
-  // CHECK:      %[[E:.*]] = llvm.intr.exp(%x) : (f64) -> f64
+  // CHECK:      %[[E:.*]] = llvm.call_intrinsic "llvm.exp.f64"(%x) : (f64) -> f64
   // CHECK-NEXT: %[[T:.*]] = llvm.call @tanh(%[[E]]) : (f64) -> f64
   // CHECK-NEXT: %[[T2:.*]] = llvm.call @tanh(%[[T]]) : (f64) -> f64
   // CHECK-NEXT: %[[L:.*]] = llvm.call @log1p(%[[T2]]) : (f64) -> f64
-  // CHECK-NEXT: %[[P:.*]] = llvm.intr.pow(%[[L]], %y) : (f64, f64) -> f64
+  // CHECK-NEXT: %[[P:.*]] = llvm.call_intrinsic "llvm.pow.f64"(%[[L]], %y) : (f64, f64) -> f64
   // CHECK-NEXT: %[[R:.*]] = llvm.call_intrinsic "llvm.round.f64"(%[[P]]) : (f64) -> f64
-  // CHECK-NEXT: %[[A:.*]] = llvm.intr.fabs(%[[R]]) : (f64) -> f64
+  // CHECK-NEXT: %[[A:.*]] = llvm.call_intrinsic "llvm.fabs.f64"(%[[R]]) : (f64) -> f64
   // CHECK-NEXT: %[[F:.*]] = llvm.intr.fma(%[[A]], %x, %y) : (f64, f64, f64) -> f64
   // CHECK-NEXT: return %[[F]] : f64
   %0 = math.exp %x : f64
@@ -40,7 +40,7 @@ func.func @f64_ops(%x: f64, %y: f64) -> f64 {
 // CHECK-LABEL: func.func @f32_ops
 func.func @f32_ops(%x: f32, %i: i32) -> (f32, i32) {
   // CHECK:      %[[T:.*]] = llvm.call @tanhf(%x) : (f32) -> f32
-  // CHECK-NEXT: %[[S:.*]] = llvm.intr.sqrt(%[[T]]) : (f32) -> f32
+  // CHECK-NEXT: %[[S:.*]] = llvm.call_intrinsic "llvm.sqrt.f32"(%[[T]]) : (f32) -> f32
   // CHECK-NEXT: %[[F:.*]] = llvm.mlir.constant(false) : i1
   // CHECK-NEXT: %[[A:.*]] = llvm.call_intrinsic "llvm.abs.i32"(%i, %[[F]]) : (i32, i1) -> i32
   // CHECK-NEXT: return %[[S]], %[[A]] : f32, i32
@@ -54,7 +54,7 @@ func.func @f32_ops(%x: f32, %i: i32) -> (f32, i32) {
 // polynomial (fmuladd), scaling by 2**k as two power-of-two factors, NaN restored.
 // INLINE-LABEL: func.func @exp_f32
 // INLINE-NOT:   llvm.call
-// INLINE-NOT:   llvm.intr.exp
+// INLINE-NOT:   llvm.exp
 // INLINE:       llvm.fcmp "ogt" %x
 // INLINE:       llvm.select
 // INLINE:       %[[SHIFTED:.*]] = llvm.fadd %{{.*}}, %{{.*}} : f32
@@ -73,7 +73,7 @@ func.func @exp_f32(%x: f32) -> f32 {
 // log: the exponent and mantissa from the bits (i64 for f64), fdlibm's s = f / (2 + f).
 // INLINE-LABEL: func.func @log_f64
 // INLINE-NOT:   llvm.call
-// INLINE-NOT:   llvm.intr.log
+// INLINE-NOT:   llvm.log
 // INLINE:       llvm.bitcast %{{.*}} : f64 to i64
 // INLINE:       llvm.ashr %{{.*}} : i64
 // INLINE:       llvm.fdiv
@@ -97,4 +97,15 @@ func.func @others(%x: f32, %y: f64) -> (f32, f64, f64) {
   %2 = math.expm1 %1 : f64
   %3 = math.atan %0 : f32
   return %3, %1, %2 : f32, f64, f64
+}
+
+// One intrinsic at two types: two suffixed declarations (xDSL's llvm.intr.floor would
+// translate to one unsuffixed `llvm.floor`, typed by its first use).
+// CHECK-LABEL: func.func @two_types
+// CHECK:       llvm.call_intrinsic "llvm.floor.f32"(%x) : (f32) -> f32
+// CHECK:       llvm.call_intrinsic "llvm.floor.f64"(%y) : (f64) -> f64
+func.func @two_types(%x: f32, %y: f64) -> (f32, f64) {
+  %0 = math.floor %x : f32
+  %1 = math.floor %y : f64
+  return %0, %1 : f32, f64
 }

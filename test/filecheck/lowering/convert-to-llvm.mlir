@@ -20,7 +20,7 @@
 // CHECK-NEXT:     %x = llvm.extractvalue %1[1]
 // CHECK-NEXT:     %x_1 = llvm.getelementptr inbounds %x[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // CHECK-NEXT:     %x_2 = llvm.load %x_1 : !llvm.ptr -> f64
-// CHECK-NEXT:     %e = llvm.intr.sqrt(%x_2) : (f64) -> f64
+// CHECK-NEXT:     %e = llvm.call_intrinsic "llvm.sqrt.f64"(%x_2) : (f64) -> f64
 // CHECK-NEXT:     %a = llvm.fadd %acc, %e : f64
 // CHECK-NEXT:     %3 = llvm.add %i, %c1 : i64
 // CHECK-NEXT:     llvm.br ^bb1(%3, %a : i64, f64)

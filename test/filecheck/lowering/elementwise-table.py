@@ -122,9 +122,9 @@ for entry in ag.TABLE:
 # LLVM-DAG:    llvm.func @atanhf(f32) -> f32
 # LLVM-DAG:    llvm.func @atan2(f64, f64) -> f64
 # LLVM-DAG:    llvm.func @hypot(f64, f64) -> f64
-# LLVM-DAG:    llvm.intr.sin(%{{.*}}) : (f32) -> f32
-# LLVM-DAG:    llvm.intr.cos(%{{.*}}) : (f32) -> f32
-# LLVM-DAG:    llvm.intr.exp2(%{{.*}}) : (f32) -> f32
-# LLVM-DAG:    llvm.intr.log2(%{{.*}}) : (f32) -> f32
+# LLVM-DAG:    llvm.call_intrinsic "llvm.sin.f32"
+# LLVM-DAG:    llvm.call_intrinsic "llvm.cos.f32"
+# LLVM-DAG:    llvm.call_intrinsic "llvm.exp2.f32"
+# LLVM-DAG:    llvm.call_intrinsic "llvm.log2.f32"
 # LLVM-DAG:    llvm.call_intrinsic "llvm.log10.f32"
 # LLVM-DAG:    llvm.call_intrinsic "llvm.trunc.f32"
