@@ -9,10 +9,11 @@ Accepts any IR; rewrites scalar `math` ops on f32/f64 (and `math.absi` on intege
 - to calls of libm functions (`tanh`/`tanhf`, `log1p`, `expm1`, `tan`, `asin`, ...,
   `atan2`, `erf`, `cbrt`), declared once per module as external `llvm.func`s;
 - `math.rsqrt` to `1 / sqrt`;
-- unless the pass option `libm=true` is given, `math.exp`, `math.log`, `math.log1p`,
-  `math.expm1` and `math.tanh` on f32/f64 to inline branch-free code
+- unless the pass option `libm=true` is given, `math.exp`, `log`, `log1p`, `expm1`,
+  `tanh`, `sin`, `cos`, `tan`, `atan`, `asin`, `acos`, `atan2`, `sinh`, `cosh`, `asinh`,
+  `acosh`, `atanh`, `exp2`, `log2` and `log10` on f32/f64 to inline branch-free code
   (`arignote.lowering.vector_math`) that LLVM's loop vectoriser can widen; with
-  `libm=true` they become `llvm.intr.exp`/`llvm.intr.log` and libm calls as above.
+  `libm=true` they become `llvm.intr.*` ops and libm calls as above.
 
 Operands not yet converted are reached through `builtin.unrealized_conversion_cast`.
 """
@@ -189,11 +190,26 @@ _INLINE_OPS: dict[type[Operation], str] = {
     math.Log1pOp: "log1p",
     math.ExpM1Op: "expm1",
     math.TanhOp: "tanh",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.TanOp: "tan",
+    math.AtanOp: "arctan",
+    math.AsinOp: "arcsin",
+    math.AcosOp: "arccos",
+    math.Atan2Op: "arctan2",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.AsinhOp: "arcsinh",
+    math.AcoshOp: "arccosh",
+    math.AtanhOp: "arctanh",
+    math.Exp2Op: "exp2",
+    math.Log2Op: "log2",
+    math.Log10Op: "log10",
 }
 
 
 class InlineMathLowering(RewritePattern):
-    """`math.exp/log/log1p/expm1/tanh` on f32/f64 → inline vectorisable `llvm` ops."""
+    """The `math` ops of `_INLINE_OPS` on f32/f64 → inline vectorisable `llvm` ops."""
 
     op_types = tuple(_INLINE_OPS)
 
@@ -204,8 +220,8 @@ class InlineMathLowering(RewritePattern):
         if op.results[0].type.bitwidth not in (32, 64):
             return
         ops: list[Operation] = []
-        (operand,) = to_llvm_all(op.operands, ops)
-        result = vector_math.emit(name, operand, ops)
+        operands = to_llvm_all(op.operands, ops)
+        result = vector_math.emit(name, operands, ops)
         replace_op(rewriter, op, ops, result)
 
 
@@ -230,8 +246,9 @@ def math_patterns(libm: bool = False) -> tuple[RewritePattern, ...]:
 class ConvertMathToLLVMPass(ModulePass):
     """Rewrite scalar `math` ops into llvm intrinsics, inline code and libm calls.
 
-    `libm=true` keeps `exp`/`log`/`log1p`/`expm1`/`tanh` as calls of the C library
-    (scalar: loops containing them are not vectorised), for comparison.
+    `libm=true` keeps `exp`, `log`, `sin`, ... (`_INLINE_OPS`) as LLVM intrinsics and
+    calls of the C library (scalar: loops containing them are not vectorised), for
+    comparison.
     """
 
     name = "convert-math-to-llvm"
