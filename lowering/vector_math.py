@@ -350,21 +350,26 @@ class _Emitter:
 
     def log_kernel(self, f: SSAValue, dk: SSAValue, correction: SSAValue | None) -> SSAValue:
         """`dk ln2 + log1p(f) + correction` for `1 + f` in [sqrt(1/2), sqrt(2))."""
+        hfsq, r = self.log1p_parts(f)
+        high, low = self.fmt.log_ln2
+        tail = self.mul(dk, self.c(low))
+        if correction is not None:
+            tail = self.add(tail, correction)
+        y = self.add(r, tail)
+        y = self.add(self.sub(y, hfsq), f)
+        return self.add(y, self.mul(dk, self.c(high)))
+
+    def log1p_parts(self, f: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """`(hfsq, r)` with `log1p(f) = f - hfsq + r`, `hfsq = f**2 / 2` (fdlibm's
+        `k_log1p`), for `1 + f` in [sqrt(1/2), sqrt(2))."""
         s = self.div(f, self.add(self.c(2.0), f))
         z = self.mul(s, s)
         w = self.mul(z, z)
         lg = self.fmt.log_poly
         t1 = self.mul(w, self.horner(w, lg[1::2]))
         t2 = self.mul(z, self.horner(w, lg[0::2]))
-        r = self.add(t2, t1)
         hfsq = self.mul(self.mul(self.c(0.5), f), f)
-        high, low = self.fmt.log_ln2
-        tail = self.mul(dk, self.c(low))
-        if correction is not None:
-            tail = self.add(tail, correction)
-        y = self.add(self.mul(s, self.add(hfsq, r)), tail)
-        y = self.add(self.sub(y, hfsq), f)
-        return self.add(y, self.mul(dk, self.c(high)))
+        return hfsq, self.mul(s, self.add(hfsq, self.add(t2, t1)))
 
     def split_mantissa(self, x_bits: SSAValue) -> tuple[SSAValue, SSAValue]:
         """`(k, f)` with `x = 2**k (1 + f)`, `1 + f` in [sqrt(1/2), sqrt(2)), for the
@@ -507,7 +512,11 @@ _PIO2_PARTS_NARROW = (float.fromhex("0x1.921fb5p+0"), float.fromhex("0x1.110b461
 
 TRIG_BOUND = {64: 2.0**27 * math.pi / 2, 32: 2.0**28 * math.pi / 2}
 """`sin`/`cos`/`tan` are accurate for |x| below this (2.1e8 for f64, 4.2e8 for f32);
-beyond, the reduction is inexact (absolute error of order |x| * 2**-52)."""
+beyond, the reduction is inexact: an absolute error of order |x| * 2**-52 on the reduced
+argument, meaningless past 2**50, with sin and cos still in [-1, 1]."""
+_PIO4_CLAMP = 0.7854
+"""Just above pi/4: the reduced argument is clamped to +-this (only reached beyond the
+bound, where `k * part` is no longer exact)."""
 
 _SIN = (
     -1.66666666666666324348e-01,
@@ -554,14 +563,18 @@ def _reduce_pio2(e: _Emitter, x: SSAValue, narrow: bool) -> tuple[SSAValue, SSAV
     parts = _PIO2_PARTS_NARROW if narrow else _PIO2_PARTS
     r = e.sub(x, e.mul(kf, e.c(parts[0])))
     if narrow:
-        return e.sub(r, e.mul(kf, e.c(parts[1]))), e.c(0.0), k
+        y = e.clamp(e.sub(r, e.mul(kf, e.c(parts[1]))), -_PIO4_CLAMP, _PIO4_CLAMP)
+        return y, e.c(0.0), k
     err: SSAValue | None = None
     for part in parts[1:]:
         r, d = e.two_diff(r, e.mul(kf, e.c(part)))
         err = d if err is None else e.add(err, d)
     assert err is not None
     y0 = e.add(r, err)
-    return y0, e.add(e.sub(r, y0), err), k
+    y1 = e.add(e.sub(r, y0), err)
+    # Inside TRIG_BOUND |y0| <= pi/4 + 2**-40 and |y1| <= ulp(y0); beyond, the clamps
+    # keep the kernels in their domain, so that sin and cos stay in [-1, 1].
+    return e.clamp(y0, -_PIO4_CLAMP, _PIO4_CLAMP), e.clamp(y1, -1e-15, 1e-15), k
 
 
 def _sin_kernel(e: _Emitter, x: SSAValue, y: SSAValue, narrow: bool) -> SSAValue:
@@ -814,8 +827,9 @@ def _atanh(e: _Emitter, x: SSAValue) -> SSAValue:
 
 _EXP2_RANGE = (-1080.0, 1025.0)
 """`exp2` clamps its argument here: beyond, the f64 result is 0 or inf."""
-_INV_LN2 = 1.44269504088896338700e00
-_INV_LN10 = 4.34294481903251816668e-01
+_INV_LN2 = (1.44269504072144627571e00, 1.67517131648865118353e-10)
+"""1/ln 2 as FreeBSD's `ivln2hi` (32 trailing zero bits) and `ivln2lo`."""
+_INV_LN10 = (4.34294481878168880939e-01, 2.50829467116452752298e-11)
 _LOG10_2 = (3.01029995663611771306e-01, 3.69423907715893078616e-13)
 """fdlibm's `log10_2hi` (trailing zero bits: `k * hi` is exact) and `log10_2lo`."""
 
@@ -828,16 +842,33 @@ def _exp2(e: _Emitter, x: SSAValue) -> SSAValue:
     return e.keep_nan(x, e.scale(y, k))
 
 
-def _log2(e: _Emitter, x: SSAValue) -> SSAValue:
+def _log_scaled(
+    e: _Emitter, x: SSAValue, inverse: tuple[float, float], k_scale: tuple[float, float]
+) -> SSAValue:
+    """`log(x) * inverse + k * k_scale` as FreeBSD's `log2`/`log10`: `log1p(f) = hi + lo`
+    with `hi` 21 bits long, so that `hi * inverse_hi` is exact and the sum is rounded
+    about once (below 1 ulp; `log2(2**k) = k` and `log10(1) = 0` exactly)."""
     dk, f = _log_reduce(e, x)
-    y = e.muladd(e.log_kernel(f, e.c(0.0), None), e.c(_INV_LN2), dk)
-    return _log_specials(e, x, y)
+    hfsq, r = e.log1p_parts(f)
+    hi = e.from_bits(e.iand(e.bits(e.sub(f, hfsq)), e.ic(-(1 << 32))))
+    lo = e.add(e.sub(e.sub(f, hi), hfsq), r)
+    inv_hi, inv_lo = e.c(inverse[0]), e.c(inverse[1])
+    val_hi = e.mul(hi, inv_hi)
+    val_lo = e.add(e.mul(e.add(lo, hi), inv_lo), e.mul(lo, inv_hi))
+    if k_scale[1]:
+        val_lo = e.add(e.mul(dk, e.c(k_scale[1])), val_lo)
+    y = e.mul(dk, e.c(k_scale[0])) if k_scale[0] != 1.0 else dk
+    w = e.add(y, val_hi)
+    val_lo = e.add(val_lo, e.add(e.sub(y, w), val_hi))
+    return _log_specials(e, x, e.add(val_lo, w))
+
+
+def _log2(e: _Emitter, x: SSAValue) -> SSAValue:
+    return _log_scaled(e, x, _INV_LN2, (1.0, 0.0))
 
 
 def _log10(e: _Emitter, x: SSAValue) -> SSAValue:
-    dk, f = _log_reduce(e, x)
-    low = e.muladd(dk, e.c(_LOG10_2[1]), e.mul(e.log_kernel(f, e.c(0.0), None), e.c(_INV_LN10)))
-    return _log_specials(e, x, e.muladd(dk, e.c(_LOG10_2[0]), low))
+    return _log_scaled(e, x, _INV_LN10, _LOG10_2)
 
 
 FUNCTIONS: dict[str, Callable[..., SSAValue]] = {
