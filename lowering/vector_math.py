@@ -697,17 +697,22 @@ def _atan_abs(e: _Emitter, a: SSAValue) -> SSAValue:
     return e.sub(hi, e.sub(e.sub(e.mul(t, s), lo), t))
 
 
-def _plus_double(e: _Emitter, constant: tuple[float, float], z: SSAValue) -> SSAValue:
-    """`constant - z` for a double-double constant (pi/2, pi) and z below it."""
-    return e.add(e.sub(e.c(constant[0]), z), e.c(constant[1]))
-
-
-def _angle(e: _Emitter, b: SSAValue, a: SSAValue) -> SSAValue:
-    """atan(b / a) in [0, pi/2] for b, a >= 0, not both 0 nor both inf: the atan of
-    min/max <= 1, subtracted from pi/2 if b > a."""
+def _angle(e: _Emitter, b: SSAValue, a: SSAValue, negative: SSAValue | None) -> SSAValue:
+    """The angle of the point `(±a, b)` in [0, pi] (`-a` where `negative`), for b, a >= 0
+    not both 0 nor both inf: `t = atan(min / max)` (min/max <= 1) and, by the octant,
+    `t`, `pi/2 - t`, `pi/2 + t` or `pi - t`, each with the constant's low part."""
     low, high = e.min_max(b, a)
-    z = _atan_abs(e, e.div(low, high))
-    return e.select(e.cmp(b, "ogt", a), _plus_double(e, _PIO2, z), z)
+    t = _atan_abs(e, e.div(low, high))
+    steep = e.cmp(b, "ogt", a)
+    zero = e.c(0.0)
+    hi = e.select(steep, e.c(_PIO2[0]), zero)
+    lo = e.select(steep, e.c(_PIO2[1]), zero)
+    subtract = steep
+    if negative is not None:
+        hi = e.select(negative, e.select(steep, hi, e.c(_PI[0])), hi)
+        lo = e.select(negative, e.select(steep, lo, e.c(_PI[1])), lo)
+        subtract = e.ixor(steep, negative)
+    return e.add(e.add(hi, e.select(subtract, e.neg(t), t)), lo)
 
 
 def _atan(e: _Emitter, x: SSAValue) -> SSAValue:
@@ -717,20 +722,27 @@ def _atan(e: _Emitter, x: SSAValue) -> SSAValue:
 
 def _atan2(e: _Emitter, y: SSAValue, x: SSAValue) -> SSAValue:
     a, b = e.fabs(x), e.fabs(y)
-    z = _angle(e, b, a)
+    z = _angle(e, b, a, e.signbit(x))  # x < 0 or x = -0.0: the left half-plane
     zero, inf = e.c(0.0), e.c(math.inf)
-    z = e.select(e.cmp(a, "oeq", zero), e.select(e.cmp(b, "oeq", zero), zero, z), z)
-    z = e.select(e.cmp(a, "oeq", inf), e.select(e.cmp(b, "oeq", inf), e.c(math.pi / 4), z), z)
-    z = e.select(e.signbit(x), _plus_double(e, _PI, z), z)  # x < 0 or x = -0.0
+    # at (±0, ±0) and (±inf, ±inf), min / max is NaN: atan2 is 0 or pi, pi/4 or 3 pi/4
+    both_zero = e.select(e.cmp(b, "oeq", zero), _left(e, x, zero), z)
+    z = e.select(e.cmp(a, "oeq", zero), both_zero, z)
+    both_inf = e.select(e.cmp(b, "oeq", inf), _left(e, x, e.c(math.pi / 4)), z)
+    z = e.select(e.cmp(a, "oeq", inf), both_inf, z)
     z = e.copysign(z, y)
     return e.select(e.cmp(x, "uno", y), e.add(x, y), z)
+
+
+def _left(e: _Emitter, x: SSAValue, angle: SSAValue) -> SSAValue:
+    """`angle`, or `pi - angle` where the sign bit of x is set (0 -> pi, pi/4 -> 3 pi/4)."""
+    return e.select(e.signbit(x), e.sub(e.c(math.pi), angle), angle)
 
 
 def _asin(e: _Emitter, x: SSAValue) -> SSAValue:
     a = e.fabs(x)
     one = e.c(1.0)
     cosine = e.intrinsic("sqrt", e.mul(e.sub(one, a), e.add(one, a)))
-    y = e.copysign(_angle(e, a, cosine), x)
+    y = e.copysign(_angle(e, a, cosine, None), x)
     y = e.select(e.cmp(a, "ogt", one), e.c(math.nan), y)
     return e.keep_nan(x, e.keep_tiny(x, y))
 
@@ -739,8 +751,7 @@ def _acos(e: _Emitter, x: SSAValue) -> SSAValue:
     a = e.fabs(x)
     one = e.c(1.0)
     sine = e.intrinsic("sqrt", e.mul(e.sub(one, x), e.add(one, x)))
-    z = _angle(e, sine, a)
-    y = e.select(e.cmp(x, "olt", e.c(0.0)), _plus_double(e, _PI, z), z)
+    y = _angle(e, sine, a, e.cmp(x, "olt", e.c(0.0)))
     y = e.select(e.cmp(a, "ogt", one), e.c(math.nan), y)
     return e.keep_nan(x, y)
 
