@@ -1,7 +1,9 @@
-"""Branch-free `exp`, `log`, `log1p`, `expm1` and `tanh` on f32/f64 as `llvm`-dialect ops.
+"""Branch-free elementary functions on f32/f64 as `llvm`-dialect ops: `exp`, `log`,
+`log1p`, `expm1`, `tanh`, `sin`, `cos`, `tan`, `arctan`, `arcsin`, `arccos`, `arctan2`,
+`sinh`, `cosh`, `arcsinh`, `arccosh`, `arctanh`, `exp2`, `log2`, `log10`.
 
-LLVM turns `llvm.exp` and calls of `tanhf`/`log1p`/... into scalar libm calls, which keep
-a loop from being vectorised. `convert-math-to-llvm` therefore expands these `math` ops
+LLVM turns `llvm.exp`/`llvm.sin` and calls of `tanhf`/`atan2`/... into scalar libm
+calls, which keep a loop from being vectorised. `convert-math-to-llvm` therefore expands these `math` ops
 inline with the builders below: straight-line `llvm.fadd`/`fmul`/`fdiv`,
 `llvm.fmuladd` (fused where the CPU has FMA), integer bit manipulation of the IEEE
 representation and `llvm.select` for the special cases, all of which LLVM's loop
@@ -26,11 +28,51 @@ The algorithms are the classic ones of fdlibm/musl and Cephes, made branch-free:
 - `tanh`: an odd polynomial `x + x**3 P(x**2)` (a Chebyshev fit) below `log(3)/2`,
   `1 - 2 / (expm1(2|x|) + 2)` with the sign of `x` above.
 
+The other functions are computed in f64 for f32 arguments too (widened, computed,
+rounded once: `<8 x float>` loads and stores, `<8 x double>` arithmetic), which makes
+the f32 results correctly rounded but in rare near-ties and spares separate f32
+algorithms:
+
+- `sin`, `cos`, `tan`: `x = n pi/2 + y`, `n` rounded with the same trick, `y` by a
+  Cody-Waite reduction with pi/2 in five 26-bit parts and a 53-bit tail (f64; every
+  `n * part` exact for |n| < 2**27, each subtraction's rounding error carried by TwoSum,
+  `y` a double-double) or musl's 25 + 53-bit split (f32); fdlibm's `__kernel_sin` and
+  `__kernel_cos` on the double-double (musl's `__sindf`/`__cosdf` for f32), the one of
+  the quadrant chosen by `select` and its sign flipped in the bits; `tan = s / c` or
+  `-c / s`. Accurate for |x| below `TRIG_BOUND` (2**27 pi/2 = 2.1e8 for f64, 2**28 pi/2
+  = 4.2e8 for f32). Beyond, the reduction is not exact (libm's Payne-Hanek reduction has
+  no branch-free vector form here): the absolute error grows as |x| 2**-52 (tested below
+  2**45: about 2e-3 at 1e13), the values are meaningless past 2**50, and `sin`/`cos`
+  stay within [-1, 1] (the reduced argument is clamped);
+- `arctan`: fdlibm's five intervals (reduction about atan(0), atan(1/2), atan(1),
+  atan(3/2), atan(inf), with the constants' low parts), picked by `select`, and its
+  degree-22 odd polynomial; `arctan2(y, x)`, `arcsin`, `arccos`: the angle of a point
+  `(a, b)`: `t = atan(min(a, b) / max(a, b))` and `t`, `pi/2 - t`, `pi/2 + t` or
+  `pi - t` by the octant (`cos = sqrt((1 - x)(1 + x))` for `arcsin`/`arccos`), C99's
+  atan2 table for zeros and infinities;
+- `sinh`, `cosh`: fdlibm's formulas from `t = expm1(|x|)` (`(2t - t**2/(t + 1)) / 2`,
+  `(t + t/(t + 1)) / 2`, `1 + t**2 / (2 (1 + t))`, `(e + 1/e) / 2`), and `exp(|x|) / 2`
+  with the halving in the final power of two from |x| = 22 on (no overflow before the
+  result does); `arcsinh`, `arccosh`: `log1p` of fdlibm's arguments below 2, `log` of
+  `2|x| + ...` above, `log(|x|) + ln 2` from 2**28; `arctanh`: `log1p(2a + 2a**2 /
+  (1 - a)) / 2` or `log1p(2a / (1 - a)) / 2`;
+- `exp2`: `k = round(x)`, `2**(x - k) = e**((x - k) ln 2)` by the `exp` polynomial;
+  `log2`, `log10`: FreeBSD's: `log1p(f)` split so that its high part times the high
+  part of `1/ln 2` (`1/ln 10`) is exact, `k` (or `k log10(2)`) added in double-double
+  (`log2(2**k) = k` and `log10(10) = 1` exactly).
+
 Special values follow C99/NumPy: NaN in gives NaN, `exp(±inf) = inf, 0`,
 `log(0) = -inf`, `log(x < 0) = NaN`, `log1p(-1) = -inf`, `expm1(-inf) = -1`,
-`tanh(±inf) = ±1`, and `-0.0` and subnormal inputs keep their value where the function
-is the identity to first order (`log1p`, `expm1`, `tanh`). Accuracy: within 2 ulp of
-NumPy on dense sweeps (`test/lowering/test_vector_math.py` measures it).
+`tanh(±inf) = ±1`, `sin(±inf) = NaN`, `arcsin(±1) = ±pi/2`, `arcsin(|x| > 1) = NaN`,
+`arccosh(1) = 0`, `arctanh(±1) = ±inf`, `exp2(-inf) = 0`, `log2(0) = -inf`, and `-0.0`
+and subnormal inputs keep their value where the function is the identity to first
+order (`log1p`, `expm1`, `tanh`, `sin`, `tan`, `arctan`, `arcsin`, `sinh`, `arcsinh`,
+`arctanh`). Accuracy (`test/lowering/test_vector_math.py` measures it on dense sweeps):
+the first five within 2 ulp of NumPy; the others, f32: within 1 ulp of the float64
+result rounded (0 ulp on nearly every point; NumPy's own float32 SIMD functions are up
+to 2-3 ulp off); f64: within 2 ulp of the long-double result rounded (arctan, arcsinh,
+exp2, log2, log10 and within `TRIG_BOUND` sin and cos: 1 ulp; tan, arcsin, arccos,
+sinh, arccosh, arctanh: 2 ulp on a few points in 10**4; NumPy: 1 ulp).
 
 Each builder appends ops to a list and returns the result value, like the other helpers
 of `llvm_utils`.
