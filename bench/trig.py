@@ -43,8 +43,14 @@ def _compiled(name: str, dtype: type, openmp: bool, x: np.ndarray):
 
 def _rows(name: str, x: np.ndarray, args) -> list[Row]:
     ufunc = getattr(np, name)
-    rows = [Row("numpy", median_seconds(lambda: ufunc(x), args.repeats, args.number),
-                (ufunc(x),), f"np.{name}")]
+    rows = [
+        Row(
+            "numpy",
+            median_seconds(lambda: ufunc(x), args.repeats, args.number),
+            (ufunc(x),),
+            f"np.{name}",
+        )
+    ]
     for openmp, label in ((True, "arignote"), (False, "arignote 1 thread")):
         f, first = _compiled(name, x.dtype.type, openmp, x)
         seconds = median_seconds(lambda f=f: f(x), args.repeats, args.number)

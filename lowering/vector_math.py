@@ -3,8 +3,8 @@
 `sinh`, `cosh`, `arcsinh`, `arccosh`, `arctanh`, `exp2`, `log2`, `log10`.
 
 LLVM turns `llvm.exp`/`llvm.sin` and calls of `tanhf`/`atan2`/... into scalar libm
-calls, which keep a loop from being vectorised. `convert-math-to-llvm` therefore expands these `math` ops
-inline with the builders below: straight-line `llvm.fadd`/`fmul`/`fdiv`,
+calls, which keep a loop from being vectorised. `convert-math-to-llvm` therefore expands
+these `math` ops inline with the builders below: straight-line `llvm.fadd`/`fmul`/`fdiv`,
 `llvm.fmuladd` (fused where the CPU has FMA), integer bit manipulation of the IEEE
 representation and `llvm.select` for the special cases, all of which LLVM's loop
 vectoriser widens to `<8 x float>` / `<16 x float>` (AVX2 / AVX-512).
