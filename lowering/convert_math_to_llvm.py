@@ -13,7 +13,8 @@ Accepts any IR; rewrites scalar `math` ops on f32/f64 (and `math.absi` on intege
   `tanh`, `sin`, `cos`, `tan`, `atan`, `asin`, `acos`, `atan2`, `sinh`, `cosh`, `asinh`,
   `acosh`, `atanh`, `exp2`, `log2` and `log10` on f32/f64 to inline branch-free code
   (`arignote.lowering.vector_math`) that LLVM's loop vectoriser can widen; with
-  `libm=true` they become `llvm.intr.*` ops and libm calls as above.
+  `libm=true` they become `llvm.intr.*` ops and libm calls as above; likewise
+  `func.call @hypot`/`@hypotf` (the `ag` lowering's call of C's `hypot`).
 
 Operands not yet converted are reached through `builtin.unrealized_conversion_cast`.
 """
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import llvm, math
+from xdsl.dialects import func, llvm, math
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -225,6 +226,31 @@ class InlineMathLowering(RewritePattern):
         replace_op(rewriter, op, ops, result)
 
 
+_INLINE_CALLS: dict[str, str] = {"hypot": "hypot", "hypotf": "hypot"}
+"""Calls of C functions (`func.call`, as the `ag` lowering emits them for functions that
+`math` lacks) that are expanded inline like the `math` ops of `_INLINE_OPS`."""
+
+
+class InlineCallLowering(RewritePattern):
+    """`func.call @hypot/@hypotf` on f32/f64 → inline vectorisable `llvm` ops (the
+    declaration stays, unused)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
+        name = _INLINE_CALLS.get(op.callee.string_value())
+        if name is None or len(op.results) != 1 or len(op.arguments) != 2:
+            return
+        type_ = op.results[0].type
+        if not isinstance(type_, AnyFloat) or type_.bitwidth not in (32, 64):
+            return
+        if any(arg.type != type_ for arg in op.arguments):
+            return
+        ops: list[Operation] = []
+        operands = to_llvm_all(op.arguments, ops)
+        result = vector_math.emit(name, operands, ops)
+        replace_op(rewriter, op, ops, result)
+
+
 _PATTERNS: tuple[RewritePattern, ...] = (
     DirectLowering(_UNARY_INTR_OPS),
     DirectLowering(_BINARY_INTR_OPS),
@@ -239,7 +265,7 @@ _PATTERNS: tuple[RewritePattern, ...] = (
 def math_patterns(libm: bool = False) -> tuple[RewritePattern, ...]:
     """The patterns of `convert-math-to-llvm` (option `libm`), in the order they are
     tried (stateless)."""
-    return _PATTERNS if libm else (InlineMathLowering(), *_PATTERNS)
+    return _PATTERNS if libm else (InlineMathLowering(), InlineCallLowering(), *_PATTERNS)
 
 
 @dataclass(frozen=True)

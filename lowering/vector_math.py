@@ -258,6 +258,11 @@ class _Emitter:
         name = f"llvm.fmuladd.{self.suffix}"
         return append(self.ops, build(llvm.CallIntrinsicOp, name, [a, b, c], [self.t]))
 
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """`a * b + c` rounded once, always (`llvm.fma`: a libm call without FMA)."""
+        name = f"llvm.fma.{self.suffix}"
+        return append(self.ops, build(llvm.CallIntrinsicOp, name, [a, b, c], [self.t]))
+
     def horner(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
         """`c0 + c1 x + c2 x**2 + ...` by Horner's rule."""
         acc = self.c(coefficients[-1])
@@ -924,6 +929,50 @@ def _log10(e: _Emitter, x: SSAValue) -> SSAValue:
     return _log_scaled(e, x, _INV_LN10, _LOG10_2)
 
 
+# --- hypot ---------------------------------------------------------------------------------
+
+_HYPOT_SCALE = (2.0**500, 2.0**-500, 600)
+"""Where the larger operand is above the first bound / below the second, both are scaled
+by 2**-600 / 2**600 first (the smaller one's square may underflow: it is then below
+2**-40 of the sum)."""
+
+
+def _hypot(e: _Emitter, x: SSAValue, y: SSAValue) -> SSAValue:
+    """`sqrt(x**2 + y**2)` without overflow: f32 in f64 (the squares exact, the sum
+    rounded once: correctly rounded but in rare near-ties); f64 with the operands scaled
+    by a power of two into a safe range and one Newton step on the rounding residual of
+    `h**2`, computed exactly with `llvm.fma`."""
+    if e.fmt.width == 32:
+        w = e.widened()
+        a, b = w.fpext(x), w.fpext(y)
+        h = w.intrinsic("sqrt", w.muladd(a, a, w.mul(b, b)))
+        return w.fptrunc(_hypot_specials(w, a, b, h), e.t)
+    small, big = e.min_max(e.fabs(x), e.fabs(y))
+    above, below, shift = _HYPOT_SCALE
+    too_big = e.cmp(big, "ogt", e.c(above))
+    too_small = e.cmp(big, "olt", e.c(below))
+    scale = e.select(too_big, e.c(2.0**-shift), e.select(too_small, e.c(2.0**shift), e.c(1.0)))
+    unscale = e.select(too_big, e.c(2.0**shift), e.select(too_small, e.c(2.0**-shift), e.c(1.0)))
+    a, b = e.mul(big, scale), e.mul(small, scale)
+    aa, bb = e.mul(a, a), e.mul(b, b)
+    h = e.intrinsic("sqrt", e.add(aa, bb))
+    hh = e.mul(h, h)
+    # the exact residual a**2 + b**2 - h**2, to first order
+    errors = e.sub(e.add(e.fma(a, a, e.neg(aa)), e.fma(b, b, e.neg(bb))), e.fma(h, h, e.neg(hh)))
+    residual = e.add(e.add(e.sub(aa, hh), bb), errors)
+    corrected = e.add(h, e.div(residual, e.add(h, h)))
+    h = e.select(e.cmp(h, "oeq", e.c(0.0)), h, corrected)
+    return _hypot_specials(e, x, y, e.mul(h, unscale))
+
+
+def _hypot_specials(e: _Emitter, x: SSAValue, y: SSAValue, h: SSAValue) -> SSAValue:
+    """`h`, or inf where x or y is infinite (even if the other is NaN), NaN where one is."""
+    h = e.select(e.cmp(x, "uno", y), e.add(x, y), h)
+    inf = e.c(math.inf)
+    h = e.select(e.cmp(e.fabs(x), "oeq", inf), inf, h)
+    return e.select(e.cmp(e.fabs(y), "oeq", inf), inf, h)
+
+
 FUNCTIONS: dict[str, Callable[..., SSAValue]] = {
     "exp": _exp,
     "expm1": _expm1,
@@ -945,9 +994,10 @@ FUNCTIONS: dict[str, Callable[..., SSAValue]] = {
     "exp2": _in_f64(_exp2),
     "log2": _in_f64(_log2),
     "log10": _in_f64(_log10),
+    "hypot": _hypot,
 }
 """The functions this module expands, by name (NumPy's): each takes the emitter and its
-operands (two for `arctan2`: `y, x`)."""
+operands (two for `arctan2`: `y, x`, and `hypot`)."""
 
 
 def emit(name: str, operands: Sequence[SSAValue], ops: list[Operation]) -> SSAValue:

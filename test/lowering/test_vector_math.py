@@ -188,7 +188,9 @@ TRIG_FUNCTIONS = [
     "log2",
     "log10",
 ]
-"""Unary; `arctan2` is checked on (sweep, permuted sweep) in the same function."""
+"""Unary; `arctan2` and `hypot` are checked on (permuted sweep, sweep) in the same
+function."""
+BINARY = ["arctan2", "hypot"]
 TRIG_MAX_ULP = {np.float32: 1, np.float64: 2}
 """f32 is computed in f64 and rounded once: within 1 ulp of the correctly rounded value
 (and of the float64 reference rounded to f32). f64: the fdlibm-style algorithms' bound."""
@@ -204,8 +206,8 @@ def _trig_reference(name: str, x: np.ndarray, y: np.ndarray | None = None) -> np
     (within 1 ulp of the correctly rounded value either way, but in rare near-ties)."""
     wide = np.float64 if x.dtype == np.float32 else np.longdouble
     with np.errstate(all="ignore"):
-        if name == "arctan2":
-            return np.arctan2(y.astype(wide), x.astype(wide)).astype(x.dtype)
+        if name in BINARY:
+            return getattr(np, name)(y.astype(wide), x.astype(wide)).astype(x.dtype)
         return getattr(np, name)(x.astype(wide)).astype(x.dtype)
 
 
@@ -245,15 +247,16 @@ def trig_computed(request) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray
     dtype = request.param
     make = T.fvector if dtype == np.float32 else T.dvector
     x, y = make("x"), make("y")
-    outputs = [getattr(T, name)(x) for name in TRIG_FUNCTIONS] + [T.arctan2(y, x)]
+    outputs = [getattr(T, name)(x) for name in TRIG_FUNCTIONS]
+    outputs += [getattr(T, name)(y, x) for name in BINARY]
     f = arignote.function([x, y], outputs)
     values = _trig_sweep(dtype)
     others = np.random.default_rng(3).permutation(values)
-    results = dict(zip([*TRIG_FUNCTIONS, "arctan2"], f(values, others), strict=True))
+    results = dict(zip([*TRIG_FUNCTIONS, *BINARY], f(values, others), strict=True))
     return values, others, results
 
 
-@pytest.mark.parametrize("name", [*TRIG_FUNCTIONS, "arctan2"])
+@pytest.mark.parametrize("name", [*TRIG_FUNCTIONS, *BINARY])
 def test_trig_within_ulp_of_reference(trig_computed, name: str) -> None:
     from arignote.lowering.vector_math import TRIG_BOUND
 
@@ -267,7 +270,7 @@ def test_trig_within_ulp_of_reference(trig_computed, name: str) -> None:
         distance = np.where(np.abs(x) <= TRIG_BOUND[x.dtype.itemsize * 8], distance, 0)
     worst = int(np.argmax(distance))
     assert distance[worst] <= allowed, (
-        f"{name}({x[worst]!r}{f', {y[worst]!r}' if name == 'arctan2' else ''}) = "
+        f"{name}({f'{y[worst]!r}, ' if name in BINARY else ''}{x[worst]!r}) = "
         f"{got[worst]!r}, reference {want[worst]!r}: {distance[worst]} ulp"
     )
 
@@ -314,17 +317,21 @@ def test_trig_special_values(trig_computed) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-def test_arctan2_special_values(dtype) -> None:
-    """C99's atan2 table: signed zeros, infinities, NaN, exactly."""
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_special_values(dtype, name: str) -> None:
+    """C99's atan2 and hypot tables: signed zeros, infinities and NaN exactly, the
+    other values within the sweep's bound."""
     make = T.fvector if dtype == np.float32 else T.dvector
     x, y = make("x"), make("y")
-    f = arignote.function([y, x], T.arctan2(y, x))
-    specials = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-324], dtype)
+    f = arignote.function([y, x], getattr(T, name)(y, x))
+    specials = np.array([0.0, -0.0, 1.0, -1.0, 3.0, 4.0, np.inf, -np.inf, np.nan, 5e-324], dtype)
     ys, xs = (a.ravel() for a in np.meshgrid(specials, specials))
     got = f(ys, xs)
-    want = _trig_reference("arctan2", xs, ys)  # NumPy's f32 atan2(1, 1) is 1 ulp off
+    want = _trig_reference(name, xs, ys)  # NumPy's f32 atan2(1, 1) is 1 ulp off
     same = (got.view(np.uint8) == want.view(np.uint8)).reshape(len(got), -1).all(axis=1)
-    bad = ~(same | (np.isnan(got) & np.isnan(want)))
+    exact = (want == 0) | np.isinf(want) | np.isnan(want)  # sign of zero included
+    close = ~exact & (_ulp_distance(got, want) <= TRIG_MAX_ULP[dtype])
+    bad = ~(same | close | (np.isnan(got) & np.isnan(want)))
     assert not bad.any(), list(zip(ys[bad], xs[bad], got[bad], want[bad], strict=True))
 
 
@@ -352,7 +359,7 @@ def test_trig_beyond_the_bound(dtype) -> None:
 
 
 @pytest.mark.skipif(not _has_avx2(), reason="needs an x86 host with AVX2")
-def test_loops_with_sin_and_arctan2_are_vectorized() -> None:
+def test_loops_with_sin_arctan2_and_hypot_are_vectorized() -> None:
     from arignote.runtime import cpu
 
     built: list[cpu.NativeModule] = []
@@ -365,12 +372,16 @@ def test_loops_with_sin_and_arctan2_are_vectorized() -> None:
     x, y = T.fvector("x"), T.fvector("y")
     with pytest.MonkeyPatch.context() as patch, change_flags(compile_cache=False):
         patch.setattr(cpu.NativeModule, "__init__", record)
-        f = arignote.function([x, y], T.sin(x) * T.arctan2(y, x) + T.log2(T.cosh(y)))
+        f = arignote.function(
+            [x, y], T.sin(x) * T.arctan2(y, x) + T.log2(T.cosh(y)) + T.hypot(x, y)
+        )
     (native,) = built
     ir = native.optimized_llvm_ir
     assert re.search(r"fpext <(8|16) x float>", ir), "no vector widening in the optimized IR"
-    assert not re.search(r"call .*@(sinf?|atan2f?|log2f?|coshf?|llvm\.(sin|log2)\.)", ir)
+    assert not re.search(r"call .*@(sinf?|atan2f?|log2f?|coshf?|hypotf?|llvm\.(sin|log2)\.)", ir)
     values = np.linspace(-3, 3, 101, dtype=np.float32)
     others = values[::-1].copy()
-    want = np.sin(values) * np.arctan2(others, values) + np.log2(np.cosh(others))
-    np.testing.assert_allclose(f(values, others), want, rtol=1e-6, atol=1e-7)
+    a, b = values.astype(np.float64), others.astype(np.float64)
+    want = np.sin(a) * np.arctan2(b, a) + np.log2(np.cosh(b)) + np.hypot(a, b)
+    # four f32 results of magnitude <= 8 summed in f32: a few ulp of 8
+    np.testing.assert_allclose(f(values, others), want, rtol=0, atol=8 * 2.0**-20)
