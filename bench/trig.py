@@ -8,7 +8,7 @@ included (compile cache off, after one throwaway compile that pays the process's
 first-use imports), is timed once and shown in the notes; the medians are of later
 calls. Results are compared with NumPy's (within a few ulp).
 
-    python -m bench trig [--size 1000000] [--repeats 7] [--functions sin,cos,arctan]
+    python -m bench trig [--size 1000000] [--repeats 7] [--functions sin,cos,arctan] [--libm]
 """
 
 from __future__ import annotations
@@ -26,13 +26,24 @@ from bench.common import Row, finish, median_seconds, parser, report
 FUNCTIONS = ("sin", "cos", "arctan")
 
 
-def _compiled(name: str, dtype: type, openmp: bool, x: np.ndarray):
-    """The compiled function, and the seconds of compiling it plus its first call."""
+def _compiled(name: str, dtype: type, openmp: bool, x: np.ndarray, libm: bool = False):
+    """The compiled function, and the seconds of compiling it plus its first call.
+    `libm`: lowered with `convert-to-llvm{libm=true}` (scalar libm calls, as before the
+    inline expansions), for comparison."""
+    from unittest import mock
+
     import arignote
     import arignote.tensor as T
     from arignote.configuration import change_flags
+    from arignote.lowering import driver
 
-    with change_flags(compile_cache=False, openmp=openmp):
+    lowering = driver.LLVM_LOWERING
+    if libm:
+        lowering = lowering.replace("convert-to-llvm", "convert-to-llvm{libm=true}")
+    with (
+        change_flags(compile_cache=False, openmp=openmp),
+        mock.patch.object(driver, "LLVM_LOWERING", lowering),
+    ):
         start = time.perf_counter()
         v = T.fvector("x") if dtype == np.float32 else T.dvector("x")
         f = arignote.function([v], getattr(T, name)(v))
@@ -51,10 +62,14 @@ def _rows(name: str, x: np.ndarray, args) -> list[Row]:
             f"np.{name}",
         )
     ]
-    for openmp, label in ((True, "arignote"), (False, "arignote 1 thread")):
-        f, first = _compiled(name, x.dtype.type, openmp, x)
+    systems = [(True, False, "arignote"), (False, False, "arignote 1 thread")]
+    if args.libm:
+        systems += [(True, True, "arignote libm"), (False, True, "arignote libm 1 thread")]
+    for openmp, libm, label in systems:
+        f, first = _compiled(name, x.dtype.type, openmp, x, libm)
         seconds = median_seconds(lambda f=f: f(x), args.repeats, args.number)
-        notes = f"inline, vectorised; first call incl. compile {first * 1e3:.0f} ms"
+        how = "scalar libm calls" if libm else "inline, vectorised"
+        notes = f"{how}; first call incl. compile {first * 1e3:.0f} ms"
         rows.append(Row(label, seconds, (f(x),), notes))
     return rows
 
@@ -65,6 +80,11 @@ def run(argv=None) -> bool:
     p.add_argument("--functions", default=",".join(FUNCTIONS))
     p.add_argument("--low", type=float, default=-10.0, help="inputs uniform in [low, high)")
     p.add_argument("--high", type=float, default=10.0)
+    p.add_argument(
+        "--libm",
+        action="store_true",
+        help="also time the libm lowering (convert-to-llvm{libm=true}), as before inlining",
+    )
     args = p.parse_args(argv)
     _compiled("exp", np.float32, False, np.zeros(1, np.float32))  # first-use imports
     ok = True
