@@ -226,7 +226,8 @@ def _trig_sweep(dtype: type) -> np.ndarray:
 
 def _trig_parts(dtype: type, bound: float, big: float, rng) -> list[np.ndarray]:
     info = np.finfo(dtype)
-    half_pi = np.arange(1, 40_000) * (np.pi / 2)  # the reduction's worst cancellations
+    k = np.concatenate([np.arange(1, 40_000), rng.integers(1, 2**27 - 1, 20_000)])
+    half_pi = k * (np.pi / 2)  # the reduction's worst cancellations, up to the bound
     near_one = 1 - np.geomspace(info.eps / 4, 0.5, 20_000)
     parts = [
         np.linspace(-20, 20, 120_000),  # trig periods, hyperbolic middle range
