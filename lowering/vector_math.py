@@ -1,6 +1,6 @@
 """Branch-free elementary functions on f32/f64 as `llvm`-dialect ops: `exp`, `log`,
 `log1p`, `expm1`, `tanh`, `sin`, `cos`, `tan`, `arctan`, `arcsin`, `arccos`, `arctan2`,
-`sinh`, `cosh`, `arcsinh`, `arccosh`, `arctanh`, `exp2`, `log2`, `log10`.
+`sinh`, `cosh`, `arcsinh`, `arccosh`, `arctanh`, `exp2`, `log2`, `log10`, `hypot`.
 
 LLVM turns `llvm.exp`/`llvm.sin` and calls of `tanhf`/`atan2`/... into scalar libm
 calls, which keep a loop from being vectorised. `convert-math-to-llvm` therefore expands
@@ -59,7 +59,12 @@ algorithms:
 - `exp2`: `k = round(x)`, `2**(x - k) = e**((x - k) ln 2)` by the `exp` polynomial;
   `log2`, `log10`: FreeBSD's: `log1p(f)` split so that its high part times the high
   part of `1/ln 2` (`1/ln 10`) is exact, `k` (or `k log10(2)`) added in double-double
-  (`log2(2**k) = k` and `log10(10) = 1` exactly).
+  (`log2(2**k) = k` and `log10(10) = 1` exactly);
+- `hypot` (for the `ag` lowering's `func.call @hypot`): f32 as `sqrt(x**2 + y**2)` in
+  f64 (squares exact, one rounding of the sum); f64 with both operands scaled by 2**-+600
+  where the larger is beyond 2**+-500, then one Newton step on the residual
+  `x**2 + y**2 - h**2` computed exactly with `llvm.fma` (within 1 ulp);
+  `hypot(±inf, nan) = inf`.
 
 Special values follow C99/NumPy: NaN in gives NaN, `exp(±inf) = inf, 0`,
 `log(0) = -inf`, `log(x < 0) = NaN`, `log1p(-1) = -inf`, `expm1(-inf) = -1`,
