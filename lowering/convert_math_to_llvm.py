@@ -11,10 +11,12 @@ Accepts any IR; rewrites scalar `math` ops on f32/f64 (and `math.absi` on intege
 - to calls of libm functions (`tanh`/`tanhf`, `log1p`, `expm1`, `tan`, `asin`, ...,
   `atan2`, `erf`, `cbrt`), declared once per module as external `llvm.func`s;
 - `math.rsqrt` to `1 / sqrt`;
-- unless the pass option `libm=true` is given, `math.exp`, `math.log`, `math.log1p`,
-  `math.expm1` and `math.tanh` on f32/f64 to inline branch-free code
+- unless the pass option `libm=true` is given, `math.exp`, `log`, `log1p`, `expm1`,
+  `tanh`, `sin`, `cos`, `tan`, `atan`, `asin`, `acos`, `atan2`, `sinh`, `cosh`, `asinh`,
+  `acosh`, `atanh`, `exp2`, `log2` and `log10` on f32/f64 to inline branch-free code
   (`arignote.lowering.vector_math`) that LLVM's loop vectoriser can widen; with
-  `libm=true` they become `llvm.exp.*`/`llvm.log.*` intrinsics and libm calls as above.
+  `libm=true` they become suffixed intrinsics (`llvm.exp.f64`, ...) and libm calls as above;
+  likewise `func.call @hypot`/`@hypotf` (the `ag` lowering's call of C's `hypot`).
 
 Operands not yet converted are reached through `builtin.unrealized_conversion_cast`.
 """
@@ -24,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import llvm, math
+from xdsl.dialects import func, llvm, math
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -183,11 +185,26 @@ _INLINE_OPS: dict[type[Operation], str] = {
     math.Log1pOp: "log1p",
     math.ExpM1Op: "expm1",
     math.TanhOp: "tanh",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.TanOp: "tan",
+    math.AtanOp: "arctan",
+    math.AsinOp: "arcsin",
+    math.AcosOp: "arccos",
+    math.Atan2Op: "arctan2",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.AsinhOp: "arcsinh",
+    math.AcoshOp: "arccosh",
+    math.AtanhOp: "arctanh",
+    math.Exp2Op: "exp2",
+    math.Log2Op: "log2",
+    math.Log10Op: "log10",
 }
 
 
 class InlineMathLowering(RewritePattern):
-    """`math.exp/log/log1p/expm1/tanh` on f32/f64 → inline vectorisable `llvm` ops."""
+    """The `math` ops of `_INLINE_OPS` on f32/f64 → inline vectorisable `llvm` ops."""
 
     op_types = tuple(_INLINE_OPS)
 
@@ -198,8 +215,33 @@ class InlineMathLowering(RewritePattern):
         if op.results[0].type.bitwidth not in (32, 64):
             return
         ops: list[Operation] = []
-        (operand,) = to_llvm_all(op.operands, ops)
-        result = vector_math.emit(name, operand, ops)
+        operands = to_llvm_all(op.operands, ops)
+        result = vector_math.emit(name, operands, ops)
+        replace_op(rewriter, op, ops, result)
+
+
+_INLINE_CALLS: dict[str, str] = {"hypot": "hypot", "hypotf": "hypot"}
+"""Calls of C functions (`func.call`, as the `ag` lowering emits them for functions that
+`math` lacks) that are expanded inline like the `math` ops of `_INLINE_OPS`."""
+
+
+class InlineCallLowering(RewritePattern):
+    """`func.call @hypot/@hypotf` on f32/f64 → inline vectorisable `llvm` ops (the
+    declaration stays, unused)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
+        name = _INLINE_CALLS.get(op.callee.string_value())
+        if name is None or len(op.results) != 1 or len(op.arguments) != 2:
+            return
+        type_ = op.results[0].type
+        if not isinstance(type_, AnyFloat) or type_.bitwidth not in (32, 64):
+            return
+        if any(arg.type != type_ for arg in op.arguments):
+            return
+        ops: list[Operation] = []
+        operands = to_llvm_all(op.arguments, ops)
+        result = vector_math.emit(name, operands, ops)
         replace_op(rewriter, op, ops, result)
 
 
@@ -215,15 +257,16 @@ _PATTERNS: tuple[RewritePattern, ...] = (
 def math_patterns(libm: bool = False) -> tuple[RewritePattern, ...]:
     """The patterns of `convert-math-to-llvm` (option `libm`), in the order they are
     tried (stateless)."""
-    return _PATTERNS if libm else (InlineMathLowering(), *_PATTERNS)
+    return _PATTERNS if libm else (InlineMathLowering(), InlineCallLowering(), *_PATTERNS)
 
 
 @dataclass(frozen=True)
 class ConvertMathToLLVMPass(ModulePass):
     """Rewrite scalar `math` ops into llvm intrinsics, inline code and libm calls.
 
-    `libm=true` keeps `exp`/`log`/`log1p`/`expm1`/`tanh` as calls of the C library
-    (scalar: loops containing them are not vectorised), for comparison.
+    `libm=true` keeps `exp`, `log`, `sin`, ... (`_INLINE_OPS`) as LLVM intrinsics and
+    calls of the C library (scalar: loops containing them are not vectorised), for
+    comparison.
     """
 
     name = "convert-math-to-llvm"

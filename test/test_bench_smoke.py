@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from bench import elemwise, logreg, mlp, overhead, rnn, vecmath
+from bench import elemwise, logreg, mlp, overhead, rnn, trig, vecmath
 
 CASES = {
     "logreg": (logreg.run, ["--n", "16", "--feats", "8"]),
@@ -19,6 +19,7 @@ CASES = {
     "overhead": (overhead.run, []),
     "rnn": (rnn.run, ["--steps", "3", "--batch", "2", "--n-in", "3", "--hidden", "4"]),
     "vecmath": (vecmath.run, ["--size", "1000"]),
+    "trig": (trig.run, ["--size", "1000", "--functions", "sin"]),
 }
 
 

@@ -1,9 +1,10 @@
 // RUN: arignote-opt %s -p "convert-math-to-llvm{libm=true}" | filecheck %s
 // RUN: arignote-opt %s -p convert-math-to-llvm | filecheck %s --check-prefix=INLINE
 
-// By default exp, log, log1p, expm1 and tanh are expanded inline into branch-free llvm
-// ops (no libm call, no llvm.exp intrinsic: both would keep loops scalar); `libm=true`
-// keeps the calls.
+// By default exp, log, log1p, expm1, tanh, the trigonometric and hyperbolic functions and
+// their inverses, exp2, log2 and log10 are expanded inline into branch-free llvm ops (no
+// libm call, no llvm.intr.exp/sin or a call_intrinsic of them: both would keep loops scalar); `libm=true` keeps the
+// calls.
 // INLINE-NOT:  llvm.func @tanh
 // INLINE-NOT:  llvm.func @log1p
 // INLINE-NOT:  llvm.func @expm1
@@ -84,18 +85,18 @@ func.func @log_f64(%x: f64) -> f64 {
   return %0 : f64
 }
 
-// tanh, log1p and expm1 are inline too; other libm functions stay calls.
+// tanh, log1p and expm1 are inline too; functions without an expansion stay calls.
 // INLINE-LABEL: func.func @others
 // INLINE-NOT:   llvm.call @tanhf
 // INLINE-NOT:   llvm.call @log1p
 // INLINE-NOT:   llvm.call @expm1
 // INLINE:       llvm.call_intrinsic "llvm.copysign.f32"
-// INLINE:       llvm.call @atanf(%{{.*}}) : (f32) -> f32
+// INLINE:       llvm.call @erff(%{{.*}}) : (f32) -> f32
 func.func @others(%x: f32, %y: f64) -> (f32, f64, f64) {
   %0 = math.tanh %x : f32
   %1 = math.log1p %y : f64
   %2 = math.expm1 %1 : f64
-  %3 = math.atan %0 : f32
+  %3 = math.erf %0 : f32
   return %3, %1, %2 : f32, f64, f64
 }
 
@@ -108,4 +109,47 @@ func.func @two_types(%x: f32, %y: f64) -> (f32, f64) {
   %0 = math.floor %x : f32
   %1 = math.floor %y : f64
   return %0, %1 : f32, f64
+}
+
+// sin on f32 is computed in f64: widened, reduced modulo pi/2 with the round-to-integer
+// trick, the quadrant's sign put into the bits, rounded back once. No call, no intrinsic.
+// INLINE-LABEL: func.func @sin_f32
+// INLINE-NOT:   llvm.call @
+// INLINE-NOT:   llvm.intr.sin
+// INLINE-NOT:   llvm.call_intrinsic "llvm.sin
+// INLINE:       %[[W:.*]] = llvm.fpext %x : f32 to f64
+// INLINE:       llvm.fmul %[[W]], %{{.*}} : f64
+// INLINE:       llvm.bitcast %{{.*}} : f64 to i64
+// INLINE:       llvm.call_intrinsic "llvm.fmuladd.f64"
+// INLINE:       llvm.xor
+// INLINE:       %[[R:.*]] = llvm.fptrunc %{{.*}} : f64 to f32
+// INLINE-NEXT:  func.return %[[R]] : f32
+func.func @sin_f32(%x: f32) -> f32 {
+  %0 = math.sin %x : f32
+  return %0 : f32
+}
+
+// The other expanded functions, f64: no call of libm, no llvm.intr.* of them.
+// INLINE-LABEL: func.func @expanded_f64
+// INLINE-NOT:   llvm.call @
+// INLINE-NOT:   llvm.intr.{{(sin|cos|exp2|log2)}}
+// INLINE-NOT:   llvm.call_intrinsic "llvm.{{(sin|cos|tan|exp2|log2)}}
+// INLINE-NOT:   llvm.call_intrinsic "llvm.log10
+// INLINE:       func.return
+func.func @expanded_f64(%x: f64, %y: f64) -> f64 {
+  %0 = math.cos %x : f64
+  %1 = math.tan %0 : f64
+  %2 = math.atan %1 : f64
+  %3 = math.asin %2 : f64
+  %4 = math.acos %3 : f64
+  %5 = math.atan2 %4, %y : f64
+  %6 = math.sinh %5 : f64
+  %7 = math.cosh %6 : f64
+  %8 = math.asinh %7 : f64
+  %9 = math.acosh %8 : f64
+  %10 = math.atanh %9 : f64
+  %11 = math.exp2 %10 : f64
+  %12 = math.log2 %11 : f64
+  %13 = math.log10 %12 : f64
+  return %13 : f64
 }
