@@ -766,6 +766,7 @@ def make_interpreter(
 
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
+    from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
@@ -774,6 +775,7 @@ def make_interpreter(
         AgScanFunctions(),
         AgFunctions(),
         RowwiseFunctions(),
+        LapackFunctions(),
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

@@ -7,6 +7,7 @@ from typing import Any
 from arignote.configuration import config
 from arignote.graph import TensorConstant, Variable
 from arignote.tensor import nnet, xlogx
+from arignote.tensor import nlinalg, slinalg  # linear algebra (issue 13 item 5)
 from arignote.tensor.basic import (
     TABLE_FUNCTIONS,
     abs,
@@ -222,3 +223,6 @@ __all__ = [
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)
 __all__ += sorted(TABLE_FUNCTIONS)  # noqa: PLE0605 - generated names
+
+# linear algebra (issue 13 item 5): Theano's `theano.tensor.nlinalg` / `slinalg` modules
+__all__ += ["nlinalg", "slinalg"]  # noqa: PLE0605
