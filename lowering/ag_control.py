@@ -41,7 +41,12 @@ from xdsl.rewriter import InsertPoint
 from arignote.dialects import ag
 from arignote.lowering.ag_kernels import KERNELS, copy
 from arignote.lowering.ag_scalar import constant
-from arignote.lowering.ag_shapes import VALUE_SHAPE_RULES, op_label, result_dims
+from arignote.lowering.ag_shapes import (
+    MULTI_VALUE_SHAPE_RULES,
+    VALUE_SHAPE_RULES,
+    op_label,
+    result_dims,
+)
 from arignote.lowering.loop_utils import Buffer, Dim, as_index, dynamic_sizes, load
 
 
@@ -98,7 +103,7 @@ def _static_dims(ops: Sequence[Operation], region: Region, env: dict) -> list | 
     operand dimensions and no checks (then they emit no IR); None otherwise."""
     local: dict[SSAValue, Sequence[Dim]] = {}
     for op in ops:
-        if type(op) in CONTROL_FLOW or type(op) in VALUE_SHAPE_RULES:
+        if type(op) in CONTROL_FLOW or type(op) in VALUE_SHAPE_RULES | MULTI_VALUE_SHAPE_RULES:
             return None
         dims, checks = result_dims(op, [local[o] if o in local else env[o] for o in op.operands])
         if checks:

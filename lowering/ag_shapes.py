@@ -308,16 +308,32 @@ MULTI_RESULT_SHAPE_RULES: dict[type[Operation], MultiShapeRule] = {}
 that may have several results, such as `ag.fused`; filled by `lowering/ag_fused.py`)."""
 
 
+MultiValueShapeRule = Callable[
+    [Operation, Sequence[Sequence[Dim]], ShapeContext], tuple[list[list[Dim]], list[Check]]
+]
+
+MULTI_VALUE_SHAPE_RULES: dict[type[Operation], MultiValueShapeRule] = {}
+"""`ag` op class → its shape rule giving the dimensions of each of its results, which
+may emit IR at the context's builder (the LAPACK ops' `min(m, n)`; filled by
+`lowering/ag_lapack.py`)."""
+
+
 def results_dims(
     op: Operation, operand_dims: Sequence[Sequence[Dim]], context: ShapeContext | None = None
 ) -> tuple[list[list[Dim]], list[Check]]:
     """`result_dims` for every result of `op`: the dimension lengths of each result
     (static where its type is) and the op's checks."""
     rule = MULTI_RESULT_SHAPE_RULES.get(type(op))
-    if rule is None:
+    value_rule = MULTI_VALUE_SHAPE_RULES.get(type(op))
+    if value_rule is not None:
+        if context is None:
+            raise NotImplementedError(f"ag-to-loops: the shape of {op.name} needs a builder")
+        all_dims, checks = value_rule(op, operand_dims, context)
+    elif rule is None:
         dims, checks = result_dims(op, operand_dims, context)
         return [dims], checks
-    all_dims, checks = rule(op, operand_dims)
+    else:
+        all_dims, checks = rule(op, operand_dims)
     merged = [
         [d if s == ag.DYNAMIC else s for s, d in zip(_type(r.type).get_shape(), dims, strict=True)]
         for r, dims in zip(op.results, all_dims, strict=True)
