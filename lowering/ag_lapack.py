@@ -205,7 +205,9 @@ def _pointer(b: Builder, buffer: Buffer) -> SSAValue:
     return b.insert(llvm.IntToPtrOp(as_i64)).results[0]
 
 
-def _call(b: Builder, op: Operation, routine: str, element: Attribute, args: Sequence[SSAValue]) -> SSAValue:
+def _call(
+    b: Builder, op: Operation, routine: str, element: Attribute, args: Sequence[SSAValue]
+) -> SSAValue:
     """`info = scipy_LAPACKE_<s|d><routine>(LAPACK_ROW_MAJOR, args...)`."""
     name = f"{PREFIX}{_prefix(element)}{routine}"
     all_args = [_constant(b, ROW_MAJOR, i32), *args]
@@ -286,7 +288,9 @@ def emit_inverse(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Sequenc
     ok = b.insert(arith.CmpiOp(info, _constant(b, 0, i32), "eq")).result
 
     def invert(inner: Builder) -> None:
-        again = _call(inner, op, "getri", t, [n32, _pointer(inner, a), lead, _pointer(inner, pivots)])
+        again = _call(
+            inner, op, "getri", t, [n32, _pointer(inner, a), lead, _pointer(inner, pivots)]
+        )
         _report(inner, op, lapack.SINGULAR, again)
 
     _if(b, ok, invert)
@@ -309,7 +313,9 @@ def emit_det(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Sequence[Bu
     def step(inner: Builder, i: SSAValue, carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
         product = inner.insert(arith.MulfOp(carried[0], load(inner, a, [i, i]))).result
         row = inner.insert(arith.IndexCastOp(load(inner, pivots, [i]), i64)).result
-        i1 = inner.insert(arith.AddiOp(inner.insert(arith.IndexCastOp(i, i64)).result, _constant(inner, 1, i64))).result
+        i1 = inner.insert(
+            arith.AddiOp(inner.insert(arith.IndexCastOp(i, i64)).result, _constant(inner, 1, i64))
+        ).result
         swapped = inner.insert(arith.CmpiOp(row, i1, "ne")).result
         negated = inner.insert(arith.NegfOp(product)).result
         return [inner.insert(arith.SelectOp(swapped, negated, product)).result]
@@ -477,7 +483,9 @@ def emit_qr(b: Builder, op: Operation, outs: Sequence[Buffer], ins: Sequence[Buf
     m, n = (as_index(b, d) for d in a.dims)
     k = b.insert(arith.MinSIOp(m, n)).result
     tau = _alloc(b, t, [k])
-    info = _call(b, op, "geqrf", t, [_i32(b, m), _i32(b, n), _pointer(b, a), _lead(b, n), _pointer(b, tau)])
+    info = _call(
+        b, op, "geqrf", t, [_i32(b, m), _i32(b, n), _pointer(b, a), _lead(b, n), _pointer(b, tau)]
+    )
     _report(b, op, lapack.BAD_ARGUMENT, info)
     zero = _float(b, 0.0, t)
     if mode == "raw":

@@ -95,8 +95,8 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
 )
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW
-from arignote.lowering.ag_lapack import declare_lapack_functions  # registers LAPACK ops too
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401
+from arignote.lowering.ag_lapack import declare_lapack_functions  # registers LAPACK ops too
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.ag_shapes import Check, op_label, results_dims

@@ -111,7 +111,9 @@ class LapackFunctions(InterpreterFunctions):
         return _results(op, (np.asarray(factor, dtype=a.dtype),))
 
     @impl(ag.SolveOp)
-    def run_solve(self, interpreter: Interpreter, op: ag.SolveOp, args: PythonValues) -> PythonValues:
+    def run_solve(
+        self, interpreter: Interpreter, op: ag.SolveOp, args: PythonValues
+    ) -> PythonValues:
         a, b = _operands(op, args)
         _square(op, a)
         if a.shape[0] != b.shape[0]:

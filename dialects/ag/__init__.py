@@ -106,10 +106,6 @@ from arignote.dialects.ag.indexing import (
     subtensor_shape,
     view_map,
 )
-from arignote.dialects.ag.layout import (
-    DimShuffleOp,
-    dimshuffle_shape,
-)
 from arignote.dialects.ag.lapack import (  # linear algebra (issue 13 item 5)
     LAPACK_ERRORS,
     LAPACK_OPS,
@@ -122,6 +118,10 @@ from arignote.dialects.ag.lapack import (  # linear algebra (issue 13 item 5)
     QrOp,
     SolveOp,
     SvdOp,
+)
+from arignote.dialects.ag.layout import (
+    DimShuffleOp,
+    dimshuffle_shape,
 )
 from arignote.dialects.ag.linalg import (
     BLAS_OPS,

@@ -330,9 +330,7 @@ class SvdOp(_UnaryLapackOp):
         self, a: SSAValue | Operation, full_matrices: bool = True, compute_uv: bool = True
     ):
         properties = _flag("full_matrices", full_matrices) | _flag("compute_uv", compute_uv)
-        self._init(
-            a, properties, lambda s: svd_shapes(self.name, s, full_matrices, compute_uv)
-        )
+        self._init(a, properties, lambda s: svd_shapes(self.name, s, full_matrices, compute_uv))
 
     def result_shapes(self, shapes: Sequence[Shape]) -> list[Shape]:
         full, uv = self.full_matrices is not None, self.compute_uv is not None
@@ -366,7 +364,9 @@ class QrOp(_UnaryLapackOp):
 
     def result_shapes(self, shapes: Sequence[Shape]) -> list[Shape]:
         if self.mode_value not in QR_MODES:
-            raise ValueError(f"{self.name}: mode must be one of {QR_MODES}, got {self.mode_value!r}")
+            raise ValueError(
+                f"{self.name}: mode must be one of {QR_MODES}, got {self.mode_value!r}"
+            )
         return qr_shapes(self.name, shapes[0], self.mode_value)
 
 

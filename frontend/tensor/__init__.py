@@ -6,8 +6,7 @@ from typing import Any
 
 from arignote.configuration import config
 from arignote.graph import TensorConstant, Variable
-from arignote.tensor import nnet, xlogx
-from arignote.tensor import nlinalg, slinalg  # linear algebra (issue 13 item 5)
+from arignote.tensor import nlinalg, nnet, slinalg, xlogx  # linear algebra (issue 13 item 5)
 from arignote.tensor.basic import (
     TABLE_FUNCTIONS,
     abs,

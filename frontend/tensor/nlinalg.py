@@ -346,7 +346,9 @@ class EighGrad(LinalgOp):
         return tril(g) + triu(g, 1).T if lower else triu(g) + tril(g, -1).T
 
 
-def _eigh_rule(op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]) -> list[Any]:
+def _eigh_rule(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]
+) -> list[Any]:
     assert isinstance(op, ag.EighOp)
     uplo = "U" if op.upper is not None else "L"
     (x,), (w, v), (gw, gv) = inputs, outputs, grads
@@ -409,7 +411,9 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     return SVD(full_matrices, compute_uv)(a)
 
 
-def _svd_rule(op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]) -> list[Any]:
+def _svd_rule(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]
+) -> list[Any]:
     """Townsend's gradient of the reduced SVD (`gs` alone without `compute_uv`)."""
     assert isinstance(op, ag.SvdOp)
     (a,) = inputs
@@ -557,12 +561,16 @@ def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> Variable:
 # --- gradient rules ---------------------------------------------------------------------
 
 
-def _inverse_rule(op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]) -> list[Any]:
+def _inverse_rule(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]
+) -> list[Any]:
     (xi,), (gz,) = outputs, grads
     return [-matrix_dot(xi, gz.T, xi).T]
 
 
-def _det_rule(op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]) -> list[Any]:
+def _det_rule(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], grads: list[Variable]
+) -> list[Any]:
     (x,), (d,), (gz,) = inputs, outputs, grads
     return [gz * d * matrix_inverse(x).T]
 

@@ -186,7 +186,9 @@ class Solve(LinalgOp):
         self.overwrite_A = overwrite_A
         self.overwrite_b = overwrite_b
 
-    def __call__(self, A: Any, b: Any, assume_a: str | None = None, lower: bool | None = None) -> Variable:  # noqa: N803
+    def __call__(
+        self, A: Any, b: Any, assume_a: str | None = None, lower: bool | None = None
+    ) -> Variable:  # noqa: N803
         if assume_a is not None or lower is not None:
             return _solve_op(assume_a or "gen", bool(lower))(A, b)
         av = as_float_matrix("solve", A)
@@ -387,7 +389,9 @@ class Expm(LinalgOp):
         ident = eye_like(n, a.dtype)
         norm1 = T.max(T.sum(abs(a), axis=0))
         ratio = T.maximum(norm1 / THETA_13, 1.0)
-        steps = T.minimum(T.TABLE_FUNCTIONS["ceil"](T.TABLE_FUNCTIONS["log2"](ratio)), MAX_SQUARINGS)
+        steps = T.minimum(
+            T.TABLE_FUNCTIONS["ceil"](T.TABLE_FUNCTIONS["log2"](ratio)), MAX_SQUARINGS
+        )
         # through an integer: the count is piecewise constant, no gradient flows into it
         s = T.cast(T.cast(steps, "int64"), a.dtype)
         scaled = a / T.TABLE_FUNCTIONS["exp2"](s)

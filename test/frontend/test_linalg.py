@@ -131,7 +131,9 @@ def _values_function(linker: str, dtype: str) -> Any:
         "expm": slinalg.expm(x / 4),
         "expm_large": slinalg.expm(x * 3),
         "tensorinv": nlinalg.tensorinv(T.reshape(T.dot(x, x.T)[:4, :4], (2, 2, 2, 2))),
-        "tensorsolve": nlinalg.tensorsolve(T.reshape(x[:4, :4], (2, 2, 4)), T.reshape(v[:4], (2, 2))),
+        "tensorsolve": nlinalg.tensorsolve(
+            T.reshape(x[:4, :4], (2, 2, 4)), T.reshape(v[:4], (2, 2))
+        ),
     }
     fn = arignote.function([x, s, b, v], list(outputs.values()), mode=mode(linker))
     return list(outputs), fn
@@ -268,7 +270,9 @@ def test_lstsq_and_empty_and_strided_operands(linker: str) -> None:
     inv_t = nlinalg.matrix_inverse(sq.T)
     inv_strided = nlinalg.matrix_inverse(sq[::2, ::2])
     fn = arignote.function(
-        [a, b, sq], [xs, residuals, rank, sv, inv_t, inv_strided, nlinalg.det(sq)], mode=mode(linker)
+        [a, b, sq],
+        [xs, residuals, rank, sv, inv_t, inv_strided, nlinalg.det(sq)],
+        mode=mode(linker),
     )
     tall = np.random.default_rng(5).standard_normal((6, 3)) + np.eye(6, 3) * 3
     rhs = np.random.default_rng(6).standard_normal((6, 2))
@@ -323,7 +327,9 @@ def test_numerical_failures_raise_linalgerror(linker: str) -> None:
 def test_shapes_are_checked(linker: str) -> None:
     x, b = T.dmatrix("x"), T.dmatrix("b")
     fn = arignote.function([x], nlinalg.matrix_inverse(x), mode=mode(linker))
-    with pytest.raises(ValueError, match=r"ag.matrix_inverse.*expected a square matrix, got shape \(2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"ag.matrix_inverse.*expected a square matrix, got shape \(2, 3\)"
+    ):
         fn(np.ones((2, 3)))
     fn = arignote.function([x, b], slinalg.solve(x, b), mode=mode(linker))
     with pytest.raises(ValueError, match="ag.solve.*do not match"):
@@ -418,7 +424,9 @@ def test_gradients(name: str) -> None:
     verify_grad(GRADIENTS[name], [a, b], rng=np.random.default_rng(10), mode=mode("cvm"))
 
 
-@pytest.mark.parametrize("name", ["matrix_inverse", "cholesky", "solve_lower", "eigh", "svd_values"])
+@pytest.mark.parametrize(
+    "name", ["matrix_inverse", "cholesky", "solve_lower", "eigh", "svd_values"]
+)
 def test_gradients_interpreted(name: str) -> None:
     a = general(N, 11) / N + np.eye(N)
     b = np.random.default_rng(12).standard_normal((N, 3))
@@ -436,11 +444,21 @@ def test_grad_helpers_match_theano_ops() -> None:
     pairs = [
         (nlinalg.EighGrad("L")(s, w, v, gw, gv), arignote.grad(cost, s)),
         (slinalg.CholeskyGrad()(s, chol, g), arignote.grad((chol * g).sum(), s)),
-        (slinalg.EigvalshGrad()(s, b, gw)[0], arignote.grad((slinalg.eigvalsh(s, b) * gw).sum(), s)),
+        (
+            slinalg.EigvalshGrad()(s, b, gw)[0],
+            arignote.grad((slinalg.eigvalsh(s, b) * gw).sum(), s),
+        ),
         (slinalg.ExpmGrad()(s, g), arignote.grad((slinalg.expm(s) * g).sum(), s)),
     ]
-    fn = arignote.function([s, gw, gv, g], [x for pair in pairs for x in pair], on_unused_input="ignore")
+    fn = arignote.function(
+        [s, gw, gv, g], [x for pair in pairs for x in pair], on_unused_input="ignore"
+    )
     rng = np.random.default_rng(14)
-    values = fn(spd(4, 15) / 4, rng.standard_normal(4), rng.standard_normal((4, 4)), rng.standard_normal((4, 4)))
+    values = fn(
+        spd(4, 15) / 4,
+        rng.standard_normal(4),
+        rng.standard_normal((4, 4)),
+        rng.standard_normal((4, 4)),
+    )
     for helper, through_grad in zip(values[::2], values[1::2], strict=True):
         np.testing.assert_allclose(helper, through_grad, rtol=1e-8, atol=1e-8)
