@@ -358,10 +358,10 @@ _PADE13 = (
 THETA_13 = 5.371920351148152
 """The largest 1-norm for which the [13/13] approximant is accurate to double precision."""
 
-MAX_SQUARINGS = 40
-"""The most squarings `expm` does: matrices of 1-norm above `THETA_13 * 2**40` (about
-6e12) are scaled too little, and the result loses accuracy (their exponential usually
-overflows anyway)."""
+MAX_SQUARINGS = 1100
+"""A bound on the squarings (a finite float64 norm never needs more than about 1024);
+it also keeps a NaN norm, whose integer conversion is undefined, from asking for an
+absurd count."""
 
 
 def _pade13(a: Variable, ident: Variable) -> tuple[Variable, Variable]:
@@ -377,11 +377,23 @@ def _pade13(a: Variable, ident: Variable) -> tuple[Variable, Variable]:
     return u, v
 
 
+def _squared(x: Variable, count: Variable) -> Variable:
+    """`x` squared `count` times (a scan of `count + 1` steps whose first keeps `x`, so
+    that its last step exists when `count` is 0)."""
+    from arignote.scan_module import scan
+
+    def step(k: Variable, r: Variable) -> Variable:
+        return T.switch(T.eq(k, 0), r, T.dot(r, r))
+
+    outputs, _ = scan(step, sequences=[S.arange(count + 1)], outputs_info=[x])
+    return outputs[-1]
+
+
 class Expm(LinalgOp):
     """The matrix exponential of a square matrix, by scaling and squaring with the
     [13/13] Padé approximant (Higham 2005, the algorithm of `scipy.linalg.expm` without
     its lower-degree shortcuts): `A / 2**s` with `s = max(0, ceil(log2(|A|_1 / θ13)))`,
-    then `s` squarings (at most `MAX_SQUARINGS`, each skipped past `s` by a select)."""
+    then `s` squarings, a `scan` of run-time length."""
 
     def __call__(self, A: Any) -> Variable:  # noqa: N803 - Theano's name
         a = as_float_matrix("expm", A)
@@ -389,17 +401,12 @@ class Expm(LinalgOp):
         ident = eye_like(n, a.dtype)
         norm1 = T.max(T.sum(abs(a), axis=0))
         ratio = T.maximum(norm1 / THETA_13, 1.0)
-        steps = T.minimum(
-            T.TABLE_FUNCTIONS["ceil"](T.TABLE_FUNCTIONS["log2"](ratio)), MAX_SQUARINGS
-        )
-        # through an integer: the count is piecewise constant, no gradient flows into it
-        s = T.cast(T.cast(steps, "int64"), a.dtype)
-        scaled = a / T.TABLE_FUNCTIONS["exp2"](s)
+        steps = T.TABLE_FUNCTIONS["ceil"](T.TABLE_FUNCTIONS["log2"](ratio))
+        # an integer: the count is piecewise constant, no gradient flows into it
+        count = T.minimum(T.maximum(T.cast(steps, "int64"), 0), MAX_SQUARINGS)
+        scaled = a / T.TABLE_FUNCTIONS["exp2"](T.cast(count, a.dtype))
         u, v = _pade13(scaled, ident)
-        result = solve(v - u, v + u)
-        for i in range(MAX_SQUARINGS):
-            result = T.switch(T.lt(i, s), T.dot(result, result), result)
-        return result
+        return _squared(solve(v - u, v + u), count)
 
 
 expm = Expm()
