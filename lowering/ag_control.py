@@ -42,7 +42,7 @@ from arignote.dialects import ag
 from arignote.lowering.ag_kernels import KERNELS, copy
 from arignote.lowering.ag_scalar import constant
 from arignote.lowering.ag_shapes import (
-    MULTI_RESULT_VALUE_SHAPE_RULES,
+    MULTI_VALUE_SHAPE_RULES,
     VALUE_SHAPE_RULES,
     op_label,
     result_dims,
@@ -103,11 +103,7 @@ def _static_dims(ops: Sequence[Operation], region: Region, env: dict) -> list | 
     operand dimensions and no checks (then they emit no IR); None otherwise."""
     local: dict[SSAValue, Sequence[Dim]] = {}
     for op in ops:
-        if (
-            type(op) in CONTROL_FLOW
-            or type(op) in VALUE_SHAPE_RULES
-            or type(op) in MULTI_RESULT_VALUE_SHAPE_RULES
-        ):
+        if type(op) in CONTROL_FLOW or type(op) in VALUE_SHAPE_RULES | MULTI_VALUE_SHAPE_RULES:
             return None
         dims, checks = result_dims(op, [local[o] if o in local else env[o] for o in op.operands])
         if checks:

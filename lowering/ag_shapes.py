@@ -312,10 +312,13 @@ MultiValueShapeRule = Callable[
     [Operation, Sequence[Sequence[Dim]], ShapeContext], tuple[list[list[Dim]], list[Check]]
 ]
 
-MULTI_RESULT_VALUE_SHAPE_RULES: dict[type[Operation], MultiValueShapeRule] = {}
-"""`ag` op class → its rule giving the dimensions of each of its results from operand
-values (`ag.python_op`, whose shapes are known once it has run; filled by
-`lowering/ag_python.py`)."""
+MULTI_VALUE_SHAPE_RULES: dict[type[Operation], MultiValueShapeRule] = {}
+"""`ag` op class → its shape rule giving the dimensions of each of its results from the
+operands' values; it may emit IR at the context's builder (the LAPACK ops' `min(m, n)`,
+filled by `lowering/ag_lapack.py`; `ag.python_op`, whose shapes are known once it has
+run, filled by `lowering/ag_python.py`)."""
+MULTI_RESULT_VALUE_SHAPE_RULES = MULTI_VALUE_SHAPE_RULES
+"""The same table (the name `lowering/ag_python.py` uses)."""
 
 
 def results_dims(
@@ -323,7 +326,7 @@ def results_dims(
 ) -> tuple[list[list[Dim]], list[Check]]:
     """`result_dims` for every result of `op`: the dimension lengths of each result
     (static where its type is) and the op's checks."""
-    value_rule = MULTI_RESULT_VALUE_SHAPE_RULES.get(type(op))
+    value_rule = MULTI_VALUE_SHAPE_RULES.get(type(op))
     rule = MULTI_RESULT_SHAPE_RULES.get(type(op))
     if value_rule is not None:
         if context is None:

@@ -97,6 +97,7 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401
+from arignote.lowering.ag_lapack import declare_lapack_functions  # registers LAPACK ops too
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_python import declare_pyop_functions  # registers ag.python_op
 from arignote.lowering.ag_scalar import LIBM_ARITY, LIBM_FUNCTIONS
@@ -822,3 +823,4 @@ class ConvertAgToLoopsPass(ModulePass):
         declare_blas_functions(op)
         declare_print_functions(op)
         declare_pyop_functions(op)
+        declare_lapack_functions(op)

@@ -8,7 +8,8 @@ operand is dead, so nobody can tell). An op gets the pair `(r, k)` when
 
 - it is elementwise (`ag.fused` in the elementwise form, or an unfused binary, unary,
   `select` or `cast`), and reads operand `k` at the index it writes (the operand has the
-  result's type; in a fused region, no `dimshuffle` reads it);
+  result's type; in a fused region, no `dimshuffle` reads it or a value computed from
+  it: a transposed read would see elements the op already overwrote);
 - operand `k` is computed by an op of the same function body (never a function
   argument: the caller's arrays are never written) and this op is its last user (no
   later op, nested region or `func.return` reads it, nor any of its views: a value
@@ -96,8 +97,18 @@ def _reads_pointwise(op: Operation, k: int) -> bool:
     if isinstance(op, ELEMENTWISE):
         return True
     assert isinstance(op, ag.FusedOp)
-    arg = op.block.args[k]
-    return all(not isinstance(use.operation, ag.DimShuffleOp) for use in arg.uses)
+    # every value of the region computed from the operand: a dimshuffle of any of them
+    # reads the operand at other indices than the op writes
+    pending: list[SSAValue] = [op.block.args[k]]
+    seen: set[SSAValue] = set()
+    while pending:
+        for use in pending.pop().uses:
+            if isinstance(use.operation, ag.DimShuffleOp):
+                return False
+            fresh = [r for r in use.operation.results if r not in seen]
+            seen.update(fresh)
+            pending += fresh
+    return True
 
 
 def _destroyable(

@@ -17,6 +17,9 @@ from functools import cache
 SYMBOL_PREFIX = "scipy_cblas_"
 """Every BLAS function the lowering calls starts with this prefix."""
 
+LAPACK_PREFIX = "scipy_LAPACKE_"
+"""Every LAPACK function the lowering calls starts with this prefix (same library)."""
+
 
 class BlasUnavailableError(RuntimeError):
     """The BLAS library could not be loaded, and a compiled module needs it."""
@@ -51,6 +54,8 @@ def blas_library_path() -> str:
 @cache
 def load_blas() -> str:
     """Load the BLAS library into the process once (for MCJIT); returns its path."""
+    import ctypes
+
     import llvmlite.binding as llvm
 
     path = blas_library_path()
@@ -59,6 +64,9 @@ def load_blas() -> str:
     except RuntimeError as e:  # pragma: no cover
         raise BlasUnavailableError(f"cannot load the BLAS library {path}: {e}") from e
     _limit_threads(path)
+    from arignote.runtime.lapack import register_lapack_symbols
+
+    register_lapack_symbols(ctypes.CDLL(path))
     return path
 
 
@@ -82,5 +90,5 @@ def _limit_threads(path: str) -> None:
 
 
 def needs_blas(llvm_ir: str) -> bool:
-    """Whether LLVM IR text declares a BLAS function."""
-    return SYMBOL_PREFIX in llvm_ir
+    """Whether LLVM IR text declares a BLAS or LAPACK function."""
+    return SYMBOL_PREFIX in llvm_ir or LAPACK_PREFIX in llvm_ir

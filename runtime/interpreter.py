@@ -781,6 +781,7 @@ def make_interpreter(
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
+    from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
@@ -790,6 +791,7 @@ def make_interpreter(
         AgFunctions(),
         DataShapeFunctions(),
         RowwiseFunctions(),
+        LapackFunctions(),
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

@@ -174,7 +174,9 @@ def cacheable(mode: Mode) -> bool:
 def _has_print(module: ModuleOp) -> bool:
     from arignote.dialects import ag
 
-    return any(isinstance(op, ag.PrintOp) for op in module.walk())
+    # a LAPACK op's native code calls back too (its errors), which the cached
+    # function, built without the module, would not know
+    return any(isinstance(op, ag.PrintOp | ag.LapackOp) for op in module.walk())
 
 
 def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from arignote.configuration import config
 from arignote.graph import TensorConstant, Variable
-from arignote.tensor import nnet, xlogx
+from arignote.tensor import nlinalg, nnet, slinalg, xlogx  # linear algebra (issue 13 item 5)
 from arignote.tensor.basic import (
     TABLE_FUNCTIONS,
     abs,
@@ -370,3 +370,6 @@ __all__ += [
     "unbroadcast",
     "vertical_stack",
 ]
+
+# linear algebra (issue 13 item 5): Theano's `theano.tensor.nlinalg` / `slinalg` modules
+__all__ += ["nlinalg", "slinalg"]  # noqa: PLE0605

@@ -222,3 +222,20 @@ def test_random_graphs_fused_equal_unfused(seed: int) -> None:
     native = arignote.function(ins, outs, on_unused_input="ignore")
     for got, expected in zip(native(*args), want, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_inplace_fused_op_never_overwrites_an_operand_read_transposed() -> None:
+    """Regression (found by the linear algebra tests): a fused op read an operand through
+    an elementwise op and then a transposing `dimshuffle` (`switch(c, b, z).T` with `z`
+    computed by an earlier op), and the `inplace` pass let it write its result over `z`,
+    so later elements read already-overwritten ones (native results differed from the
+    interpreter's)."""
+    b = T.dmatrix("b")
+    z = T.zeros_like(b)
+    e = T.switch(T.gt(b, 0.5), b, z) + T.switch(T.gt(b, 0.3), b, z).T
+    value = np.random.default_rng(0).uniform(size=(3, 3))
+    low, high = np.where(value > 0.5, value, 0), np.where(value > 0.3, value, 0).T
+    expected = (low + high) @ (low + high)
+    for linker in ("py", "cvm"):
+        got = arignote.function([b], T.dot(e, e), mode=Mode(linker=linker))(value)
+        np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -142,6 +142,8 @@ def test_every_differentiable_op_has_a_rule() -> None:
     ops += [ag.PythonOp]  # a custom op's rule calls its `grad`
     import arignote.compile.ops  # noqa: F401 - registers the rule of ag.python_op
     ops += [*ag.DATA_SHAPE_OPS]  # shapes and indexing (issue 13 item 3)
+    # linear algebra (issue 13 item 5): ag.eig and ag.qr have no gradient, as in Theano
+    ops += [ag.MatrixInverseOp, ag.DetOp, ag.CholeskyOp, ag.SolveOp, ag.EighOp, ag.SvdOp]
     import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
 
     assert {op for op in ops if op not in comparisons} == set(grad_rules.RULES)
