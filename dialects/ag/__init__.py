@@ -70,6 +70,20 @@ from arignote.dialects.ag.elementwise_table import (
     UNARY_TABLE_OPS,
     Elementwise,
 )
+# --- extra_ops and sort (issue 13 item 4) ---
+from arignote.dialects.ag.extra_ops import (
+    CUMULATIVE_OPS,
+    EXTRA_OPS,
+    SEARCH_SIDES,
+    SORT_OPS,
+    ArgSortOp,
+    AxisOp,
+    CumProdOp,
+    CumSumOp,
+    CumulativeOp,
+    SearchSortedOp,
+    SortOp,
+)
 from arignote.dialects.ag.fused import (
     DESTROY_MAP_ATTRIBUTE,
     POINTWISE_OPS,
@@ -198,11 +212,24 @@ Ag = Dialect(
         IfOp,
         FusedOp,
         *PARALLEL_OPS,
+        *EXTRA_OPS,
     ],
     [],
 )
 
 __all__ = [
+    # extra_ops and sort (issue 13 item 4)
+    "CUMULATIVE_OPS",
+    "EXTRA_OPS",
+    "SEARCH_SIDES",
+    "SORT_OPS",
+    "ArgSortOp",
+    "AxisOp",
+    "CumProdOp",
+    "CumSumOp",
+    "CumulativeOp",
+    "SearchSortedOp",
+    "SortOp",
     "PARALLEL_OPS",
     "ParallelForOp",
     "ParallelWidthOp",

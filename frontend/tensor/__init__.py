@@ -119,6 +119,35 @@ def _constructor(kind: str, default_dtype: str | None) -> Any:
     return make
 
 
+# --- extra_ops and sort (issue 13 item 4): Theano's theano.tensor exports of them ---
+from arignote.tensor import extra_ops, sort  # noqa: E402
+from arignote.tensor.extra_ops import (  # noqa: E402
+    DiffOp,
+    bartlett,
+    bincount,
+    cumprod,
+    cumsum,
+    fill_diagonal,
+    fill_diagonal_offset,
+    inverse_permutation,
+    permute_row_elements,
+    ravel_multi_index,
+    repeat,
+    squeeze,
+    unravel_index,
+)
+from arignote.tensor.sort import argsort, argtopk, topk, topk_and_argtopk  # noqa: E402
+from arignote.tensor.sort import sort as _sort_function  # noqa: E402
+
+sort = _sort_function  # as in Theano, `T.sort` is the function (the module: `extra_ops`'s sibling)
+_EXTRA_OPS_NAMES = [
+    "extra_ops", "DiffOp", "bartlett", "bincount", "cumprod", "cumsum", "fill_diagonal",
+    "fill_diagonal_offset", "inverse_permutation", "permute_row_elements",
+    "ravel_multi_index", "repeat", "squeeze", "unravel_index", "sort", "argsort", "argtopk",
+    "topk", "topk_and_argtopk",
+]
+
+
 def _plural(single: Any) -> Any:
     def make(*names: str, dtype: str | None = None) -> list[Variable]:
         if len(names) == 1 and isinstance(names[0], int):
@@ -218,6 +247,8 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+__all__ += _EXTRA_OPS_NAMES  # extra_ops and sort (issue 13 item 4)
 
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)

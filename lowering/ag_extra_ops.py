@@ -1,0 +1,300 @@
+"""Kernels and shape rules of the scan, sort and search ops (`ag.cumsum`, `ag.cumprod`,
+`ag.sort`, `ag.argsort`, `ag.searchsorted`; `dialects/ag/extra_ops.py`).
+
+Accepts those ops (through `ag-to-loops`, which calls the kernels registered here) and
+leaves `scf.for`/`scf.if` loops over `memref.load`/`memref.store`, `arith` ops and, for
+the sorts, two temporary `i64` buffers of one row's length (`memref.alloc`/`dealloc`).
+
+- `cumsum`/`cumprod`: for every position of the other axes, one loop along the axis
+  carrying the running sum or product.
+- `argsort`: a bottom-up merge sort of positions, stable, per row: the positions
+  `0..n-1`, then passes of width 1, 2, 4, ... merging neighbouring runs into a scratch
+  row and copying it back. Elements compare by `before` (NaN after every number, as
+  NumPy), and a tie takes the left run's element, so equal elements keep their order.
+  `sort` sorts the positions of a row into a scratch row and gathers the elements.
+- `searchsorted`: a branch-free binary search per value, `bit_length(n)` halvings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, i64
+from xdsl.ir import Operation, SSAValue
+
+from arignote.dialects import ag
+from arignote.lowering import ag_scalar
+from arignote.lowering.ag_kernels import KERNELS
+from arignote.lowering.ag_shapes import SHAPE_RULES, RuleResult, same_rule
+from arignote.lowering.loop_utils import (
+    Buffer,
+    Dim,
+    as_index,
+    for_loop,
+    index_constant,
+    load,
+    loop_nest,
+    store,
+)
+
+Row = Callable[[Builder, SSAValue], list[SSAValue]]
+"""The full indices of element `k` (an `index`) of the row being worked on."""
+
+
+# --- small index helpers ---------------------------------------------------------------
+
+
+def _cmp(b: Builder, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
+    return b.insert(arith.CmpiOp(x, y, predicate)).result
+
+
+def _sel(b: Builder, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+    return b.insert(arith.SelectOp(cond, x, y)).result
+
+
+def _min(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    return _sel(b, _cmp(b, "slt", x, y), x, y)
+
+
+def _add(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    return b.insert(arith.AddiOp(x, y)).result
+
+
+def _to_index(b: Builder, x: SSAValue) -> SSAValue:
+    return b.insert(arith.IndexCastOp(x, IndexType())).result
+
+
+def _to_i64(b: Builder, x: SSAValue) -> SSAValue:
+    return b.insert(arith.IndexCastOp(x, i64)).result
+
+
+def _not(b: Builder, x: SSAValue) -> SSAValue:
+    return b.insert(arith.XOrIOp(x, ag_scalar.constant(b, 1, x.type))).result
+
+
+def before(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """`x` sorts strictly before `y`: NumPy's order, where NaN comes after every number
+    (and two NaNs are equal); bools compare false < true."""
+    t = x.type
+    if ag.is_bool(t):
+        return _cmp(b, "ult", x, y)
+    if not ag.is_float(t):
+        return _cmp(b, "slt", x, y)
+    less = b.insert(arith.CmpfOp(x, y, "olt")).result
+    x_number = b.insert(arith.CmpfOp(x, x, "ord")).result
+    y_nan = b.insert(arith.CmpfOp(y, y, "uno")).result
+    return b.insert(arith.OrIOp(less, b.insert(arith.AndIOp(x_number, y_nan)).result)).result
+
+
+def _other_axes(b: Builder, x: Buffer, axis: int) -> list[SSAValue]:
+    return [as_index(b, d) for i, d in enumerate(x.dims) if i != axis]
+
+
+def _row(ivs: Sequence[SSAValue], axis: int) -> Row:
+    def at(_: Builder, k: SSAValue) -> list[SSAValue]:
+        indices = list(ivs)
+        indices.insert(axis, k)
+        return indices
+
+    return at
+
+
+def _count_loop(b: Builder, n: SSAValue, body: Callable[[Builder, SSAValue], None]) -> None:
+    def step(inner: Builder, k: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        body(inner, k)
+        return ()
+
+    for_loop(b, index_constant(b, 0), n, index_constant(b, 1), (), step)
+
+
+def _bit_length(b: Builder, n: SSAValue) -> SSAValue:
+    """`n.bit_length()` for an `index` `n >= 0`: the number of halvings that take a
+    range of `n + 1` candidates to one, and of doublings from 1 that reach `n`."""
+
+    def step(inner: Builder, p: SSAValue, acc: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        one = index_constant(inner, 1)
+        power = inner.insert(arith.ShLIOp(one, p)).result
+        reached = _cmp(inner, "sle", power, n)
+        return [_sel(inner, reached, _add(inner, acc[0], one), acc[0])]
+
+    (bits,) = for_loop(
+        b, index_constant(b, 0), index_constant(b, 62), index_constant(b, 1),
+        [index_constant(b, 0)], step,
+    )
+    return bits
+
+
+# --- cumsum / cumprod ------------------------------------------------------------------
+
+
+def emit_cumulative(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+    """For each position of the other axes, a loop along `axis` carrying the running
+    sum (product) and storing it at every step."""
+    assert isinstance(op, ag.CumulativeOp)
+    (x,), axis = ins, op.axis_value
+    is_sum = isinstance(op, ag.CumSumOp)
+    combine = ag_scalar.BINARY[ag.AddOp if is_sum else ag.MulOp]
+    n = as_index(b, x.dims[axis])
+
+    def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        at = _row(ivs, axis)
+
+        def step(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            total = combine(body, acc[0], load(body, x, at(body, k)))
+            store(body, total, out, at(body, k))
+            return [total]
+
+        init = ag_scalar.constant(inner, 0 if is_sum else 1, x.element_type)
+        for_loop(inner, index_constant(inner, 0), n, index_constant(inner, 1), [init], step)
+
+    loop_nest(b, _other_axes(b, x, axis), row)
+
+
+# --- argsort / sort --------------------------------------------------------------------
+
+
+def _merge_run(
+    b: Builder, key: Callable[[Builder, SSAValue], SSAValue], src: Buffer, dst: Buffer,
+    bounds: tuple[SSAValue, SSAValue, SSAValue],
+) -> None:
+    """Merges the sorted runs `src[start:mid]` and `src[mid:end]` of positions into
+    `dst[start:end]`; a tie takes the left run's position (stable)."""
+    start, mid, end = bounds
+    last_left = b.insert(arith.SubiOp(mid, index_constant(b, 1))).result
+    last = b.insert(arith.SubiOp(end, index_constant(b, 1))).result
+
+    def step(body: Builder, k: SSAValue, ij: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        i, j = ij
+        a = load(body, src, [_min(body, i, last_left)])
+        c = load(body, src, [_min(body, j, last)])
+        left_done = _cmp(body, "sge", i, mid)
+        right_first = body.insert(arith.OrIOp(left_done, before(body, key(body, c), key(body, a))))
+        right_left = _cmp(body, "slt", j, end)
+        take_right = body.insert(arith.AndIOp(right_left, right_first.result)).result
+        store(body, _sel(body, take_right, c, a), dst, [k])
+        one = index_constant(body, 1)
+        return [
+            _sel(body, take_right, i, _add(body, i, one)),
+            _sel(body, take_right, _add(body, j, one), j),
+        ]
+
+    for_loop(b, start, end, index_constant(b, 1), [start, mid], step)
+
+
+def _merge_sort(
+    b: Builder, key: Callable[[Builder, SSAValue], SSAValue], order: Buffer, scratch: Buffer,
+    n: SSAValue, passes: SSAValue,
+) -> None:
+    """Sorts the `i64` positions `0..n-1` into `order` (1-d, length `n`) by `key`."""
+    _count_loop(b, n, lambda inner, k: store(inner, _to_i64(inner, k), order, [k]))
+
+    def one_pass(inner: Builder, p: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        width = inner.insert(arith.ShLIOp(index_constant(inner, 1), p)).result
+        double = _add(inner, width, width)
+
+        def run(body: Builder, start: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            mid = _min(body, _add(body, start, width), n)
+            end = _min(body, _add(body, start, double), n)
+            _merge_run(body, key, order, scratch, (start, mid, end))
+            return ()
+
+        for_loop(inner, index_constant(inner, 0), n, double, (), run)
+        _count_loop(inner, n, lambda body, k: store(body, load(body, scratch, [k]), order, [k]))
+        return ()
+
+    for_loop(b, index_constant(b, 0), passes, index_constant(b, 1), (), one_pass)
+
+
+def _row_buffer(b: Builder, n: SSAValue) -> Buffer:
+    t = MemRefType(i64, [DYNAMIC_INDEX])
+    return Buffer(b.insert(memref.AllocOp([n], [], t)).memref, (n,))
+
+
+def emit_sort(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+    """Per row: the sorting positions by `_merge_sort` into a scratch row, then stored
+    into the result row (`argsort`) or used to gather the row's elements (`sort`)."""
+    assert isinstance(op, ag.AxisOp)
+    (x,), axis = ins, op.axis_value
+    n = as_index(b, x.dims[axis])
+    passes = _bit_length(b, b.insert(arith.SubiOp(n, index_constant(b, 1))).result)
+    passes = _sel(b, _cmp(b, "sgt", n, index_constant(b, 1)), passes, index_constant(b, 0))
+    scratch, order = _row_buffer(b, n), _row_buffer(b, n)
+    gather = isinstance(op, ag.SortOp)
+
+    def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        at = _row(ivs, axis)
+
+        def key(body: Builder, position: SSAValue) -> SSAValue:
+            return load(body, x, at(body, _to_index(body, position)))
+
+        def result(body: Builder, k: SSAValue) -> None:
+            position = load(body, order, [k])
+            store(body, key(body, position) if gather else position, out, at(body, k))
+
+        _merge_sort(inner, key, order, scratch, n, passes)
+        _count_loop(inner, n, result)
+
+    loop_nest(b, _other_axes(b, x, axis), row)
+    for buffer in (scratch, order):
+        b.insert(memref.DeallocOp.get(buffer.memref))
+
+
+# --- searchsorted ----------------------------------------------------------------------
+
+
+def emit_searchsorted(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+    """Per value `v`, `lo = 0, hi = n` halved `bit_length(n)` times: the middle element
+    goes left of `v` (`before(a, v)`, or `not before(v, a)` for side "right") or not."""
+    assert isinstance(op, ag.SearchSortedOp)
+    sorted_, values = ins
+    n = as_index(b, sorted_.dims[0])
+    halvings = _bit_length(b, n)
+    last = b.insert(arith.SubiOp(n, index_constant(b, 1))).result
+    right = op.right
+
+    def element(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        v = load(inner, values, ivs)
+
+        def halve(body: Builder, _: SSAValue, lohi: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            lo, hi = lohi
+            one = index_constant(body, 1)
+            mid = body.insert(arith.ShRUIOp(_add(body, lo, hi), one)).result
+            a = load(body, sorted_, [_min(body, mid, last)])
+            go_right = _not(body, before(body, v, a)) if right else before(body, a, v)
+            active = _cmp(body, "slt", lo, hi)
+            up = body.insert(arith.AndIOp(active, go_right)).result
+            down = body.insert(arith.AndIOp(active, _not(body, go_right))).result
+            return [_sel(body, up, _add(body, mid, one), lo), _sel(body, down, mid, hi)]
+
+        zero, one = index_constant(inner, 0), index_constant(inner, 1)
+        lo, _ = for_loop(inner, zero, halvings, one, [zero, n], halve)
+        store(inner, _to_i64(inner, lo), out, ivs)
+
+    loop_nest(b, [as_index(b, d) for d in out.dims], element)
+
+
+def searchsorted_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
+    """The values' shape; no checks."""
+    return list(dims[1]), []
+
+
+SHAPE_RULES.update(
+    {
+        ag.CumSumOp: same_rule,
+        ag.CumProdOp: same_rule,
+        ag.SortOp: same_rule,
+        ag.ArgSortOp: same_rule,
+        ag.SearchSortedOp: searchsorted_rule,
+    }
+)
+KERNELS.update(
+    {
+        ag.CumSumOp: emit_cumulative,
+        ag.CumProdOp: emit_cumulative,
+        ag.SortOp: emit_sort,
+        ag.ArgSortOp: emit_sort,
+        ag.SearchSortedOp: emit_searchsorted,
+    }
+)
