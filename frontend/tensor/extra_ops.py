@@ -253,8 +253,7 @@ def unique(
         outputs.append(st.set_subtensor(st.getitem(st.zeros([size], "int64"), order), group))
     if return_counts:
         last = basic.dimshuffle(basic.cast(basic.as_tensor_variable(size), "int64"), "x")
-        ends = st.concatenate([first[1:], last])
-        outputs.append(ends - first)
+        outputs.append(st.concatenate([first, last])[1:] - first)
     return outputs[0] if len(outputs) == 1 else outputs
 
 
@@ -567,5 +566,13 @@ def permute_row_elements(x: Any, y: Any, inverse: Any = 0) -> Variable:
         v = basic.dimshuffle(v, *(["x"] * (rank - v.ndim)), *range(v.ndim))
     if p.ndim < rank:
         p = basic.dimshuffle(p, *(["x"] * (rank - p.ndim)), *range(p.ndim))
-    v = v * basic.ones_like(p[..., :1], dtype=v.dtype) if v.ndim > 1 else v
-    return take_along_axis(v, p, rank - 1)
+    key: list[Any] = []
+    for a in range(rank - 1):
+        pattern: list[Any] = ["x"] * rank
+        pattern[a] = 0
+        if v.broadcastable[a] and not p.broadcastable[a]:  # x's one row serves every row
+            positions = st.arange(st.shape_i(p, a)) * 0
+        else:
+            positions = st.arange(st.shape_i(v, a))
+        key.append(basic.dimshuffle(positions, *pattern))
+    return st.getitem(v, (*key, p))
