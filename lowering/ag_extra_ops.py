@@ -120,8 +120,12 @@ def _bit_length(b: Builder, n: SSAValue) -> SSAValue:
         return [_sel(inner, reached, _add(inner, acc[0], one), acc[0])]
 
     (bits,) = for_loop(
-        b, index_constant(b, 0), index_constant(b, 62), index_constant(b, 1),
-        [index_constant(b, 0)], step,
+        b,
+        index_constant(b, 0),
+        index_constant(b, 62),
+        index_constant(b, 1),
+        [index_constant(b, 0)],
+        step,
     )
     return bits
 
@@ -156,7 +160,10 @@ def emit_cumulative(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer
 
 
 def _merge_run(
-    b: Builder, key: Callable[[Builder, SSAValue], SSAValue], src: Buffer, dst: Buffer,
+    b: Builder,
+    key: Callable[[Builder, SSAValue], SSAValue],
+    src: Buffer,
+    dst: Buffer,
     bounds: tuple[SSAValue, SSAValue, SSAValue],
 ) -> None:
     """Merges the sorted runs `src[start:mid]` and `src[mid:end]` of positions into
@@ -184,8 +191,12 @@ def _merge_run(
 
 
 def _merge_sort(
-    b: Builder, key: Callable[[Builder, SSAValue], SSAValue], order: Buffer, scratch: Buffer,
-    n: SSAValue, passes: SSAValue,
+    b: Builder,
+    key: Callable[[Builder, SSAValue], SSAValue],
+    order: Buffer,
+    scratch: Buffer,
+    n: SSAValue,
+    passes: SSAValue,
 ) -> None:
     """Sorts the `i64` positions `0..n-1` into `order` (1-d, length `n`) by `key`."""
     _count_loop(b, n, lambda inner, k: store(inner, _to_i64(inner, k), order, [k]))

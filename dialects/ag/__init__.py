@@ -70,6 +70,7 @@ from arignote.dialects.ag.elementwise_table import (
     UNARY_TABLE_OPS,
     Elementwise,
 )
+
 # --- extra_ops and sort (issue 13 item 4) ---
 from arignote.dialects.ag.extra_ops import (
     CUMULATIVE_OPS,

@@ -80,9 +80,7 @@ class AxisOp(IRDLOperation, abc.ABC):
     def verify_(self) -> None:
         t = _check_tensor(self, "operand", self.input.type, self.CATEGORY)
         if not 0 <= self.axis_value < t.get_num_dims():
-            raise VerifyException(
-                f"'{self.name}' op axis {self.axis_value} out of range for {t}"
-            )
+            raise VerifyException(f"'{self.name}' op axis {self.axis_value} out of range for {t}")
         _expect_result(self, self.result_type(t), self.result.type)
 
 
@@ -193,12 +191,11 @@ class SearchSortedOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' op sorted must be a vector, got {st}")
         if st.element_type != vt.element_type:
             raise VerifyException(
-                f"'{self.name}' op sorted and values must have one element type, got "
-                f"{st} and {vt}"
+                f"'{self.name}' op sorted and values must have one element type, got {st} and {vt}"
             )
         if self.side.data not in SEARCH_SIDES:
             raise VerifyException(
-                f"'{self.name}' op side must be \"left\" or \"right\", got \"{self.side.data}\""
+                f'\'{self.name}\' op side must be "left" or "right", got "{self.side.data}"'
             )
         _expect_result(self, TensorType(i64, vt.get_shape()), self.result.type)
 

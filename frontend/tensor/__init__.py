@@ -120,7 +120,9 @@ def _constructor(kind: str, default_dtype: str | None) -> Any:
 
 
 # --- extra_ops and sort (issue 13 item 4): Theano's theano.tensor exports of them ---
-from arignote.tensor import extra_ops, sort  # noqa: E402
+# `T.sort` is the function, as in Theano (`from arignote.tensor.sort import ...` still
+# reaches the module).
+from arignote.tensor import extra_ops  # noqa: E402
 from arignote.tensor.extra_ops import (  # noqa: E402
     DiffOp,
     bartlett,
@@ -136,16 +138,7 @@ from arignote.tensor.extra_ops import (  # noqa: E402
     squeeze,
     unravel_index,
 )
-from arignote.tensor.sort import argsort, argtopk, topk, topk_and_argtopk  # noqa: E402
-from arignote.tensor.sort import sort as _sort_function  # noqa: E402
-
-sort = _sort_function  # as in Theano, `T.sort` is the function (the module: `extra_ops`'s sibling)
-_EXTRA_OPS_NAMES = [
-    "extra_ops", "DiffOp", "bartlett", "bincount", "cumprod", "cumsum", "fill_diagonal",
-    "fill_diagonal_offset", "inverse_permutation", "permute_row_elements",
-    "ravel_multi_index", "repeat", "squeeze", "unravel_index", "sort", "argsort", "argtopk",
-    "topk", "topk_and_argtopk",
-]
+from arignote.tensor.sort import argsort, argtopk, sort, topk, topk_and_argtopk  # noqa: E402
 
 
 def _plural(single: Any) -> Any:
@@ -248,7 +241,27 @@ __all__ = [
     "zeros_like",
 ]
 
-__all__ += _EXTRA_OPS_NAMES  # extra_ops and sort (issue 13 item 4)
+__all__ += [  # extra_ops and sort (issue 13 item 4)
+    "extra_ops",
+    "DiffOp",
+    "bartlett",
+    "bincount",
+    "cumprod",
+    "cumsum",
+    "fill_diagonal",
+    "fill_diagonal_offset",
+    "inverse_permutation",
+    "permute_row_elements",
+    "ravel_multi_index",
+    "repeat",
+    "squeeze",
+    "unravel_index",
+    "sort",
+    "argsort",
+    "argtopk",
+    "topk",
+    "topk_and_argtopk",
+]
 
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)

@@ -20,10 +20,10 @@ from typing import Any
 
 from arignote.configuration import config
 from arignote.dialects import ag
-from arignote.graph import TensorConstant, Variable, apply_op
+from arignote.graph import Variable, apply_op
 from arignote.tensor import basic
 from arignote.tensor import subtensor as st
-from arignote.tensor.sort import _axis, argsort, take_along_axis
+from arignote.tensor.sort import _axis, argsort
 
 _INT_DTYPES = ("int8", "int16", "int32", "int64")
 
@@ -478,7 +478,7 @@ def ravel_multi_index(
         _integer(c, "multi_index")
     shape = _dims_list(dims, len(coords))
     if len(shape) != len(coords):
-        raise ValueError("parameter multi_index must be a sequence of length " f"{len(shape)}")
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(shape)}")
     fixed = [_bounded(basic.cast(c, "int64"), d, mode) for c, d in zip(coords, shape, strict=True)]
     axes = list(range(len(fixed))) if order == "F" else list(reversed(range(len(fixed))))
     flat: Any = 0
