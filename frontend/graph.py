@@ -278,6 +278,23 @@ class Variable:
     def round(self, mode: str | None = None) -> Variable:
         return _basic().round(self, mode)
 
+    # --- extra_ops and sort (issue 13 item 4; see arignote.tensor.sort, .extra_ops) ------
+
+    def sort(self, axis: Any = -1, kind: str = "quicksort", order: Any = None) -> Variable:
+        from arignote.tensor.sort import sort
+
+        return sort(self, axis, kind, order)
+
+    def argsort(self, axis: Any = -1, kind: str = "quicksort", order: Any = None) -> Variable:
+        from arignote.tensor.sort import argsort
+
+        return argsort(self, axis, kind, order)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Variable:
+        from arignote.tensor.extra_ops import repeat
+
+        return repeat(self, repeats, axis)
+
     # Theano variables are hashed and compared by identity (`==` on tensors is not `eq`).
     __hash__ = object.__hash__
 

@@ -16,7 +16,7 @@ import pytest
 import arignote
 import arignote.tensor as T
 from arignote.gradient import verify_grad
-from arignote.tensor import extra_ops
+from arignote.tensor import basic, extra_ops
 
 BACKENDS = ["py", "cvm"]
 
@@ -335,6 +335,12 @@ def test_permutations_squeeze_contiguous(backend: str) -> None:
         "permute_row_elements one perm": T.permute_row_elements(m, p[:4]),
         "squeeze": T.squeeze(row),
         "cpu_contiguous": extra_ops.cpu_contiguous(m.T),
+        "CpuContiguous": extra_ops.CpuContiguous()(m),
+        "PermuteRowElements": basic.PermuteRowElements()(m, pm),
+        "basic.inverse_permutation": basic.inverse_permutation(p),
+        "m.sort(0)": m.sort(0),
+        "m.argsort()": m.argsort(),
+        "m.repeat(2, axis=0)": m.repeat(2, axis=0),
     }
     f = arignote.function([p, m, pm, row], list(outs.values()), mode=mode(backend))
     pv = RNG.permutation(6)
@@ -350,9 +356,15 @@ def test_permutations_squeeze_contiguous(backend: str) -> None:
         "permute_row_elements one perm": mv[:, pv[:4]] if pv[:4].max() < 4 else None,
         "squeeze": rowv.reshape(5),
         "cpu_contiguous": mv.T,
+        "CpuContiguous": mv,
+        "PermuteRowElements": np.take_along_axis(mv, pmv, 1),
+        "basic.inverse_permutation": None,
+        "m.sort(0)": np.sort(mv, 0),
+        "m.argsort()": np.argsort(mv, kind="stable"),
+        "m.repeat(2, axis=0)": np.repeat(mv, 2, axis=0),
     }
     pv = np.array([2, 0, 3, 1, 5, 4])
-    expected["inverse_permutation"] = np.argsort(pv)
+    expected["inverse_permutation"] = expected["basic.inverse_permutation"] = np.argsort(pv)
     expected["permute_row_elements one perm"] = mv[:, pv[:4]]
     check_all(f(pv, mv, pmv, rowv), expected)
 
