@@ -18,11 +18,12 @@ the sorts, two temporary `i64` buffers of one row's length (`memref.alloc`/`deal
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
@@ -159,97 +160,137 @@ def emit_cumulative(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer
 # --- argsort / sort --------------------------------------------------------------------
 
 
-def _merge_run(
-    b: Builder,
-    key: Callable[[Builder, SSAValue], SSAValue],
-    src: Buffer,
-    dst: Buffer,
-    bounds: tuple[SSAValue, SSAValue, SSAValue],
+@dataclass(frozen=True)
+class Lanes:
+    """One row being sorted: its keys and, for `argsort`, their original positions
+    (`i64`), moved together."""
+
+    keys: SSAValue
+    positions: SSAValue | None
+
+    def pick(self, b: Builder, other: Lanes, first: SSAValue) -> Lanes:
+        """`self` where `first` holds, else `other` (a choice between memrefs)."""
+        keys = _sel(b, first, self.keys, other.keys)
+        if self.positions is None or other.positions is None:
+            return Lanes(keys, None)
+        return Lanes(keys, _sel(b, first, self.positions, other.positions))
+
+
+def _take(
+    b: Builder, src: Lanes, dst: Lanes, right: SSAValue, ij: Sequence[SSAValue], k: SSAValue
 ) -> None:
-    """Merges the sorted runs `src[start:mid]` and `src[mid:end]` of positions into
-    `dst[start:end]`; a tie takes the left run's position (stable)."""
+    """`dst[k] = src[j]` if `right` else `src[i]`, in every lane."""
+    lanes = [(src.keys, dst.keys)]
+    if src.positions is not None and dst.positions is not None:
+        lanes.append((src.positions, dst.positions))
+    for source, dest in lanes:
+        a = b.insert(memref.LoadOp.get(source, [ij[0]])).res
+        c = b.insert(memref.LoadOp.get(source, [ij[1]])).res
+        b.insert(memref.StoreOp.get(_sel(b, right, c, a), dest, [k]))
+
+
+def _merge_run(
+    b: Builder, src: Lanes, dst: Lanes, bounds: tuple[SSAValue, SSAValue, SSAValue]
+) -> None:
+    """Merges the sorted runs `src[start:mid]` and `src[mid:end]` into `dst[start:end]`;
+    a tie takes the left run's element (stable). Branch-free: both heads are read (at
+    clamped positions) and one is kept."""
     start, mid, end = bounds
-    last_left = b.insert(arith.SubiOp(mid, index_constant(b, 1))).result
-    last = b.insert(arith.SubiOp(end, index_constant(b, 1))).result
+    one = index_constant(b, 1)
+    last_left = b.insert(arith.SubiOp(mid, one)).result
+    last = b.insert(arith.SubiOp(end, one)).result
 
     def step(body: Builder, k: SSAValue, ij: Sequence[SSAValue]) -> Sequence[SSAValue]:
         i, j = ij
-        a = load(body, src, [_min(body, i, last_left)])
-        c = load(body, src, [_min(body, j, last)])
-        left_done = _cmp(body, "sge", i, mid)
-        right_first = body.insert(arith.OrIOp(left_done, before(body, key(body, c), key(body, a))))
+        at = [_min(body, i, last_left), _min(body, j, last)]
+        a = body.insert(memref.LoadOp.get(src.keys, [at[0]])).res
+        c = body.insert(memref.LoadOp.get(src.keys, [at[1]])).res
+        right_first = body.insert(arith.OrIOp(_cmp(body, "sge", i, mid), before(body, c, a)))
         right_left = _cmp(body, "slt", j, end)
         take_right = body.insert(arith.AndIOp(right_left, right_first.result)).result
-        store(body, _sel(body, take_right, c, a), dst, [k])
-        one = index_constant(body, 1)
+        _take(body, src, dst, take_right, at, k)
+        step_one = index_constant(body, 1)
         return [
-            _sel(body, take_right, i, _add(body, i, one)),
-            _sel(body, take_right, _add(body, j, one), j),
+            _sel(body, take_right, i, _add(body, i, step_one)),
+            _sel(body, take_right, _add(body, j, step_one), j),
         ]
 
-    for_loop(b, start, end, index_constant(b, 1), [start, mid], step)
+    for_loop(b, start, end, one, [start, mid], step)
 
 
-def _merge_sort(
-    b: Builder,
-    key: Callable[[Builder, SSAValue], SSAValue],
-    order: Buffer,
-    scratch: Buffer,
-    n: SSAValue,
-    passes: SSAValue,
-) -> None:
-    """Sorts the `i64` positions `0..n-1` into `order` (1-d, length `n`) by `key`."""
-    _count_loop(b, n, lambda inner, k: store(inner, _to_i64(inner, k), order, [k]))
+def _merge_sort(b: Builder, first: Lanes, second: Lanes, n: SSAValue, passes: SSAValue) -> Lanes:
+    """Sorts the row in `first` by `passes` merge passes of widths 1, 2, 4, ...,
+    alternating between `first` and `second`; returns the lanes holding the result."""
 
     def one_pass(inner: Builder, p: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        even = _is_even(inner, p)
+        src, dst = first.pick(inner, second, even), second.pick(inner, first, even)
         width = inner.insert(arith.ShLIOp(index_constant(inner, 1), p)).result
         double = _add(inner, width, width)
 
         def run(body: Builder, start: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
             mid = _min(body, _add(body, start, width), n)
             end = _min(body, _add(body, start, double), n)
-            _merge_run(body, key, order, scratch, (start, mid, end))
+            _merge_run(body, src, dst, (start, mid, end))
             return ()
 
         for_loop(inner, index_constant(inner, 0), n, double, (), run)
-        _count_loop(inner, n, lambda body, k: store(body, load(body, scratch, [k]), order, [k]))
         return ()
 
     for_loop(b, index_constant(b, 0), passes, index_constant(b, 1), (), one_pass)
+    return first.pick(b, second, _is_even(b, passes))
 
 
-def _row_buffer(b: Builder, n: SSAValue) -> Buffer:
-    t = MemRefType(i64, [DYNAMIC_INDEX])
-    return Buffer(b.insert(memref.AllocOp([n], [], t)).memref, (n,))
+def _is_even(b: Builder, p: SSAValue) -> SSAValue:
+    low = b.insert(arith.AndIOp(p, index_constant(b, 1))).result
+    return _cmp(b, "eq", low, index_constant(b, 0))
+
+
+def _row_buffer(b: Builder, n: SSAValue, element: Attribute) -> SSAValue:
+    return b.insert(memref.AllocOp([n], [], MemRefType(element, [DYNAMIC_INDEX]))).memref
 
 
 def emit_sort(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
-    """Per row: the sorting positions by `_merge_sort` into a scratch row, then stored
-    into the result row (`argsort`) or used to gather the row's elements (`sort`)."""
+    """Per row: its keys copied into a scratch row (with their positions `0..n-1` for
+    `argsort`), merge-sorted between two scratch rows, and the sorted keys (`sort`) or
+    positions (`argsort`) stored into the result row. `ceil(log2 n)` passes."""
     assert isinstance(op, ag.AxisOp)
     (x,), axis = ins, op.axis_value
     n = as_index(b, x.dims[axis])
     passes = _bit_length(b, b.insert(arith.SubiOp(n, index_constant(b, 1))).result)
     passes = _sel(b, _cmp(b, "sgt", n, index_constant(b, 1)), passes, index_constant(b, 0))
-    scratch, order = _row_buffer(b, n), _row_buffer(b, n)
-    gather = isinstance(op, ag.SortOp)
+    with_positions = isinstance(op, ag.ArgSortOp)
+    scratch = [
+        Lanes(
+            _row_buffer(b, n, x.element_type),
+            _row_buffer(b, n, i64) if with_positions else None,
+        )
+        for _ in range(2)
+    ]
 
     def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
         at = _row(ivs, axis)
+        first = scratch[0]
 
-        def key(body: Builder, position: SSAValue) -> SSAValue:
-            return load(body, x, at(body, _to_index(body, position)))
+        def fill(body: Builder, k: SSAValue) -> None:
+            body.insert(memref.StoreOp.get(load(body, x, at(body, k)), first.keys, [k]))
+            if first.positions is not None:
+                body.insert(memref.StoreOp.get(_to_i64(body, k), first.positions, [k]))
 
-        def result(body: Builder, k: SSAValue) -> None:
-            position = load(body, order, [k])
-            store(body, key(body, position) if gather else position, out, at(body, k))
+        _count_loop(inner, n, fill)
+        result = _merge_sort(inner, first, scratch[1], n, passes)
+        source = result.positions if result.positions is not None else result.keys
 
-        _merge_sort(inner, key, order, scratch, n, passes)
-        _count_loop(inner, n, result)
+        def store_row(body: Builder, k: SSAValue) -> None:
+            store(body, body.insert(memref.LoadOp.get(source, [k])).res, out, at(body, k))
+
+        _count_loop(inner, n, store_row)
 
     loop_nest(b, _other_axes(b, x, axis), row)
-    for buffer in (scratch, order):
-        b.insert(memref.DeallocOp.get(buffer.memref))
+    for lanes in scratch:
+        for buffer in (lanes.keys, lanes.positions):
+            if buffer is not None:
+                b.insert(memref.DeallocOp.get(buffer))
 
 
 # --- searchsorted ----------------------------------------------------------------------

@@ -23,7 +23,7 @@ from arignote.dialects import ag
 from arignote.graph import Variable, apply_op
 from arignote.tensor import basic
 from arignote.tensor import subtensor as st
-from arignote.tensor.sort import _axis, argsort
+from arignote.tensor.sort import _axis, argsort, flat
 
 _INT_DTYPES = ("int8", "int16", "int32", "int64")
 
@@ -41,7 +41,7 @@ def _cumulative(op_class: type[ag.CumulativeOp], x: Any, axis: Any) -> Variable:
     if v.dtype == "bool":  # NumPy counts bools as integers
         v = basic.cast(v, "int64")
     if axis is None:
-        v, axis = st.flatten(v), 0
+        v, axis = flat(v), 0
     elif not isinstance(axis, int) or not -v.ndim <= axis < v.ndim:
         raise ValueError(f"axis(={axis}) out of bounds")
     return apply_op(op_class(v.value, axis % v.ndim))
@@ -178,7 +178,7 @@ def _positions(flags: Variable) -> Variable:
 
 def flatnonzero(a: Any) -> Variable:
     """The int64 positions of the nonzero elements of the flattened `a`."""
-    return _positions(basic.neq(st.flatten(basic.as_tensor_variable(a)), 0))
+    return _positions(basic.neq(flat(basic.as_tensor_variable(a)), 0))
 
 
 def compress(condition: Any, x: Any, axis: int | None = None) -> Variable:
@@ -212,10 +212,11 @@ def bincount(
 
 
 def _assert_nonnegative(v: Variable) -> Variable:
-    """`v`, checked at run time: a negative element raises `IndexError` (it indexes an
-    empty vector, whose bounds check reports it)."""
-    bad = basic.lt(v, 0)
-    probe = st.getitem(st.zeros([0], dtype="int64"), _positions(bad))
+    """`v`, checked at run time: its first negative element, used as an index into an
+    empty vector, raises the bounds check's `IndexError` ("index -3 is out of bounds
+    for axis 0 with size 0")."""
+    negative = st.getitem(v, _positions(basic.lt(v, 0)))
+    probe = st.getitem(st.zeros([0], dtype="int64"), negative)
     return v + basic.cast(basic.sum(probe), v.dtype)
 
 
@@ -234,15 +235,15 @@ def unique(
     occurrence, the position of each element of `ar` among them, and their counts."""
     if axis is not None:
         raise NotImplementedError("unique: axis (unique slices) is not supported yet")
-    flat = st.flatten(basic.as_tensor_variable(ar))
-    order = argsort(flat, kind="mergesort")
-    s = st.getitem(flat, order)
+    values = flat(basic.as_tensor_variable(ar))
+    order = argsort(values, kind="mergesort")
+    s = st.getitem(values, order)
     later, earlier = s[1:], s[:-1]
     differs = basic.neq(later, earlier)
     if s.dtype in ("float32", "float64"):
         both_nan = basic.and_(basic.isnan(later), basic.isnan(earlier))  # type: ignore[attr-defined]
         differs = basic.and_(differs, basic.invert(both_nan))  # type: ignore[attr-defined]
-    size = st.shape_i(flat, 0)
+    size = st.shape_i(values, 0)
     starts = st.concatenate([st.alloc(True, basic.minimum(size, 1)), differs])
     first = _positions(starts)
     outputs = [st.getitem(s, first)]
@@ -288,7 +289,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
         raise ValueError("The dimension of repeats should not exceed 1.")
     _integer(r, "repeats")
     if axis is None:
-        v, axis = st.flatten(v), 0
+        v, axis = flat(v), 0
     elif axis >= v.ndim or axis < -v.ndim:
         raise ValueError("Axis should not exceed x.ndim-1.")
     axis %= v.ndim

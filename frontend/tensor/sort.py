@@ -35,6 +35,11 @@ def _axis(axis: Any, ndim: int, what: str) -> int:
     return axis % ndim
 
 
+def flat(v: Variable) -> Variable:
+    """`v` flattened (a vector as it is)."""
+    return v if v.ndim == 1 else st.flatten(v)
+
+
 def _prepared(a: Any, axis: Any, kind: str, order: Any, what: str) -> tuple[Variable, int]:
     v = basic.as_tensor_variable(a)
     if kind not in _KINDS:
@@ -42,7 +47,7 @@ def _prepared(a: Any, axis: Any, kind: str, order: Any, what: str) -> tuple[Vari
     if order is not None:
         raise ValueError(f"{what}: order applies to structured arrays, which arignote lacks")
     if axis is None:
-        return st.flatten(v), 0
+        return flat(v), 0
     if v.ndim == 0:
         raise ValueError(f"{what}: a 0-d tensor has no axis {axis}; use axis=None")
     return v, _axis(axis, v.ndim, what)
@@ -124,7 +129,7 @@ def _topk(x: Any, kth: Any, axis: Any, idx_dtype: str) -> tuple[Variable, Variab
         raise TypeError(f"topk: idx_dtype must be an integer dtype, got {idx_dtype!r}")
     k = _kth(kth)
     if axis is None:
-        v, ax = st.flatten(v), 0
+        v, ax = flat(v), 0
     else:
         if v.ndim == 0:
             raise ValueError("topk: a 0-d tensor has no axis; use axis=None")
