@@ -110,17 +110,26 @@ def _topk_positions(x: Variable, kth: int | Variable, axis: int) -> Variable:
     smallest (smallest first) elements along `axis`."""
     order = argsort(x, axis)
     largest = st.getitem(order, _along(x, axis, slice(None, None, -1)))
-    if isinstance(kth, int):
-        n = ag.tensor_type(x.value).get_shape()[axis]
-        if n != ag.DYNAMIC and abs(kth) > n:
+    n = ag.tensor_type(x.value).get_shape()[axis]
+    if isinstance(kth, int) and n != ag.DYNAMIC:
+        if abs(kth) > n:
             raise ValueError(f"topk: kth cannot be larger than the size of specified axis {axis}")
-        if kth > 0:
-            return st.getitem(largest, _along(x, axis, slice(None, kth)))
-        return st.getitem(order, _along(x, axis, slice(None, -kth)))
-    count = basic.abs(kth)
+        count: int | Variable = abs(kth)
+    else:
+        count = _checked_count(basic.abs(basic.as_tensor_variable(kth)), st.shape_i(x, axis))
+    if isinstance(kth, int):
+        return st.getitem(largest if kth > 0 else order, _along(x, axis, slice(None, count)))
     largest = st.getitem(largest, _along(x, axis, slice(None, count)))
     smallest = st.getitem(order, _along(x, axis, slice(None, count)))
     return basic.switch(basic.gt(kth, 0), largest, smallest)
+
+
+def _checked_count(count: Variable, n: Any) -> Variable:
+    """`count`, checked at run time to be in `1..n`: position `count - 1` (`n` for a
+    zero count) indexes `arange(n)`, whose bounds check raises `IndexError` (a
+    `ValueError`) otherwise."""
+    last = basic.switch(basic.eq(count, 0), n, count - 1)
+    return st.getitem(st.arange(n), last) + 1
 
 
 def _topk(x: Any, kth: Any, axis: Any, idx_dtype: str) -> tuple[Variable, Variable]:

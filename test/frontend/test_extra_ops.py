@@ -203,6 +203,10 @@ def test_topk(backend: str) -> None:
             "topk_and_argtopk indices": order[:, ::-1][:, :2],
         }
         check_all(f(xv, kv), expected)
+    # kth outside 1..n (dynamic length): the bounds check's IndexError, a ValueError
+    for bad in (8, -8, 0):
+        with pytest.raises(ValueError, match="out of bounds"):
+            f(xv, bad)
     # NaN is the largest value (numpy.partition's order)
     nan = xv.copy()
     nan[2, 4] = np.nan
