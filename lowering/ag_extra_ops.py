@@ -177,16 +177,22 @@ class Lanes:
 
 
 def _take(
-    b: Builder, src: Lanes, dst: Lanes, right: SSAValue, ij: Sequence[SSAValue], k: SSAValue
+    b: Builder,
+    lanes: tuple[Lanes, Lanes],
+    right: SSAValue,
+    heads: tuple[SSAValue, SSAValue, SSAValue, SSAValue],
+    k: SSAValue,
 ) -> None:
-    """`dst[k] = src[j]` if `right` else `src[i]`, in every lane."""
-    lanes = [(src.keys, dst.keys)]
-    if src.positions is not None and dst.positions is not None:
-        lanes.append((src.positions, dst.positions))
-    for source, dest in lanes:
-        a = b.insert(memref.LoadOp.get(source, [ij[0]])).res
-        c = b.insert(memref.LoadOp.get(source, [ij[1]])).res
-        b.insert(memref.StoreOp.get(_sel(b, right, c, a), dest, [k]))
+    """`dst[k] = src[j]` if `right` else `src[i]`, in every lane; `heads` are `i`, `j`
+    and the keys already read there."""
+    src, dst = lanes
+    i, j, key_i, key_j = heads
+    b.insert(memref.StoreOp.get(_sel(b, right, key_j, key_i), dst.keys, [k]))
+    if src.positions is None or dst.positions is None:
+        return
+    a = b.insert(memref.LoadOp.get(src.positions, [i])).res
+    c = b.insert(memref.LoadOp.get(src.positions, [j])).res
+    b.insert(memref.StoreOp.get(_sel(b, right, c, a), dst.positions, [k]))
 
 
 def _merge_run(
@@ -208,7 +214,7 @@ def _merge_run(
         right_first = body.insert(arith.OrIOp(_cmp(body, "sge", i, mid), before(body, c, a)))
         right_left = _cmp(body, "slt", j, end)
         take_right = body.insert(arith.AndIOp(right_left, right_first.result)).result
-        _take(body, src, dst, take_right, at, k)
+        _take(body, (src, dst), take_right, (at[0], at[1], a, c), k)
         step_one = index_constant(body, 1)
         return [
             _sel(body, take_right, i, _add(body, i, step_one)),
