@@ -346,6 +346,18 @@ class Variable(TensorPyOperators):
     def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
         return _shape_ops().choose(self, choices, out, mode)
 
+    # --- extra_ops and sort (issue 13 item 4; see arignote.tensor.sort, .extra_ops) ------
+
+    def sort(self, axis: Any = -1, kind: str = "quicksort", order: Any = None) -> Variable:
+        from arignote.tensor.sort import sort
+
+        return sort(self, axis, kind, order)
+
+    def argsort(self, axis: Any = -1, kind: str = "quicksort", order: Any = None) -> Variable:
+        from arignote.tensor.sort import argsort
+
+        return argsort(self, axis, kind, order)
+
     # Theano variables are hashed and compared by identity (`==` on tensors is not `eq`).
     __hash__ = object.__hash__
 
@@ -778,6 +790,52 @@ class Shape_i(Op):  # noqa: N801 - Theano's name
 
 
 _OP_VIEWS.update({ag.ArgMaxOp: Argmax, ag.ArgMinOp: Argmin, ag.DimOp: Shape_i})
+
+
+# extra_ops and sort (issue 13 item 4): Theano's CumOp, SortOp, ArgSortOp, SearchsortedOp
+
+
+class CumOp(Op):
+    """`CumOp{axis, add}` (`ag.cumsum`) or `CumOp{axis, mul}` (`ag.cumprod`)."""
+
+    @property
+    def props(self) -> str:
+        assert isinstance(self.ir_op, ag.CumulativeOp)
+        mode = "add" if isinstance(self.ir_op, ag.CumSumOp) else "mul"
+        return f"{self.ir_op.axis_value}, {mode}"
+
+
+class SortOp(Op):
+    """`SortOp{axis=i}` (`ag.sort`; also `ArgSortOp` for `ag.argsort`)."""
+
+    @property
+    def props(self) -> str:
+        assert isinstance(self.ir_op, ag.AxisOp)
+        return f"axis={self.ir_op.axis_value}"
+
+
+class ArgSortOp(SortOp):
+    pass
+
+
+class SearchsortedOp(Op):
+    """`SearchsortedOp{side}` (`ag.searchsorted`)."""
+
+    @property
+    def props(self) -> str:
+        assert isinstance(self.ir_op, ag.SearchSortedOp)
+        return self.ir_op.side.data
+
+
+_OP_VIEWS.update(
+    {
+        ag.CumSumOp: CumOp,
+        ag.CumProdOp: CumOp,
+        ag.SortOp: SortOp,
+        ag.ArgSortOp: ArgSortOp,
+        ag.SearchSortedOp: SearchsortedOp,
+    }
+)
 
 
 # specialize: BLAS-shaped products (Theano's Gemv/Gemm; `Used the cpu` checks these names)

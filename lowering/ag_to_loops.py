@@ -89,6 +89,7 @@ from xdsl.rewriter import InsertPoint
 from arignote.dialects import ag
 from arignote.lowering import (  # noqa: F401 - register rules and kernels
     ag_data_shapes,
+    ag_extra_ops,
     ag_fused,
     ag_indexing,
     ag_rowwise,

@@ -705,6 +705,38 @@ class AgFunctions(_TableFunctions):
             _check_size(op, (count,), t)
             return _result(op, (start + np.arange(count, dtype=t) * step).astype(t))
 
+    # --- extra_ops and sort (issue 13 item 4): scans, stable sorts, binary search -----
+
+    @impl(ag.CumSumOp)
+    def run_cumsum(self, interpreter: Interpreter, op: ag.CumSumOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        with np.errstate(all="ignore"):
+            return _result(op, np.cumsum(x, axis=op.axis_value, dtype=x.dtype))
+
+    @impl(ag.CumProdOp)
+    def run_cumprod(self, interpreter: Interpreter, op: ag.CumProdOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        with np.errstate(all="ignore"):
+            return _result(op, np.cumprod(x, axis=op.axis_value, dtype=x.dtype))
+
+    @impl(ag.SortOp)
+    def run_sort(self, interpreter: Interpreter, op: ag.SortOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        return _result(op, np.sort(x, axis=op.axis_value, kind="stable"))
+
+    @impl(ag.ArgSortOp)
+    def run_argsort(self, interpreter: Interpreter, op: ag.ArgSortOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        return _result(op, np.argsort(x, axis=op.axis_value, kind="stable").astype(np.int64))
+
+    @impl(ag.SearchSortedOp)
+    def run_searchsorted(
+        self, interpreter: Interpreter, op: ag.SearchSortedOp, args: PythonValues
+    ) -> PythonValues:
+        a, v = _operands(op, args)
+        side = "right" if op.right else "left"
+        return _result(op, np.searchsorted(a, v, side=side).astype(np.int64))
+
     # --- debugging ops: ag.print shows its operand; the timers do nothing here ----------
 
     @impl(ag.PrintOp)

@@ -77,6 +77,21 @@ from arignote.dialects.ag.elementwise_table import (
     UNARY_TABLE_OPS,
     Elementwise,
 )
+
+# --- extra_ops and sort (issue 13 item 4) ---
+from arignote.dialects.ag.extra_ops import (
+    CUMULATIVE_OPS,
+    EXTRA_OPS,
+    SEARCH_SIDES,
+    SORT_OPS,
+    ArgSortOp,
+    AxisOp,
+    CumProdOp,
+    CumSumOp,
+    CumulativeOp,
+    SearchSortedOp,
+    SortOp,
+)
 from arignote.dialects.ag.fused import (
     DESTROY_MAP_ATTRIBUTE,
     POINTWISE_OPS,
@@ -224,6 +239,7 @@ Ag = Dialect(
         FusedOp,
         *PARALLEL_OPS,
         *PYTHON_OPS,
+        *EXTRA_OPS,
     ],
     [],
 )
@@ -236,6 +252,19 @@ __all__ = [
     "FlatNonzeroOp",
     "SpecifyShapeOp",
     "specify_shape_shape",
+
+    # extra_ops and sort (issue 13 item 4)
+    "CUMULATIVE_OPS",
+    "EXTRA_OPS",
+    "SEARCH_SIDES",
+    "SORT_OPS",
+    "ArgSortOp",
+    "AxisOp",
+    "CumProdOp",
+    "CumSumOp",
+    "CumulativeOp",
+    "SearchSortedOp",
+    "SortOp",
     "PARALLEL_OPS",
     "ParallelForOp",
     "ParallelWidthOp",

@@ -130,6 +130,26 @@ def _constructor(kind: str, default_dtype: str | None) -> Any:
     return make
 
 
+# --- extra_ops and sort (issue 13 item 4): Theano's theano.tensor exports of them ---
+# `T.sort` is the function, as in Theano (`from arignote.tensor.sort import ...` still
+# reaches the module).
+from arignote.tensor import extra_ops  # noqa: E402
+from arignote.tensor.extra_ops import (  # noqa: E402
+    DiffOp,
+    bartlett,
+    bincount,
+    cumprod,
+    cumsum,
+    fill_diagonal,
+    fill_diagonal_offset,
+    inverse_permutation,
+    permute_row_elements,
+    ravel_multi_index,
+    unravel_index,
+)
+from arignote.tensor.sort import argsort, argtopk, sort, topk, topk_and_argtopk  # noqa: E402
+
+
 def _plural(single: Any) -> Any:
     def make(*names: str, dtype: str | None = None) -> list[Variable]:
         if len(names) == 1 and isinstance(names[0], int):
@@ -270,6 +290,28 @@ from arignote.tensor.basic import (  # noqa: E402
 )
 
 __all__ += ["ceil_intdiv", "chi2sf", "divmod", "mod_check", "nan_to_num", "power"]
+
+__all__ += [  # extra_ops and sort (issue 13 item 4)
+    "extra_ops",
+    "DiffOp",
+    "bartlett",
+    "bincount",
+    "cumprod",
+    "cumsum",
+    "fill_diagonal",
+    "fill_diagonal_offset",
+    "inverse_permutation",
+    "permute_row_elements",
+    "ravel_multi_index",
+    "repeat",
+    "squeeze",
+    "unravel_index",
+    "sort",
+    "argsort",
+    "argtopk",
+    "topk",
+    "topk_and_argtopk",
+]
 
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)

@@ -837,3 +837,27 @@ def chi2sf(x: Any, k: Any) -> Variable:
     `upgrade_to_float64`. No gradient, as Theano."""
     v, n = (cast(a, "float64") for a in _operands(x, k))
     return TABLE_FUNCTIONS["gammaincc"](mul(n, 0.5), mul(v, 0.5))
+
+# --- extra_ops and sort (issue 13 item 4): Theano's tensor.basic names among them -----
+
+
+def inverse_permutation(perm: Any) -> Variable:
+    """`arignote.tensor.extra_ops.inverse_permutation` (Theano has it in `tensor.basic`)."""
+    from arignote.tensor.extra_ops import inverse_permutation as inverse
+
+    return inverse(perm)
+
+
+def permute_row_elements(x: Any, y: Any, inverse: Any = 0) -> Variable:
+    """`arignote.tensor.extra_ops.permute_row_elements` (Theano: `tensor.basic`)."""
+    from arignote.tensor.extra_ops import permute_row_elements as permute
+
+    return permute(x, y, inverse)
+
+
+class PermuteRowElements:
+    """Theano's op class: `PermuteRowElements()(x, y, inverse)` is
+    `permute_row_elements(x, y, inverse)`."""
+
+    def __call__(self, x: Any, y: Any, inverse: Any = 0) -> Variable:
+        return permute_row_elements(x, y, inverse)

@@ -462,3 +462,28 @@ RULES.update(
         ag.FlatNonzeroOp: _flatnonzero,
     }
 )
+
+# --- extra_ops and sort (issue 13 item 4) ------------------------------------------------
+
+
+def _cumulative(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's CumOp.grad (see arignote.tensor.extra_ops.cumulative_grad).
+    from arignote.tensor.extra_ops import cumulative_grad
+
+    return [cumulative_grad(op, inputs[0], outputs[0], gz[0])]
+
+
+def _sort(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's SortOp.grad: each output gradient goes back to where its element came
+    # from, the positions argsort gives (they are a permutation: a set, not an increment).
+    from arignote.tensor import subtensor
+    from arignote.tensor.sort import argsort, take_along_axis
+
+    assert isinstance(op, ag.SortOp)
+    x, axis = inputs[0], op.axis_value
+    order = argsort(x, axis)
+    target = take_along_axis(T.zeros_like(x), order, axis)
+    return [subtensor.set_subtensor(target, T.cast(gz[0], x.dtype))]
+
+
+RULES.update({ag.CumSumOp: _cumulative, ag.CumProdOp: _cumulative, ag.SortOp: _sort})

@@ -282,7 +282,9 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
         v, axis = subtensor.flatten(v), 0
     axis = _axis(axis, v.ndim, "repeat")
     r = basic.as_tensor_variable(repeats) if not _python_int(repeats) else None
-    if r is not None and (r.dtype not in _INT_DTYPES or r.ndim > 1):
+    if r is not None and r.ndim > 1:
+        raise ValueError("The dimension of repeats should not exceed 1.")  # Theano's text
+    if r is not None and r.dtype not in _INT_DTYPES:
         raise TypeError(f"repeat: repeats must be an integer scalar or vector, got {r}")
     if r is None or r.ndim == 0:
         return _repeat_each(v, repeats, axis)
