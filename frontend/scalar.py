@@ -49,7 +49,7 @@ from arignote.tensor.basic import (
     tanh,
     true_div,
 )
-from arignote.tensor.type import TensorType, check_dtype
+from arignote.tensor.type import TensorType, check_dtype, upcast_dtypes
 
 ScalarVariable = Variable
 ScalarConstant = TensorConstant
@@ -96,10 +96,9 @@ all_types = discrete_types + continuous_types
 
 
 def upcast(dtype: Any, *dtypes: Any) -> str:
-    """The dtype NumPy gives an operation on values of these dtypes (Theano's `upcast`;
-    `'floatX'` stands for `config.floatX`)."""
-    names = [check_dtype(d, "upcast") for d in (dtype, *dtypes)]
-    return np.result_type(*names).name
+    """The dtype of an operation on values of these dtypes (Theano's `upcast` table, as
+    NumPy's array promotion; `'floatX'` stands for `config.floatX`)."""
+    return upcast_dtypes(dtype, *dtypes)
 
 
 def constant(x: Any, name: str | None = None, dtype: str | None = None) -> TensorConstant:

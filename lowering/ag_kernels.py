@@ -252,7 +252,7 @@ def _arg_better(b: Builder, op: Operation, x: SSAValue, best: SSAValue) -> SSAVa
         better = b.insert(arith.CmpfOp(x, best, "ugt" if is_max else "ult")).result
         settled = b.insert(arith.CmpfOp(best, best, "ord")).result
         return b.insert(arith.AndIOp(better, settled)).result
-    if ag.is_bool(t):
+    if ag.is_bool(t) or ag.is_unsigned(t):
         return b.insert(arith.CmpiOp(x, best, "ugt" if is_max else "ult")).result
     return b.insert(arith.CmpiOp(x, best, "sgt" if is_max else "slt")).result
 

@@ -20,6 +20,7 @@ from arignote.configuration import config
 from arignote.dialects import ag
 from arignote.graph import TensorConstant, Variable, apply_op, make_constant
 from arignote.runtime.dtypes import element_type
+from arignote.tensor.type import upcast_dtypes
 
 _FLOAT_OF_INT = {
     "bool": "float32",
@@ -27,6 +28,10 @@ _FLOAT_OF_INT = {
     "int16": "float32",
     "int32": "float64",
     "int64": "float64",
+    "uint8": "float32",
+    "uint16": "float32",
+    "uint32": "float64",
+    "uint64": "float64",
 }
 """The float dtype math on an integer tensor computes in (Theano's `upgrade_to_float`)."""
 
@@ -39,19 +44,39 @@ def _python_scalar_dtype(value: Any, partner: str | None) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
-        if partner is not None and partner != "bool":
-            kind = np.dtype(partner).kind
-            if kind == "f" or np.can_cast(np.min_scalar_type(value), partner):
-                return partner
-        for dtype in ("int8", "int16", "int32", "int64"):
-            if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-                return dtype
-        raise TypeError(f"the integer {value} does not fit in int64")
+        return _python_int_dtype(value, partner)
     if isinstance(value, float):
-        if partner is not None and np.dtype(partner).kind == "f":
-            return partner
-        return config.floatX
+        return _python_float_dtype(partner)
+    if isinstance(value, complex):
+        # Theano: `numpy.asarray(1j)` (complex128) unless the partner is complex.
+        return partner if partner is not None and partner.startswith("complex") else "complex128"
     raise TypeError(f"expected a tensor or a number, got {type(value).__name__}")
+
+
+def _python_int_dtype(value: int, partner: str | None) -> str:
+    """A Python int beside a float, complex or signed tensor takes the tensor's dtype when
+    it fits; otherwise (and beside an unsigned tensor, as Theano's `autocast_int`) the
+    smallest signed dtype holding it, then uint64."""
+    if partner is not None and partner != "bool" and not partner.startswith("uint"):
+        kind = np.dtype(partner).kind
+        if kind in "fc" or np.can_cast(np.min_scalar_type(value), partner):
+            return partner
+    for dtype in ("int8", "int16", "int32", "int64", "uint64"):
+        if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            return dtype
+    raise TypeError(f"the integer {value} does not fit in int64 or uint64")
+
+
+def _python_float_dtype(partner: str | None) -> str:
+    """A Python float beside a float tensor takes its dtype, beside a complex tensor the
+    dtype of its parts (`cvector * 2.5` stays complex64); otherwise floatX."""
+    if partner is not None and partner.startswith("float"):
+        return partner
+    if partner == "complex64":
+        return "float32"
+    if partner == "complex128":
+        return "float64"
+    return config.floatX
 
 
 def as_tensor_variable(
@@ -62,7 +87,7 @@ def as_tensor_variable(
         x = x._as_TensorVariable()
     if isinstance(x, Variable):
         var = x
-    elif isinstance(x, bool | int | float) and dtype is None:
+    elif isinstance(x, bool | int | float | complex) and dtype is None:
         var = constant(x, dtype=_python_scalar_dtype(x, None), name=name)
     else:
         var = constant(x, dtype=dtype, name=name)
@@ -82,7 +107,7 @@ def constant(
     elif dtype is None and isinstance(x, int) and not isinstance(x, bool):
         dtype = _python_scalar_dtype(x, None)
     array = np.asarray(x, dtype=None if dtype is None else check_dtype(dtype, "dtype"))
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "biufc":
         raise TypeError(f"constant: expected numbers, got {x!r}")
     array = array.astype(check_dtype(array.dtype, "constant"))
     if ndim is not None and array.ndim != ndim:
@@ -93,12 +118,12 @@ def constant(
 def _operands(*values: Any) -> list[Variable]:
     """Variables for the operands of an elementwise op, Python numbers typed weakly."""
     partners = [v.dtype for v in values if isinstance(v, Variable)]
-    partner = np.result_type(*partners).name if partners else None
+    partner = upcast_dtypes(*partners) if partners else None
     result = []
     for v in values:
         if isinstance(v, Variable):
             result.append(v)
-        elif isinstance(v, bool | int | float):
+        elif isinstance(v, bool | int | float | complex):
             result.append(constant(v, dtype=_python_scalar_dtype(v, partner)))
         else:
             result.append(as_tensor_variable(v))
@@ -106,9 +131,9 @@ def _operands(*values: Any) -> list[Variable]:
 
 
 def _promoted(values: Sequence[Variable], minimum: str | None = None) -> list[Variable]:
-    """`values` cast to their common NumPy dtype (at least `minimum`)."""
+    """`values` cast to their common dtype (Theano's `upcast`; at least `minimum`)."""
     dtypes = [v.dtype for v in values] + ([minimum] if minimum else [])
-    common = np.result_type(*dtypes).name
+    common = upcast_dtypes(*dtypes)
     return [cast(v, common) for v in values]
 
 
@@ -150,7 +175,7 @@ def mul(a: Any, b: Any) -> Variable:
 def true_div(a: Any, b: Any) -> Variable:
     """Elementwise `a / b`; integers are divided in `floatX`."""
     x, y = _promoted(_operands(a, b))
-    if x.dtype not in ("float32", "float64"):
+    if x.dtype not in ("float32", "float64", "complex64", "complex128"):
         x, y = cast(x, config.floatX), cast(y, config.floatX)
     return _build(ag.DivOp, x, y)
 
@@ -425,6 +450,10 @@ def _reduce(
 
 
 def _accumulator_dtype(dtype: str) -> str:
+    """Theano's `Sum`/`Prod` dtype: signed integers and bools as int64, unsigned ones as
+    uint64, floats and complex as they are."""
+    if dtype in ("uint8", "uint16", "uint32"):
+        return "uint64"
     return "int64" if dtype in ("bool", "int8", "int16", "int32") else dtype
 
 
@@ -434,13 +463,15 @@ def sum(
     keepdims: bool = False,  # noqa: A001
     dtype: str | None = None,
 ) -> Variable:
-    """Sum over `axis` (all axes by default); integers and bools sum as int64."""
+    """Sum over `axis` (all axes by default); integers and bools sum as int64, unsigned
+    integers as uint64."""
     v = as_tensor_variable(x)
     return _reduce(ag.ReduceSumOp, v, axis, keepdims, dtype or _accumulator_dtype(v.dtype))
 
 
 def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = None) -> Variable:
-    """Product over `axis` (all axes by default); integers and bools multiply as int64."""
+    """Product over `axis` (all axes by default); integers and bools multiply as int64,
+    unsigned integers as uint64."""
     v = as_tensor_variable(x)
     return _reduce(ag.ReduceProdOp, v, axis, keepdims, dtype or _accumulator_dtype(v.dtype))
 
@@ -520,7 +551,7 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: str | None = N
     reduced lengths (`shape_i`), cast to the sum's float dtype."""
     v = as_tensor_variable(x)
     s = sum(v, axis, keepdims, dtype)
-    count_dtype = "float32" if s.dtype == "float32" else "float64"
+    count_dtype = "float32" if s.dtype in ("float32", "complex64") else "float64"
     out = true_div(s, cast(_count(v, _normalize_axes(axis, v.ndim)), count_dtype))
     return cast(out, dtype) if dtype is not None else out
 
