@@ -437,14 +437,14 @@ def _table_unary(entry: ag.Elementwise) -> UnaryByCategory:
     def emit(b: Builder, x: SSAValue) -> SSAValue:
         return entry.lower(TableEmitter(b), x)
 
-    return UnaryByCategory(emit, None if entry.category == "float" else emit)
+    return UnaryByCategory(emit, None if entry.category in ("float", "inexact") else emit)
 
 
 def _table_binary(entry: ag.Elementwise) -> ByCategory:
     def emit(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
         return entry.lower(TableEmitter(b), x, y)
 
-    integers = None if entry.category == "float" else emit
+    integers = None if entry.category in ("float", "inexact") else emit
     return ByCategory(emit, integers, integers)
 
 

@@ -156,7 +156,7 @@ def check_broadcast(op: Operation, values: Sequence[Array]) -> None:
 
 
 def _is_int(x: Array) -> bool:
-    return x.dtype.kind == "i"
+    return x.dtype.kind in "iu"
 
 
 def _floordiv(x: Array, y: Array) -> Any:
@@ -766,6 +766,7 @@ def make_interpreter(
 
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
+    from arignote.runtime.interpreter_complex import AgComplexFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
@@ -773,6 +774,7 @@ def make_interpreter(
     for functions in (
         AgScanFunctions(),
         AgFunctions(),
+        AgComplexFunctions(),
         RowwiseFunctions(),
         AgControlFunctions(),
         FusedFunctions(),

@@ -37,6 +37,7 @@ from arignote.dialects.ag.base import (
     tensor_type,
     value_shape,
 )
+from arignote.dialects.ag.complex import COMPLEX_OPS, ComplexOp, ImagOp, RealOp
 from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.debug import DEBUG_OPS, PrintOp, ProfileBeginOp, ProfileEndOp
 from arignote.dialects.ag.elementwise import (
@@ -190,6 +191,7 @@ Ag = Dialect(
         *REDUCE_OPS,
         DotOp,
         *BLAS_OPS,
+        *COMPLEX_OPS,
         *INDEXING_OPS,
         *ARG_REDUCE_OPS,
         DimOp,
@@ -205,6 +207,10 @@ Ag = Dialect(
 )
 
 __all__ = [
+    "COMPLEX_OPS",
+    "ComplexOp",
+    "ImagOp",
+    "RealOp",
     "PARALLEL_OPS",
     "ParallelForOp",
     "ParallelWidthOp",

@@ -67,6 +67,7 @@ _CATEGORY_TESTS = {
     "inexact": lambda t: is_float(t) or is_complex(t),
     "integer": lambda t: is_int(t) or is_bool(t),
     "real": lambda t: is_float(t) or is_int(t) or is_bool(t),
+    "complex": is_complex,
 }
 
 
@@ -81,6 +82,7 @@ _CATEGORY_NAMES = {
     "inexact": "a float or complex element type (f32, f64, complex<f32>, complex<f64>)",
     "integer": "an integer or bool element type (i1, i8..i64, ui8..ui64)",
     "real": "a non-complex element type (f32, f64, i1, i8..i64, ui8..ui64)",
+    "complex": "a complex element type (complex<f32>, complex<f64>)",
     "any": "a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, "
     "complex<f64>)",
 }

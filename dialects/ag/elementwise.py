@@ -250,6 +250,7 @@ class LtOp(ComparisonOp):
     """Elementwise `lhs < rhs`."""
 
     name = "ag.lt"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -257,6 +258,7 @@ class LeOp(ComparisonOp):
     """Elementwise `lhs <= rhs`."""
 
     name = "ag.le"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -264,6 +266,7 @@ class GtOp(ComparisonOp):
     """Elementwise `lhs > rhs`."""
 
     name = "ag.gt"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -271,6 +274,7 @@ class GeOp(ComparisonOp):
     """Elementwise `lhs >= rhs`."""
 
     name = "ag.ge"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition

@@ -184,6 +184,29 @@ complex_dtypes = ["complex64", "complex128"]
 discrete_dtypes = ["bool", *int_dtypes, *uint_dtypes]
 continuous_dtypes = float_dtypes + complex_dtypes
 all_dtypes = discrete_dtypes + continuous_dtypes
+from arignote.tensor.basic import angle, complex, complex_from_polar, conj, imag, real  # noqa: E402, A004
+
+_DTYPE_NAMES = [  # (added to `__all__` at the end)
+    "all_dtypes",
+    "angle",
+    "complex",
+    "complex_dtypes",
+    "complex_from_polar",
+    "complex_scalar_types",
+    "complex_types",
+    "conj",
+    "continuous_dtypes",
+    "discrete_dtypes",
+    "float_dtypes",
+    "float_scalar_types",
+    "float_types",
+    "imag",
+    "int_dtypes",
+    "int_scalar_types",
+    "int_types",
+    "real",
+    "uint_dtypes",
+]
 # --- end dtypes ------------------------------------------------------------------------
 
 __all__ = [
@@ -262,3 +285,4 @@ __all__ = [
 # The table-driven elementwise functions (`sin`, `arctan2`, `sqr`, ...; see `ag.TABLE`).
 globals().update(TABLE_FUNCTIONS)
 __all__ += sorted(TABLE_FUNCTIONS)  # noqa: PLE0605 - generated names
+__all__ += _DTYPE_NAMES  # noqa: PLE0605 - the dtypes block above

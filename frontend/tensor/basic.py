@@ -9,6 +9,7 @@ float64 (32 and 64 bits).
 
 from __future__ import annotations
 
+import builtins
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -47,7 +48,7 @@ def _python_scalar_dtype(value: Any, partner: str | None) -> str:
         return _python_int_dtype(value, partner)
     if isinstance(value, float):
         return _python_float_dtype(partner)
-    if isinstance(value, complex):
+    if isinstance(value, builtins.complex):
         # Theano: `numpy.asarray(1j)` (complex128) unless the partner is complex.
         return partner if partner is not None and partner.startswith("complex") else "complex128"
     raise TypeError(f"expected a tensor or a number, got {type(value).__name__}")
@@ -87,7 +88,7 @@ def as_tensor_variable(
         x = x._as_TensorVariable()
     if isinstance(x, Variable):
         var = x
-    elif isinstance(x, bool | int | float | complex) and dtype is None:
+    elif isinstance(x, bool | int | float | builtins.complex) and dtype is None:
         var = constant(x, dtype=_python_scalar_dtype(x, None), name=name)
     else:
         var = constant(x, dtype=dtype, name=name)
@@ -123,7 +124,7 @@ def _operands(*values: Any) -> list[Variable]:
     for v in values:
         if isinstance(v, Variable):
             result.append(v)
-        elif isinstance(v, bool | int | float | complex):
+        elif isinstance(v, bool | int | float | builtins.complex):
             result.append(constant(v, dtype=_python_scalar_dtype(v, partner)))
         else:
             result.append(as_tensor_variable(v))
@@ -149,7 +150,19 @@ def _binary(
     return _build(op_class, x, y)
 
 
+_COMPLEX_CATEGORIES = ("arith", "inexact", "any")
+"""The `CATEGORY`s of the elementwise ops that take complex operands."""
+
+
 def _build(op_class: type[Operation], *operands: Variable) -> Variable:
+    category = getattr(op_class, "CATEGORY", "any")
+    if category not in _COMPLEX_CATEGORIES and any(v.dtype.startswith("complex") for v in operands):
+        name = op_class.name.removeprefix("ag.")  # pyright: ignore[reportAttributeAccessIssue]
+        dtypes = ", ".join(v.dtype for v in operands)
+        raise TypeError(
+            f"{name}: not defined for complex inputs (got {dtypes}); take T.real, T.imag, "
+            "T.abs_ or T.angle first"
+        )
     try:
         op = op_class(*(v.value for v in operands))
     except ValueError as e:
@@ -256,7 +269,7 @@ def _check_not_float(name: str, args: Sequence[Any]) -> None:
     """Theano's and NumPy's bitwise ops reject floats (a Python float too)."""
     for position, arg in enumerate(args):
         dtype = arg.dtype if isinstance(arg, Variable) else np.asarray(arg).dtype.name
-        if dtype.startswith("float"):
+        if dtype.startswith(("float", "complex")):
             raise TypeError(
                 f"{name}: expected integer or bool inputs, got {dtype} for argument "
                 f"{position} (bitwise ops are not defined on floats, as in Theano and NumPy)"
@@ -272,7 +285,7 @@ def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable
     dtype = values[0].dtype
     if entry.category in ("any", "integer"):
         return values
-    if entry.category == "float" and dtype in _FLOAT_OF_INT:
+    if entry.category in ("float", "inexact") and dtype in _FLOAT_OF_INT:
         return [cast(v, _FLOAT_OF_INT[dtype]) for v in values]
     if dtype == "bool":
         return [cast(v, "int8") for v in values]
@@ -281,6 +294,7 @@ def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable
 
 _DTYPE_RULE = {
     "float": "integer inputs upcast to float",
+    "inexact": "integer inputs upcast to float; complex inputs kept",
     "numeric": "integer inputs kept",
     "integer": "integer or bool inputs; floats are a TypeError",
     "any": "inputs of any dtype",
@@ -353,9 +367,85 @@ def neg(x: Any) -> Variable:
 
 
 def abs(x: Any) -> Variable:  # noqa: A001 - Theano's name
-    """Elementwise `|x|`."""
+    """Elementwise `|x|`; the modulus (a float) of a complex `x`."""
     v = as_tensor_variable(x)
+    if _is_complex(v):
+        return TABLE_FUNCTIONS["hypot"](real(v), imag(v))
     return _build(ag.AbsOp, cast(v, "int8") if v.dtype == "bool" else v)
+
+
+# --- complex numbers (issue 13 item 2, dtypes) ---------------------------------------------
+
+
+def _is_complex(v: Variable) -> bool:
+    return v.dtype.startswith("complex")
+
+
+def real(z: Any) -> Variable:
+    """The real part of each element of `z` (Theano's `real`): float32 for complex64,
+    float64 for complex128; a real `z` is returned as it is."""
+    v = as_tensor_variable(z)
+    return apply_op(ag.RealOp(v.value)) if _is_complex(v) else v
+
+
+def imag(z: Any) -> Variable:
+    """The imaginary part of each element of `z` (Theano's `imag`); zeros of `z`'s dtype
+    (floatX for integers, as Theano's gradient) for a real `z`."""
+    v = as_tensor_variable(z)
+    if _is_complex(v):
+        return apply_op(ag.ImagOp(v.value))
+    return zeros_like(v, dtype=None if v.dtype.startswith("float") else config.floatX)
+
+
+def conj(z: Any) -> Variable:
+    """The complex conjugate of each element (Theano's `conj`); a real `z` as it is."""
+    v = as_tensor_variable(z)
+    if not _is_complex(v):
+        return v
+    return complex(real(v), neg(imag(v)))
+
+
+def angle(z: Any) -> Variable:
+    """The argument of each element in radians, in (-pi, pi] (`numpy.angle`); float64 for
+    every input dtype, as Theano's `angle` (`specific_out(float64)`)."""
+    v = as_tensor_variable(z)
+    if not _is_complex(v):
+        v = cast(v, "complex128")
+    theta = TABLE_FUNCTIONS["arctan2"](imag(v), real(v))
+    return cast(theta, "float64")
+
+
+def _complex_part_dtype(dtype: str) -> str:
+    """Theano's `Complex.output_types_preference`, as the parts' float dtype: complex128
+    (float64 parts) when the upcast is float64 or an integer of 32 bits or more."""
+    wide = ("float64", "int64", "uint64", "int32", "uint32")
+    return "float64" if dtype in wide else "float32"
+
+
+def complex(real: Any, imag: Any) -> Variable:  # noqa: A001 - Theano's name
+    """`real + 1j * imag` elementwise (Theano's `complex`): complex128 when the upcast
+    dtype of the parts is float64 or an integer of 32 bits or more, else complex64.
+    Complex parts are a TypeError, as in Theano."""
+    x, y = _operands(real, imag)
+    for what, v in (("real", x), ("imag", y)):
+        if _is_complex(v):
+            raise TypeError(f"complex: the {what} part must be real, got {v} of dtype {v.dtype}")
+    part = _complex_part_dtype(upcast_dtypes(x.dtype, y.dtype))
+    return _build(ag.ComplexOp, cast(x, part), cast(y, part))
+
+
+def complex_from_polar(abs: Any, angle: Any) -> Variable:  # noqa: A002 - Theano's names
+    """`abs * (cos(angle) + 1j * sin(angle))` elementwise (Theano's `complex_from_polar`;
+    the dtype rule of `complex`)."""
+    r, theta = _operands(abs, angle)
+    part = _complex_part_dtype(upcast_dtypes(r.dtype, theta.dtype))
+    r, theta = cast(r, part), cast(theta, part)
+    return complex(
+        mul(r, TABLE_FUNCTIONS["cos"](theta)), mul(r, TABLE_FUNCTIONS["sin"](theta))
+    )
+
+
+# --- end complex numbers -------------------------------------------------------------------
 
 
 abs_ = abs
@@ -381,6 +471,11 @@ def cast(x: Any, dtype: str) -> Variable:
     target = check_dtype(dtype, "cast")
     if v.dtype == target:
         return v
+    if _is_complex(v) and not target.startswith("complex"):
+        raise TypeError(
+            f"cast: casting {v} from {v.dtype} to {target} is ambiguous: consider "
+            "T.real, T.imag, T.angle or T.abs_ (Theano's rule)"
+        )
     return apply_op(ag.CastOp(v.value, element_type(np.dtype(target))))
 
 
