@@ -137,6 +137,7 @@ def test_every_differentiable_op_has_a_rule() -> None:
     comparisons |= {ag.OPS[e.name] for e in ag.TABLE if not e.differentiable_type}
     ops = [*ag.BINARY_OPS, *ag.UNARY_OPS, ag.SelectOp, ag.CastOp, ag.DimShuffleOp]
     ops += [*ag.REDUCE_OPS, ag.DotOp, *ag.INDEXING_OPS, ag.IfOp, ag.PrintOp, ag.ScanOp]
+    ops += [*ag.COMPLEX_OPS]
     import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
 
     assert {op for op in ops if op not in comparisons} == set(grad_rules.RULES)

@@ -36,7 +36,7 @@ func.func @constant_f16() {
   func.return
 }
 
-// CHECK: 'ag.constant' op result must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<2xf16>
+// CHECK: 'ag.constant' op result must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<2xf16>
 
 // -----
 
@@ -47,7 +47,7 @@ func.func @add_bool(%a: tensor<?xi1>) {
   func.return
 }
 
-// CHECK: 'ag.add' op lhs must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>
+// CHECK: 'ag.add' op lhs must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>
 
 // -----
 
@@ -93,7 +93,7 @@ func.func @sub_bool(%a: tensor<i1>) {
   func.return
 }
 
-// CHECK: 'ag.sub' op lhs must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<i1>
+// CHECK: 'ag.sub' op lhs must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<i1>
 
 // -----
 
@@ -111,7 +111,7 @@ func.func @div_int(%a: tensor<3xi32>) {
   func.return
 }
 
-// CHECK: 'ag.div' op lhs must have a float element type (f32, f64), got tensor<3xi32>
+// CHECK: 'ag.div' op lhs must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got tensor<3xi32>
 
 // -----
 
@@ -147,7 +147,7 @@ func.func @maximum_f16(%a: tensor<?xf16>) {
   func.return
 }
 
-// CHECK: 'ag.maximum' op lhs must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<?xf16>
+// CHECK: 'ag.maximum' op lhs must have a non-complex element type (f32, f64, i1, i8..i64, ui8..ui64), got tensor<?xf16>
 
 // -----
 
@@ -203,7 +203,7 @@ func.func @eq_unsupported(%a: tensor<?xi128>) {
   func.return
 }
 
-// CHECK: 'ag.eq' op lhs must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<?xi128>
+// CHECK: 'ag.eq' op lhs must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi128>
 
 // -----
 
@@ -223,7 +223,7 @@ func.func @neg_bool(%a: tensor<?xi1>) {
   func.return
 }
 
-// CHECK: 'ag.neg' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>
+// CHECK: 'ag.neg' op operand must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>
 
 // -----
 
@@ -232,7 +232,7 @@ func.func @abs_bool(%a: tensor<i1>) {
   func.return
 }
 
-// CHECK: 'ag.abs' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<i1>
+// CHECK: 'ag.abs' op operand must have a real numeric element type (f32, f64, i8..i64, ui8..ui64), got tensor<i1>
 
 // -----
 
@@ -241,7 +241,7 @@ func.func @exp_int(%a: tensor<?xi32>) {
   func.return
 }
 
-// CHECK: 'ag.exp' op operand must have a float element type (f32, f64), got tensor<?xi32>
+// CHECK: 'ag.exp' op operand must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got tensor<?xi32>
 
 // -----
 
@@ -269,7 +269,7 @@ func.func @sqrt_bool(%a: tensor<1xi1>) {
   func.return
 }
 
-// CHECK: 'ag.sqrt' op operand must have a float element type (f32, f64), got tensor<1xi1>
+// CHECK: 'ag.sqrt' op operand must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got tensor<1xi1>
 
 // -----
 
@@ -336,7 +336,7 @@ func.func @cast_unsupported(%a: tensor<?xi32>) {
   func.return
 }
 
-// CHECK: 'ag.cast' op result must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<?xbf16>
+// CHECK: 'ag.cast' op result must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xbf16>
 
 // -----
 
@@ -448,7 +448,7 @@ func.func @reduce_sum_bool(%x: tensor<?xi1>) {
   func.return
 }
 
-// CHECK: 'ag.reduce_sum' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>
+// CHECK: 'ag.reduce_sum' op operand must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>
 
 // -----
 
@@ -504,7 +504,7 @@ func.func @dot_bool(%a: tensor<?xi1>) {
   func.return
 }
 
-// CHECK: 'ag.dot' op lhs must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>
+// CHECK: 'ag.dot' op lhs must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>
 
 // -----
 
@@ -704,7 +704,7 @@ func.func @arange_bool(%b: tensor<i1>) {
   func.return
 }
 
-// CHECK: 'ag.arange' op start must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<i1>
+// CHECK: 'ag.arange' op start must have a real numeric element type (f32, f64, i8..i64, ui8..ui64), got tensor<i1>
 
 // -----
 
@@ -985,7 +985,7 @@ func.func @if_condition_f16(%c: tensor<f16>, %s: tensor<f64>) {
   func.return
 }
 
-// CHECK: 'ag.if' op condition must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<f16>
+// CHECK: 'ag.if' op condition must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<f16>
 
 // -----
 
