@@ -2,13 +2,13 @@
 
 Emitters take a `Builder` and scalar SSA values of one of `ag`'s element types (`f32`,
 `f64`, `i1`, signed `i8`..`i64`, unsigned `ui8`..`ui64`) and return the scalar result.
-Unsigned values keep their `ui` type through `arith` (LLVM has no unsigned types; the
-LLVM conversion makes them signless): every emitter whose result depends on the sign
-picks the unsigned `arith` op for them (`divui`, `remui`, `cmpi ult`, `maxui`, `uitofp`,
-`fptoui`, `extui`); the others (`addi`, `muli`, bitwise ops) are the same bits. They produce `arith` and
-`math` ops, plus `func.call @fmod`/`@fmodf` (C's `fmod`, which `arith` lacks) for the
-float `floordiv`/`mod` and `@hypot`/`@hypotf` for `ag.hypot`; `LIBM_FUNCTIONS` lists
-those callees so the pass can declare them. The ops of `ag.TABLE` get their emitters
+Unsigned values keep their `ui` type through `arith` and `llvm` (LLVM has no unsigned
+types: the translation to LLVM IR writes `ui8` as `i8`), so every emitter whose result
+depends on the sign picks the unsigned `arith` op for them (`divui`, `remui`, `cmpi ult`,
+`maxui`, `uitofp`, `fptoui`, `extui`); the others (`addi`, `muli`, the bitwise ops) are
+the same bits. They produce `arith` and `math` ops, plus `func.call @fmod`/`@fmodf`
+(C's `fmod`, which `arith` lacks) for the float `floordiv`/`mod` and `@hypot`/`@hypotf`
+for `ag.hypot`; `LIBM_FUNCTIONS` lists those callees so the pass can declare them. The ops of `ag.TABLE` get their emitters
 from the entry's `lower`, built with `TableEmitter`.
 
 Where NumPy has no undefined behaviour, neither does the IR: integer division and

@@ -14,9 +14,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 from xdsl.dialects.builtin import (
     BytesAttr,
+    ComplexType,
     DenseIntOrFPElementsAttr,
     Float32Type,
-    ComplexType,
     Float64Type,
     IntegerType,
     Signedness,

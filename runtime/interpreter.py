@@ -174,7 +174,7 @@ def _mod(x: Array, y: Array) -> Any:
 
 
 def _pow(x: Array, y: Array) -> Any:
-    if not _is_int(x):
+    if x.dtype.kind != "i":  # floats, complex, and unsigned (no negative exponent)
         return np.power(x, y)
     negative = y < 0
     power = np.power(x, np.where(negative, 0, y))

@@ -184,7 +184,10 @@ complex_dtypes = ["complex64", "complex128"]
 discrete_dtypes = ["bool", *int_dtypes, *uint_dtypes]
 continuous_dtypes = float_dtypes + complex_dtypes
 all_dtypes = discrete_dtypes + continuous_dtypes
-from arignote.tensor.basic import angle, complex, complex_from_polar, conj, imag, real  # noqa: E402, A004
+from arignote.tensor import basic as _basic  # noqa: E402 - (imported above already)
+
+real, imag, conj, angle = _basic.real, _basic.imag, _basic.conj, _basic.angle
+complex, complex_from_polar = _basic.complex, _basic.complex_from_polar  # noqa: A001
 
 _DTYPE_NAMES = [  # (added to `__all__` at the end)
     "all_dtypes",

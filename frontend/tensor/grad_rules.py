@@ -477,5 +477,7 @@ def _holomorphic(rule: Rule) -> Rule:
 
 
 _NOT_HOLOMORPHIC = (ag.RealOp, ag.ImagOp, ag.ComplexOp, ag.CastOp)
-RULES.update({cls: _holomorphic(rule) for cls, rule in RULES.items() if cls not in _NOT_HOLOMORPHIC})
+RULES.update(
+    {cls: _holomorphic(rule) for cls, rule in RULES.items() if cls not in _NOT_HOLOMORPHIC}
+)
 RULES.update({ag.RealOp: _real, ag.ImagOp: _imag, ag.ComplexOp: _complex})
