@@ -8,8 +8,8 @@ depends on the sign picks the unsigned `arith` op for them (`divui`, `remui`, `c
 `maxui`, `uitofp`, `fptoui`, `extui`); the others (`addi`, `muli`, the bitwise ops) are
 the same bits. They produce `arith` and `math` ops, plus `func.call @fmod`/`@fmodf`
 (C's `fmod`, which `arith` lacks) for the float `floordiv`/`mod` and `@hypot`/`@hypotf`
-for `ag.hypot`; `LIBM_FUNCTIONS` lists those callees so the pass can declare them. The ops of `ag.TABLE` get their emitters
-from the entry's `lower`, built with `TableEmitter`.
+for `ag.hypot`; `LIBM_FUNCTIONS` lists those callees so the pass can declare them. The
+ops of `ag.TABLE` get their emitters from the entry's `lower`, built with `TableEmitter`.
 
 Where NumPy has no undefined behaviour, neither does the IR: integer division and
 remainder by zero give 0 (and `MIN // -1` wraps to `MIN`), guarded with `arith.select`
