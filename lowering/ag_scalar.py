@@ -52,9 +52,14 @@ LIBM_FUNCTIONS: dict[str, Attribute] = {"fmodf": f32, "fmod": f64}
 
 def constant(b: Builder, value: float, t: Attribute) -> SSAValue:
     """A scalar `arith.constant` of element type `t` (bools take 0/1)."""
+    if isinstance(t, IntegerType) and ag.is_unsigned(t):
+        # `arith.constant` takes signless integers only: the same bits, bitcast (-1 is
+        # the all-ones pattern, as in two's complement).
+        width = t.width.data
+        bits = (int(value) + (1 << (width - 1))) % (1 << width) - (1 << (width - 1))
+        signless = b.insert(arith.ConstantOp(IntegerAttr(bits, IntegerType(width)))).result
+        return b.insert(arith.BitcastOp(signless, t)).result
     if isinstance(t, IntegerType):
-        if ag.is_unsigned(t):  # -1 is the all-ones pattern, as in two's complement
-            value = int(value) % (1 << t.width.data)
         return b.insert(arith.ConstantOp(IntegerAttr(int(value), t))).result
     assert isinstance(t, AnyFloat)
     return b.insert(arith.ConstantOp(FloatAttr(float(value), t))).result

@@ -190,6 +190,9 @@ def test_type_equality_as_in_theano() -> None:
     assert set(T.all_dtypes) == set(DTYPES)
     with pytest.raises(TypeError, match="dtype 'float16' is not supported"):
         T.TensorType("float16", ())
+    assert scalar.uint8("u").type == T.TensorType("uint8", ()) == T.scalar(dtype="uint8").type
+    assert scalar.complex_types == (scalar.complex64, scalar.complex128)
+    assert len(scalar.all_types) == len(DTYPES)
 
 
 # --- unsigned integers on both linkers ------------------------------------------------------

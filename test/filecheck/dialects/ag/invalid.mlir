@@ -1015,3 +1015,35 @@ func.func @profile_negative_node() {
 }
 
 // CHECK: 'ag.profile_begin' op node must be >= 0, got -1
+
+// -----
+
+// CHECK: 'ag.lt' op lhs must have a non-complex element type (f32, f64, i1, i8..i64, ui8..ui64), got tensor<?xcomplex<f64>>
+func.func @lt_complex(%z: tensor<?xcomplex<f64>>) {
+  %0 = ag.lt %z, %z : tensor<?xcomplex<f64>>, tensor<?xcomplex<f64>> -> tensor<?xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: 'ag.real' op operand must have a complex element type (complex<f32>, complex<f64>), got tensor<?xf64>
+func.func @real_of_real(%x: tensor<?xf64>) {
+  %0 = ag.real %x : tensor<?xf64> -> tensor<?xf64>
+  func.return
+}
+
+// -----
+
+// CHECK: 'ag.imag' op result type tensor<?xf64> does not match the inferred type tensor<?xf32>
+func.func @imag_wrong_result(%z: tensor<?xcomplex<f32>>) {
+  %0 = ag.imag %z : tensor<?xcomplex<f32>> -> tensor<?xf64>
+  func.return
+}
+
+// -----
+
+// CHECK: 'ag.complex' op parts must have one element type, got tensor<?xf32> and tensor<?xf64>
+func.func @complex_mixed_parts(%x: tensor<?xf32>, %y: tensor<?xf64>) {
+  %0 = ag.complex %x, %y : tensor<?xf32>, tensor<?xf64> -> tensor<?xcomplex<f64>>
+  func.return
+}
