@@ -774,9 +774,8 @@ def _arange_length(
         count = b.insert(arith.FPToSIOp(ceiled, i64)).result
     else:
         if isinstance(t, IntegerType) and t.width.data < 64:
-            start, stop, step = (
-                b.insert(arith.ExtSIOp(v, i64)).result for v in (start, stop, step)
-            )
+            extend = arith.ExtUIOp if ag.is_unsigned(t) else arith.ExtSIOp
+            start, stop, step = (b.insert(extend(v, i64)).result for v in (start, stop, step))
         zero = b.insert(arith.ConstantOp(IntegerAttr(0, i64))).result
         one = b.insert(arith.ConstantOp(IntegerAttr(1, i64))).result
         nonzero = b.insert(arith.CmpiOp(step, zero, "ne")).result

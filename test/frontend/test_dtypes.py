@@ -485,3 +485,16 @@ def test_verify_grad_through_complex_ops(backend: str) -> None:
         warnings.simplefilter("ignore", InterpreterFallbackWarning)
         for fun in (polar, dot):
             verify_grad(fun, [rng.rand(3) + 0.5, rng.rand(3) + 0.5], rng=rng, mode=mode)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unsigned_arange_bounds_past_the_signed_range(backend: str) -> None:
+    # 140 is negative as int8: the length must zero-extend the bounds (extui), not
+    # sign-extend them (the native length was 0).
+    start, stop = T.scalar("start", dtype="uint8"), T.scalar("stop", dtype="uint8")
+    outs = [T.arange(start, stop, dtype="uint8"), T.arange(start, stop, 3, dtype="uint8")]
+    f = arignote.function([start, stop], outs, mode=arignote.Mode(linker=backend))
+    got = f(np.uint8(100), np.uint8(140))
+    np.testing.assert_array_equal(got[0], np.arange(100, 140, dtype="uint8"))
+    np.testing.assert_array_equal(got[1], np.arange(100, 140, 3, dtype="uint8"))
+    assert got[0].dtype == got[1].dtype == "uint8"
