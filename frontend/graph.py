@@ -210,6 +210,20 @@ class Variable(TensorPyOperators):
         return _comparison(_basic().ge(self, other))
 
     @property
+    def real(self) -> Variable:
+        """The real part (`T.real`; the variable itself if it is not complex)."""
+        return _basic().real(self)
+
+    @property
+    def imag(self) -> Variable:
+        """The imaginary part (`T.imag`; zeros if the variable is not complex)."""
+        return _basic().imag(self)
+
+    def conj(self) -> Variable:
+        """The complex conjugate (`T.conj`)."""
+        return _basic().conj(self)
+
+    @property
     def T(self) -> Variable:  # noqa: N802 - Theano's name
         return _basic().transpose(self)
 

@@ -49,7 +49,7 @@ from arignote.tensor.basic import (
     tanh,
     true_div,
 )
-from arignote.tensor.type import TensorType, check_dtype
+from arignote.tensor.type import TensorType, check_dtype, upcast_dtypes
 
 ScalarVariable = Variable
 ScalarConstant = TensorConstant
@@ -87,19 +87,27 @@ int32 = get_scalar_type("int32")
 int64 = get_scalar_type("int64")
 float32 = get_scalar_type("float32")
 float64 = get_scalar_type("float64")
+uint8 = get_scalar_type("uint8")
+uint16 = get_scalar_type("uint16")
+uint32 = get_scalar_type("uint32")
+uint64 = get_scalar_type("uint64")
+complex64 = get_scalar_type("complex64")
+complex128 = get_scalar_type("complex128")
 
 int_types = (int8, int16, int32, int64)
+uint_types = (uint8, uint16, uint32, uint64)
 float_types = (float32, float64)
-discrete_types = (bool, *int_types)
-continuous_types = float_types
+complex_types = (complex64, complex128)
+integer_types = int_types + uint_types
+discrete_types = (bool, *integer_types)
+continuous_types = float_types + complex_types
 all_types = discrete_types + continuous_types
 
 
 def upcast(dtype: Any, *dtypes: Any) -> str:
-    """The dtype NumPy gives an operation on values of these dtypes (Theano's `upcast`;
-    `'floatX'` stands for `config.floatX`)."""
-    names = [check_dtype(d, "upcast") for d in (dtype, *dtypes)]
-    return np.result_type(*names).name
+    """The dtype of an operation on values of these dtypes (Theano's `upcast` table, as
+    NumPy's array promotion; `'floatX'` stands for `config.floatX`)."""
+    return upcast_dtypes(dtype, *dtypes)
 
 
 def constant(x: Any, name: str | None = None, dtype: str | None = None) -> TensorConstant:
@@ -166,4 +174,14 @@ __all__ = [
     "tanh",
     "true_div",
     "upcast",
+    # dtypes (issue 13 item 2)
+    "complex128",
+    "complex64",
+    "complex_types",
+    "integer_types",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uint8",
+    "uint_types",
 ]

@@ -461,8 +461,9 @@ def _bounds_check(b: Builder, op: Operation, indices: Buffer, axis: int, n: Dim)
     ) -> Sequence[SSAValue]:
         found, bad = carried
         v = load(inner, indices, ivs)
-        if t.width.data < 64:
-            v = inner.insert(arith.ExtSIOp(v, i64)).result
+        if t.width.data < 64:  # an unsigned index is never negative: zero-extend it
+            ext = arith.ExtUIOp if ag.is_unsigned(t) else arith.ExtSIOp
+            v = inner.insert(ext(v, i64)).result
         low = inner.insert(arith.CmpiOp(v, minus_n, "slt")).result
         high = inner.insert(arith.CmpiOp(v, n64, "sge")).result
         out_of_range = inner.insert(arith.OrIOp(low, high)).result
@@ -773,9 +774,8 @@ def _arange_length(
         count = b.insert(arith.FPToSIOp(ceiled, i64)).result
     else:
         if isinstance(t, IntegerType) and t.width.data < 64:
-            start, stop, step = (
-                b.insert(arith.ExtSIOp(v, i64)).result for v in (start, stop, step)
-            )
+            extend = arith.ExtUIOp if ag.is_unsigned(t) else arith.ExtSIOp
+            start, stop, step = (b.insert(extend(v, i64)).result for v in (start, stop, step))
         zero = b.insert(arith.ConstantOp(IntegerAttr(0, i64))).result
         one = b.insert(arith.ConstantOp(IntegerAttr(1, i64))).result
         nonzero = b.insert(arith.CmpiOp(step, zero, "ne")).result

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
@@ -252,7 +252,7 @@ def _arg_better(b: Builder, op: Operation, x: SSAValue, best: SSAValue) -> SSAVa
         better = b.insert(arith.CmpfOp(x, best, "ugt" if is_max else "ult")).result
         settled = b.insert(arith.CmpfOp(best, best, "ord")).result
         return b.insert(arith.AndIOp(better, settled)).result
-    if ag.is_bool(t):
+    if ag.is_bool(t) or ag.is_unsigned(t):
         return b.insert(arith.CmpiOp(x, best, "ugt" if is_max else "ult")).result
     return b.insert(arith.CmpiOp(x, best, "sgt" if is_max else "slt")).result
 
@@ -324,5 +324,17 @@ def emit_op(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Bu
 
 
 def has_kernel(op: Operation) -> bool:
-    """Whether `ag-to-loops` can lower `op`."""
+    """Whether `ag-to-loops` can lower `op` (no op on complex tensors: those run on the
+    reference interpreter, see docs/dtypes.md)."""
+    if touches_complex(op):
+        return False
     return type(op) in KERNELS or type(op) in MULTI_KERNELS
+
+
+def touches_complex(op: Operation) -> bool:
+    """Whether an operand or a result of `op` is a tensor of complex numbers."""
+    for value in (*op.operands, *op.results):
+        t = value.type
+        if isinstance(t, TensorType) and ag.is_complex(t.element_type):
+            return True
+    return False

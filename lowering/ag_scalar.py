@@ -1,11 +1,15 @@
 """NumPy's scalar semantics for each `ag` elementwise op, as `arith`/`math` ops.
 
 Emitters take a `Builder` and scalar SSA values of one of `ag`'s element types (`f32`,
-`f64`, `i1`, signed `i8`..`i64`) and return the scalar result. They produce `arith` and
-`math` ops, plus `func.call @fmod`/`@fmodf` (C's `fmod`, which `arith` lacks) for the
-float `floordiv`/`mod` and `@hypot`/`@hypotf` for `ag.hypot`; `LIBM_FUNCTIONS` lists
-those callees so the pass can declare them. The ops of `ag.TABLE` get their emitters
-from the entry's `lower`, built with `TableEmitter`.
+`f64`, `i1`, signed `i8`..`i64`, unsigned `ui8`..`ui64`) and return the scalar result.
+Unsigned values keep their `ui` type through `arith` and `llvm` (LLVM has no unsigned
+types: the translation to LLVM IR writes `ui8` as `i8`), so every emitter whose result
+depends on the sign picks the unsigned `arith` op for them (`divui`, `remui`, `cmpi ult`,
+`maxui`, `uitofp`, `fptoui`, `extui`); the others (`addi`, `muli`, the bitwise ops) are
+the same bits. They produce `arith` and `math` ops, plus `func.call @fmod`/`@fmodf`
+(C's `fmod`, which `arith` lacks) for the float `floordiv`/`mod` and `@hypot`/`@hypotf`
+for `ag.hypot`; `LIBM_FUNCTIONS` lists those callees so the pass can declare them. The
+ops of `ag.TABLE` get their emitters from the entry's `lower`, built with `TableEmitter`.
 
 Where NumPy has no undefined behaviour, neither does the IR: integer division and
 remainder by zero give 0 (and `MIN // -1` wraps to `MIN`), guarded with `arith.select`
@@ -52,6 +56,13 @@ LIBM_ARITY: dict[str, int] = {}
 
 def constant(b: Builder, value: float, t: Attribute) -> SSAValue:
     """A scalar `arith.constant` of element type `t` (bools take 0/1)."""
+    if isinstance(t, IntegerType) and ag.is_unsigned(t):
+        # `arith.constant` takes signless integers only: the same bits, bitcast (-1 is
+        # the all-ones pattern, as in two's complement).
+        width = t.width.data
+        bits = (int(value) + (1 << (width - 1))) % (1 << width) - (1 << (width - 1))
+        signless = b.insert(arith.ConstantOp(IntegerAttr(bits, IntegerType(width)))).result
+        return b.insert(arith.BitcastOp(signless, t)).result
     if isinstance(t, IntegerType):
         return b.insert(arith.ConstantOp(IntegerAttr(int(value), t))).result
     assert isinstance(t, AnyFloat)
@@ -60,6 +71,8 @@ def constant(b: Builder, value: float, t: Attribute) -> SSAValue:
 
 def _int_limits(t: IntegerType) -> tuple[int, int]:
     width = t.width.data
+    if ag.is_unsigned(t):
+        return 0, (1 << width) - 1
     return -(1 << (width - 1)), (1 << (width - 1)) - 1
 
 
@@ -93,22 +106,27 @@ def _unary(op_class: type[Operation]) -> Unary:
 
 @dataclass(frozen=True)
 class ByCategory:
-    """Dispatches on the operands' element type: float, signed integer or bool."""
+    """Dispatches on the operands' element type: float, signed integer, bool or unsigned
+    integer; `uint` defaults to `int`, right for the ops whose two's-complement bits do
+    not depend on the sign (add, sub, mul, bitwise, equality)."""
 
     float: Binary | None = None
     int: Binary | None = None
     bool: Binary | None = None
+    uint: Binary | None = None
 
     def __call__(self, b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
         t = x.type
         emit = self.float if ag.is_float(t) else self.bool if ag.is_bool(t) else self.int
+        if ag.is_unsigned(t) and self.uint is not None:
+            emit = self.uint
         if emit is None:
             raise NotImplementedError(f"no lowering for element type {t}")
         return emit(b, x, y)
 
 
 def _compare(float_pred: str, int_pred: str, bool_pred: str) -> ByCategory:
-    """A comparison; bools compare unsigned (false < true)."""
+    """A comparison; bools and unsigned integers compare unsigned (false < true)."""
 
     def on_float(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
         return _cmpf(b, x, y, float_pred)
@@ -119,7 +137,7 @@ def _compare(float_pred: str, int_pred: str, bool_pred: str) -> ByCategory:
     def on_bool(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
         return _cmpi(b, x, y, bool_pred)
 
-    return ByCategory(on_float, on_int, on_bool)
+    return ByCategory(on_float, on_int, on_bool, on_bool)
 
 
 # --- integer division, remainder and power ---------------------------------------------
@@ -153,6 +171,45 @@ def int_mod(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     ).result
     adjust = b.insert(arith.AndIOp(_cmpi(b, rem, zero, "ne"), signs_differ)).result
     return _select(b, adjust, b.insert(arith.AddiOp(rem, y)).result, rem)
+
+
+def _unsigned_divisor(b: Builder, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(divisor with 0 replaced by 1, y == 0)."""
+    zero, one = constant(b, 0, y.type), constant(b, 1, y.type)
+    is_zero = _cmpi(b, y, zero, "eq")
+    return _select(b, is_zero, one, y), is_zero
+
+
+def uint_floordiv(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """Unsigned `x // y` (`divui`); `x // 0 == 0` as NumPy."""
+    divisor, is_zero = _unsigned_divisor(b, y)
+    quotient = b.insert(arith.DivUIOp(x, divisor)).result
+    return _select(b, is_zero, constant(b, 0, x.type), quotient)
+
+
+def uint_mod(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """Unsigned `x % y` (`remui`); `x % 0 == 0` as NumPy."""
+    divisor, is_zero = _unsigned_divisor(b, y)
+    rem = b.insert(arith.RemUIOp(x, divisor)).result
+    return _select(b, is_zero, constant(b, 0, x.type), rem)
+
+
+def uint_pow(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """Unsigned `x ** y` by squaring (the exponent shifts right logically); wraps."""
+    t = x.type
+    assert isinstance(t, IntegerType)
+    zero, one = constant(b, 0, t), constant(b, 1, t)
+
+    def step(inner: Builder, _: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+        acc, base, exponent = carried
+        odd = _cmpi(inner, inner.insert(arith.AndIOp(exponent, one)).result, zero, "ne")
+        product = inner.insert(arith.MuliOp(acc, base)).result
+        squared = inner.insert(arith.MuliOp(base, base)).result
+        shifted = inner.insert(arith.ShRUIOp(exponent, one)).result
+        return [_select(inner, odd, product, acc), squared, shifted]
+
+    lower, upper, unit = (index_constant(b, v) for v in (0, t.width.data, 1))
+    return for_loop(b, lower, upper, unit, [one, x, y], step)[0]
 
 
 def int_pow(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -244,13 +301,17 @@ def int_abs(b: Builder, x: SSAValue) -> SSAValue:
 
 @dataclass(frozen=True)
 class UnaryByCategory:
-    """A unary emitter for floats and one for integers."""
+    """A unary emitter for floats and one for integers (`uint` for unsigned ones; it
+    defaults to `int`)."""
 
     float: Unary
     int: Unary | None = None
+    uint: Unary | None = None
 
     def __call__(self, b: Builder, x: SSAValue) -> SSAValue:
         emit = self.float if ag.is_float(x.type) else self.int
+        if ag.is_unsigned(x.type) and self.uint is not None:
+            emit = self.uint
         if emit is None:
             raise NotImplementedError(f"no lowering for element type {x.type}")
         return emit(b, x)
@@ -261,14 +322,20 @@ BINARY: dict[type[Operation], ByCategory] = {
     ag.SubOp: ByCategory(_binary(arith.SubfOp), _binary(arith.SubiOp)),
     ag.MulOp: ByCategory(_binary(arith.MulfOp), _binary(arith.MuliOp)),
     ag.DivOp: ByCategory(_binary(arith.DivfOp)),
-    ag.FloorDivOp: ByCategory(float_floordiv, int_floordiv),
-    ag.ModOp: ByCategory(float_mod, int_mod),
-    ag.PowOp: ByCategory(_binary(math.PowFOp), int_pow),
+    ag.FloorDivOp: ByCategory(float_floordiv, int_floordiv, uint=uint_floordiv),
+    ag.ModOp: ByCategory(float_mod, int_mod, uint=uint_mod),
+    ag.PowOp: ByCategory(_binary(math.PowFOp), int_pow, uint=uint_pow),
     ag.MaximumOp: ByCategory(
-        _binary(arith.MaximumfOp), _binary(arith.MaxSIOp), _binary(arith.OrIOp)
+        _binary(arith.MaximumfOp),
+        _binary(arith.MaxSIOp),
+        _binary(arith.OrIOp),
+        _binary(arith.MaxUIOp),
     ),
     ag.MinimumOp: ByCategory(
-        _binary(arith.MinimumfOp), _binary(arith.MinSIOp), _binary(arith.AndIOp)
+        _binary(arith.MinimumfOp),
+        _binary(arith.MinSIOp),
+        _binary(arith.AndIOp),
+        _binary(arith.MinUIOp),
     ),
     ag.LtOp: _compare("olt", "slt", "ult"),
     ag.LeOp: _compare("ole", "sle", "ule"),
@@ -281,7 +348,7 @@ BINARY: dict[type[Operation], ByCategory] = {
 
 UNARY: dict[type[Operation], UnaryByCategory] = {
     ag.NegOp: UnaryByCategory(_unary(arith.NegfOp), int_neg),
-    ag.AbsOp: UnaryByCategory(_unary(math.AbsFOp), int_abs),
+    ag.AbsOp: UnaryByCategory(_unary(math.AbsFOp), int_abs, uint=lambda b, x: x),
 }
 """`ag` unary op class → scalar emitter."""
 
@@ -423,14 +490,14 @@ def _table_unary(entry: ag.Elementwise) -> UnaryByCategory:
     def emit(b: Builder, x: SSAValue) -> SSAValue:
         return entry.lower(TableEmitter(b), x)
 
-    return UnaryByCategory(emit, None if entry.category == "float" else emit)
+    return UnaryByCategory(emit, None if entry.category in ("float", "inexact") else emit)
 
 
 def _table_binary(entry: ag.Elementwise) -> ByCategory:
     def emit(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
         return entry.lower(TableEmitter(b), x, y)
 
-    integers = None if entry.category == "float" else emit
+    integers = None if entry.category in ("float", "inexact") else emit
     return ByCategory(emit, integers, integers)
 
 
@@ -465,17 +532,21 @@ def _cast_from_bool(b: Builder, x: SSAValue, to: Attribute) -> SSAValue:
 
 
 def _cast_numeric(b: Builder, x: SSAValue, to: Attribute) -> SSAValue:
-    """float↔float, int↔int (sign-extending), int→float, float→int (truncating)."""
+    """float↔float, int↔int (extending by the source's sign), int→float, float→int
+    (truncating); unsigned sources and targets take the unsigned conversions."""
     source, wider = x.type, _width(to) > _width(x.type)
     narrower = _width(to) < _width(x.type)
+    unsigned_source = ag.is_unsigned(source)
     if ag.is_float(source) and ag.is_float(to):
         op = arith.ExtFOp(x, to) if wider else arith.TruncFOp(x, to) if narrower else None
     elif ag.is_float(to):
-        op = arith.SIToFPOp(x, to)  # pyright: ignore[reportArgumentType]
+        op = arith.UIToFPOp(x, to) if unsigned_source else arith.SIToFPOp(x, to)  # pyright: ignore[reportArgumentType]
     elif ag.is_float(source):
-        op = arith.FPToSIOp(x, to)  # pyright: ignore[reportArgumentType]
-    else:
-        op = arith.ExtSIOp(x, to) if wider else arith.TruncIOp(x, to) if narrower else None
+        op = arith.FPToUIOp(x, to) if ag.is_unsigned(to) else arith.FPToSIOp(x, to)  # pyright: ignore[reportArgumentType]
+    elif wider:
+        op = arith.ExtUIOp(x, to) if unsigned_source else arith.ExtSIOp(x, to)  # pyright: ignore[reportArgumentType]
+    else:  # same width, other signedness: the same bits
+        op = arith.TruncIOp(x, to) if narrower else arith.BitcastOp(x, to)  # pyright: ignore[reportArgumentType]
     return x if op is None else b.insert(op).results[0]  # pyright: ignore[reportArgumentType]
 
 

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    ComplexType,
     DenseIntOrFPElementsAttr,
     Float32Type,
     Float64Type,
@@ -370,15 +371,23 @@ def exact_cast(source: Attribute, to: Attribute) -> bool:
     """Whether casting from element type `source` to `to` keeps every value exactly."""
     if source == to or ag.is_bool(source):
         return True
+    if ag.is_complex(source):
+        return to == ComplexType(Float64Type())
+    if ag.is_complex(to):  # a real value is the real part, exactly as in that float type
+        assert isinstance(to, ComplexType)
+        return exact_cast(source, to.element_type)
     if ag.is_float(source):
         return isinstance(to, Float64Type)
     if ag.is_bool(to):
         return False
     assert isinstance(source, IntegerType)
-    bits = source.width.data
+    bits, unsigned = source.width.data, ag.is_unsigned(source)
     if ag.is_int(to):
-        return _width(to) >= bits
-    return _width(to) >= bits - 1  # a float's mantissa holds the integer's magnitude
+        if unsigned == ag.is_unsigned(to):
+            return _width(to) >= bits
+        return unsigned and _width(to) > bits  # a signed target needs one more bit
+    # A float's significand holds the integer's magnitude (all its bits if unsigned).
+    return _width(to) >= (bits if unsigned else bits - 1)
 
 
 class SimplifyCast(RewritePattern):

@@ -1,8 +1,9 @@
 """The mapping between `ag` element types and NumPy dtypes.
 
-`ag` tensors hold `f32`, `f64`, `i1` (bool) or signed `i8`..`i64` elements (see
-`arignote.dialects.ag`); at run time they are NumPy arrays of the matching dtype. The
-interpreter, the native runtime and the frontend all convert through this one table.
+`ag` tensors hold `f32`, `f64`, `i1` (bool), signed `i8`..`i64`, unsigned `ui8`..`ui64`
+or `complex<f32>`/`complex<f64>` elements (see `arignote.dialects.ag`); at run time they
+are NumPy arrays of the matching dtype. The interpreter, the native runtime and the
+frontend all convert through this one table.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import numpy as np
 from numpy.typing import DTypeLike
 from xdsl.dialects.builtin import (
     BytesAttr,
+    ComplexType,
     DenseIntOrFPElementsAttr,
     Float32Type,
     Float64Type,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute
@@ -29,12 +32,19 @@ _PAIRS: tuple[tuple[Attribute, np.dtype], ...] = (
     (IntegerType(16), np.dtype(np.int16)),
     (IntegerType(32), np.dtype(np.int32)),
     (IntegerType(64), np.dtype(np.int64)),
+    (IntegerType(8, Signedness.UNSIGNED), np.dtype(np.uint8)),
+    (IntegerType(16, Signedness.UNSIGNED), np.dtype(np.uint16)),
+    (IntegerType(32, Signedness.UNSIGNED), np.dtype(np.uint32)),
+    (IntegerType(64, Signedness.UNSIGNED), np.dtype(np.uint64)),
+    (ComplexType(Float32Type()), np.dtype(np.complex64)),
+    (ComplexType(Float64Type()), np.dtype(np.complex128)),
 )
 _TO_NUMPY: dict[Attribute, np.dtype] = dict(_PAIRS)
 _TO_ELEMENT: dict[np.dtype, Attribute] = {d: t for t, d in _PAIRS}
 
 SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(d for _, d in _PAIRS)
-"""The NumPy dtypes an `ag` tensor can have, in the order f32, f64, i1, i8..i64."""
+"""The NumPy dtypes an `ag` tensor can have, in the order f32, f64, i1, i8..i64, ui8..ui64,
+complex<f32>, complex<f64>."""
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
@@ -43,7 +53,8 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
     if dtype is None:
         raise TypeError(
             f"element type {element_type} has no NumPy dtype in arignote; "
-            "expected one of f32, f64, i1, i8, i16, i32, i64"
+            "expected one of f32, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64, "
+            "complex<f32>, complex<f64>"
         )
     return dtype
 

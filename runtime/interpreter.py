@@ -157,7 +157,7 @@ def check_broadcast(op: Operation, values: Sequence[Array]) -> None:
 
 
 def _is_int(x: Array) -> bool:
-    return x.dtype.kind == "i"
+    return x.dtype.kind in "iu"
 
 
 def _floordiv(x: Array, y: Array) -> Any:
@@ -175,7 +175,7 @@ def _mod(x: Array, y: Array) -> Any:
 
 
 def _pow(x: Array, y: Array) -> Any:
-    if not _is_int(x):
+    if x.dtype.kind != "i":  # floats, complex, and unsigned (no negative exponent)
         return np.power(x, y)
     negative = y < 0
     power = np.power(x, np.where(negative, 0, y))
@@ -812,6 +812,7 @@ def make_interpreter(
 
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
+    from arignote.runtime.interpreter_complex import AgComplexFunctions
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
@@ -822,6 +823,7 @@ def make_interpreter(
         AgScanFunctions(),
         AgFunctions(),
         DataShapeFunctions(),
+        AgComplexFunctions(),
         RowwiseFunctions(),
         LapackFunctions(),
         AgControlFunctions(),

@@ -28,13 +28,16 @@ from arignote.dialects.ag.base import (
     broadcast_dim,
     broadcast_shapes,
     is_bool,
+    is_complex,
     is_float,
     is_int,
     is_supported_element,
+    is_unsigned,
     shape_str,
     tensor_type,
     value_shape,
 )
+from arignote.dialects.ag.complex import COMPLEX_OPS, ComplexOp, ImagOp, RealOp
 from arignote.dialects.ag.control import IfOp, YieldOp
 from arignote.dialects.ag.data_shapes import (  # shapes and indexing (issue 13 item 3)
     DATA_SHAPE_OPS,
@@ -227,6 +230,7 @@ Ag = Dialect(
         DotOp,
         *BLAS_OPS,
         *LAPACK_OPS,
+        *COMPLEX_OPS,
         *INDEXING_OPS,
         *DATA_SHAPE_OPS,
         *ARG_REDUCE_OPS,
@@ -265,6 +269,11 @@ __all__ = [
     "CumulativeOp",
     "SearchSortedOp",
     "SortOp",
+
+    "COMPLEX_OPS",
+    "ComplexOp",
+    "ImagOp",
+    "RealOp",
     "PARALLEL_OPS",
     "ParallelForOp",
     "ParallelWidthOp",
@@ -387,9 +396,11 @@ __all__ = [
     "gemm_shape",
     "gemv_shape",
     "is_bool",
+    "is_complex",
     "is_float",
     "is_int",
     "is_supported_element",
+    "is_unsigned",
     "reduce_shape",
     "reshape_shape",
     "shape_str",

@@ -6,9 +6,11 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ComplexType,
     Float32Type,
     Float64Type,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -35,29 +37,54 @@ def is_bool(t: Attribute) -> bool:
 
 
 def is_int(t: Attribute) -> bool:
-    """A signed integer type other than bool."""
-    return isinstance(t, IntegerType) and t.width.data in (8, 16, 32, 64)
+    """An integer type other than bool: signless (signed) `i8`..`i64` or unsigned
+    `ui8`..`ui64` (see `is_unsigned`)."""
+    return (
+        isinstance(t, IntegerType)
+        and t.width.data in (8, 16, 32, 64)
+        and t.signedness.data != Signedness.SIGNED
+    )
+
+
+def is_unsigned(t: Attribute) -> bool:
+    """An unsigned integer type `ui8`..`ui64` (NumPy's `uint8`..`uint64`)."""
+    return is_int(t) and isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+
+
+def is_complex(t: Attribute) -> bool:
+    """`complex<f32>` or `complex<f64>` (NumPy's `complex64`, `complex128`)."""
+    return isinstance(t, ComplexType) and is_float(t.element_type)
 
 
 def is_supported_element(t: Attribute) -> bool:
-    return is_float(t) or is_bool(t) or is_int(t)
+    return is_float(t) or is_bool(t) or is_int(t) or is_complex(t)
+
+
+_CATEGORY_TESTS = {
+    "float": is_float,
+    "numeric": lambda t: is_float(t) or is_int(t),
+    "arith": lambda t: is_float(t) or is_int(t) or is_complex(t),
+    "inexact": lambda t: is_float(t) or is_complex(t),
+    "integer": lambda t: is_int(t) or is_bool(t),
+    "real": lambda t: is_float(t) or is_int(t) or is_bool(t),
+    "complex": is_complex,
+}
 
 
 def _category_ok(t: Attribute, category: str) -> bool:
-    if category == "float":
-        return is_float(t)
-    if category == "numeric":
-        return is_float(t) or is_int(t)
-    if category == "integer":
-        return is_int(t) or is_bool(t)
-    return is_supported_element(t)
+    return _CATEGORY_TESTS.get(category, is_supported_element)(t)
 
 
 _CATEGORY_NAMES = {
     "float": "a float element type (f32, f64)",
-    "numeric": "a numeric element type (f32, f64, i8, i16, i32, i64)",
-    "integer": "an integer or bool element type (i1, i8, i16, i32, i64)",
-    "any": "a supported element type (f32, f64, i1, i8, i16, i32, i64)",
+    "numeric": "a real numeric element type (f32, f64, i8..i64, ui8..ui64)",
+    "arith": "a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>)",
+    "inexact": "a float or complex element type (f32, f64, complex<f32>, complex<f64>)",
+    "integer": "an integer or bool element type (i1, i8..i64, ui8..ui64)",
+    "real": "a non-complex element type (f32, f64, i1, i8..i64, ui8..ui64)",
+    "complex": "a complex element type (complex<f32>, complex<f64>)",
+    "any": "a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, "
+    "complex<f64>)",
 }
 
 

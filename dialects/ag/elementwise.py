@@ -179,6 +179,7 @@ class AddOp(BinaryElementwiseOp):
     """Elementwise `lhs + rhs`."""
 
     name = "ag.add"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition
@@ -186,6 +187,7 @@ class SubOp(BinaryElementwiseOp):
     """Elementwise `lhs - rhs`."""
 
     name = "ag.sub"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition
@@ -193,14 +195,16 @@ class MulOp(BinaryElementwiseOp):
     """Elementwise `lhs * rhs`."""
 
     name = "ag.mul"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition
 class DivOp(BinaryElementwiseOp):
-    """Elementwise true division of floats (`x / y`); integers are cast first."""
+    """Elementwise true division of floats or complex numbers (`x / y`); integers are cast
+    first."""
 
     name = "ag.div"
-    CATEGORY: ClassVar[str] = "float"
+    CATEGORY: ClassVar[str] = "inexact"
 
 
 @irdl_op_definition
@@ -222,6 +226,7 @@ class PowOp(BinaryElementwiseOp):
     """Elementwise `x ** y`."""
 
     name = "ag.pow"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition
@@ -229,7 +234,7 @@ class MaximumOp(BinaryElementwiseOp):
     """Elementwise maximum; a NaN in either operand gives NaN (numpy.maximum)."""
 
     name = "ag.maximum"
-    CATEGORY: ClassVar[str] = "any"
+    CATEGORY: ClassVar[str] = "real"
 
 
 @irdl_op_definition
@@ -237,7 +242,7 @@ class MinimumOp(BinaryElementwiseOp):
     """Elementwise minimum; a NaN in either operand gives NaN (numpy.minimum)."""
 
     name = "ag.minimum"
-    CATEGORY: ClassVar[str] = "any"
+    CATEGORY: ClassVar[str] = "real"
 
 
 @irdl_op_definition
@@ -245,6 +250,7 @@ class LtOp(ComparisonOp):
     """Elementwise `lhs < rhs`."""
 
     name = "ag.lt"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -252,6 +258,7 @@ class LeOp(ComparisonOp):
     """Elementwise `lhs <= rhs`."""
 
     name = "ag.le"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -259,6 +266,7 @@ class GtOp(ComparisonOp):
     """Elementwise `lhs > rhs`."""
 
     name = "ag.gt"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -266,6 +274,7 @@ class GeOp(ComparisonOp):
     """Elementwise `lhs >= rhs`."""
 
     name = "ag.ge"
+    CATEGORY: ClassVar[str] = "real"  # complex numbers have no order (Theano, NumPy 2)
 
 
 @irdl_op_definition
@@ -287,7 +296,7 @@ class NegOp(UnaryElementwiseOp):
     """Elementwise `-x`."""
 
     name = "ag.neg"
-    CATEGORY: ClassVar[str] = "numeric"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition

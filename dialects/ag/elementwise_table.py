@@ -52,7 +52,8 @@ class Elementwise:
     """Theano's name: the frontend function, `ag.<name>` and `Elemwise{<name>}`."""
     arity: int
     category: str
-    """"float" (integer inputs are upcast as Theano's `upgrade_to_float`), "numeric"
+    """"float" (integer inputs are upcast as Theano's `upgrade_to_float`), "inexact" (as
+    "float", and complex inputs as they are: `exp`, `log`, `sqrt`), "numeric"
     (integers stay integers; bools are cast to int8), "integer" (integers and bools as
     they are; floats are a TypeError, as Theano's bitwise ops) or "any" (every dtype as
     it is)."""
@@ -76,7 +77,7 @@ class Elementwise:
     @property
     def differentiable_type(self) -> bool:
         """Whether the result can be a float (else the op has no gradient rule at all)."""
-        return self.result == "same" and self.category in ("float", "numeric")
+        return self.result == "same" and self.category in ("float", "inexact", "numeric")
 
     @property
     def class_name(self) -> str:
@@ -356,12 +357,18 @@ def _special(
     entry = Elementwise(name, arity, "float", reference, grad, lower, summary)
     return entry if grad is not None else replace(entry, grad_defined=False)
 
+def _inexact(
+    name: str, numpy: Callable[..., Any], grad: Grad, lower: Lower, summary: str
+) -> Elementwise:
+    """A "float" op that also takes complex numbers (the interpreter only, natively)."""
+    return Elementwise(name, 1, "inexact", numpy, grad, lower, summary)
+
 
 TABLE: tuple[Elementwise, ...] = (
-    _float("exp", np.exp, _grad_exp, _math("ExpOp"), "`e ** x`"),
-    _float("log", np.log, _grad_log, _math("LogOp"), "natural logarithm"),
+    _inexact("exp", np.exp, _grad_exp, _math("ExpOp"), "`e ** x`"),
+    _inexact("log", np.log, _grad_log, _math("LogOp"), "natural logarithm"),
     _float("tanh", np.tanh, _grad_tanh, _math("TanhOp"), "hyperbolic tangent"),
-    _float("sqrt", np.sqrt, _grad_sqrt, _math("SqrtOp"), "square root"),
+    _inexact("sqrt", np.sqrt, _grad_sqrt, _math("SqrtOp"), "square root"),
     _float("log1p", np.log1p, _grad_log1p, _math("Log1pOp"), "`log(1 + x)`, accurate for small x"),
     _float("expm1", np.expm1, _grad_expm1, _math("ExpM1Op"), "`exp(x) - 1`, accurate for small x"),
     _float("floor", np.floor, None, _math("FloorOp"), "rounding toward minus infinity"),

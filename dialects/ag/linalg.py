@@ -77,8 +77,8 @@ class DotOp(IRDLOperation):
         super().__init__(operands=[a, b], result_types=[TensorType(at.element_type, shape)])
 
     def verify_(self) -> None:
-        at = _check_tensor(self, "lhs", self.lhs.type, "numeric")
-        bt = _check_tensor(self, "rhs", self.rhs.type, "numeric")
+        at = _check_tensor(self, "lhs", self.lhs.type, "arith")
+        bt = _check_tensor(self, "rhs", self.rhs.type, "arith")
         if at.element_type != bt.element_type:
             raise VerifyException(
                 f"'{self.name}' op operands must have one element type, got {at} and {bt}"

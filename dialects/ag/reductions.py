@@ -93,6 +93,7 @@ class ReduceSumOp(ReduceOp):
     """
 
     name = "ag.reduce_sum"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition
@@ -100,6 +101,7 @@ class ReduceProdOp(ReduceOp):
     """Product over `axes` (1 for an empty axis)."""
 
     name = "ag.reduce_prod"
+    CATEGORY: ClassVar[str] = "arith"
 
 
 @irdl_op_definition
@@ -107,7 +109,7 @@ class ReduceMaxOp(ReduceOp):
     """Maximum over `axes`; NaN wins; an empty axis is a run-time error."""
 
     name = "ag.reduce_max"
-    CATEGORY: ClassVar[str] = "any"
+    CATEGORY: ClassVar[str] = "real"
 
 
 @irdl_op_definition
@@ -115,4 +117,4 @@ class ReduceMinOp(ReduceOp):
     """Minimum over `axes`; NaN wins; an empty axis is a run-time error."""
 
     name = "ag.reduce_min"
-    CATEGORY: ClassVar[str] = "any"
+    CATEGORY: ClassVar[str] = "real"

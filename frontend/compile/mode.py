@@ -193,14 +193,14 @@ class Mode:
             return interpret(optimized, symbol)
         missing = ops_without_native_lowering(optimized)
         if missing:
+            names = ", ".join(sorted({op.name for op in missing}))
+            what = f"no native lowering for {names}{_complex_note(missing)}"
             if self.linker in NATIVE_ONLY_LINKERS:
-                names = ", ".join(sorted({op.name for op in missing}))
                 raise MissingNativeLoweringError(
-                    f"linker 'c': no native lowering for {names} (first: {_node(missing[0])}); "
+                    f"linker 'c': {what} (first: {_node(missing[0])}); "
                     "use linker 'c|py' to run such a graph with the reference interpreter"
                 )
-            names = ", ".join(sorted({op.name for op in missing}))
-            self._warn_fallback(f"no native lowering for {names} (first: {_node(missing[0])})")
+            self._warn_fallback(f"{what} (first: {_node(missing[0])})")
             return interpret(optimized, symbol)
         from arignote.lowering.ag_scan import NoNativeScanError
 
@@ -340,7 +340,7 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_kernels import has_kernel
+    from arignote.lowering.ag_kernels import has_kernel, touches_complex
     from arignote.lowering.ag_to_loops import CONTROL_FLOW
 
     missing = []
@@ -348,11 +348,23 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
         if not isinstance(func, FuncOp):
             continue
         for op in func.walk():
+            if isinstance(op, ReturnOp) and touches_complex(op):
+                missing.append(op)  # a complex input returned as it is
+                continue
             if op is func or isinstance(op, ReturnOp | ag.YieldOp) or type(op) in CONTROL_FLOW:
                 continue  # (the ops of a fused region must have kernels: it uses theirs)
             if op.dialect_name() != ag.Ag.name or not has_kernel(op):
                 missing.append(op)
     return missing
+
+
+def _complex_note(missing: list[Operation]) -> str:
+    """Why ops with kernels are missing: they compute on complex tensors."""
+    from arignote.lowering.ag_kernels import touches_complex
+
+    if any(touches_complex(op) for op in missing):
+        return " on complex tensors (which run on the interpreter, see docs/dtypes.md)"
+    return ""
 
 
 def _node(op: Operation) -> str:

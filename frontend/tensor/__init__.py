@@ -99,6 +99,8 @@ def grad(cost: Any, wrt: Any, **kwargs: Any) -> Any:
     return _grad(cost, wrt, **kwargs)
 
 
+# --- dtypes (issue 13 item 2): the constructor table, Theano's type tuples -------------
+
 _PATTERNS = {
     "scalar": (),
     "vector": (False,),
@@ -108,24 +110,32 @@ _PATTERNS = {
     "tensor3": (False,) * 3,
     "tensor4": (False,) * 4,
     "tensor5": (False,) * 5,
+    "tensor6": (False,) * 6,
+    "tensor7": (False,) * 7,
 }
-_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32", "d": "float64"}
+_PREFIXES = {
+    "b": "int8",
+    "w": "int16",
+    "i": "int32",
+    "l": "int64",
+    "f": "float32",
+    "d": "float64",
+    "c": "complex64",
+    "z": "complex128",
+}
 
 
-def _constructor(kind: str, default_dtype: str | None) -> Any:
+def _constructor(kind: str) -> Any:
+    """The generic constructor of `kind` (`T.matrix(name=None, dtype=None)`, floatX)."""
     pattern = _PATTERNS[kind]
 
     def make(name: str | None = None, dtype: str | None = None) -> Variable:
-        return TensorType(dtype or default_dtype or config.floatX, pattern)(name)
+        return TensorType(dtype or config.floatX, pattern)(name)
 
-    make.__name__ = make.__qualname__ = (
-        kind
-        if default_dtype is None
-        else f"{next(p for p, d in _PREFIXES.items() if d == default_dtype)}{kind}"
-    )
+    make.__name__ = make.__qualname__ = kind
     make.__doc__ = (
-        f"A new symbolic {kind} (broadcastable={pattern}) of dtype "
-        f"{default_dtype or 'floatX'} unless `dtype` is given."
+        f"A new symbolic {kind} (broadcastable={pattern}) of dtype floatX unless `dtype` "
+        "is given."
     )
     return make
 
@@ -160,23 +170,46 @@ def _plural(single: Any) -> Any:
             names = tuple(names[0])
         return [single(n, dtype=dtype) for n in names]
 
-    make.__name__ = make.__qualname__ = single.__name__ + "s"
-    make.__doc__ = f"Several {single.__name__} variables, one per name."
+def _plural(single: Any, name: str) -> Any:
+    """Theano's `_multi`: `T.dscalars("x", "y")`, `T.dscalars(3)` (unnamed)."""
+
+    def make(*names: Any, dtype: str | None = None) -> Any:
+        if len(names) == 1 and isinstance(names[0], int) and not isinstance(names[0], bool):
+            return [_one(single, None, dtype) for _ in range(names[0])]
+        if len(names) == 1 and isinstance(names[0], list | tuple):
+            names = tuple(names[0])
+        if len(names) == 1:
+            return _one(single, names[0], dtype)
+        return [_one(single, n, dtype) for n in names]
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"Several {name[:-1]} variables: one per name, or `n` unnamed ones."
     return make
 
 
+def _one(single: Any, name: str | None, dtype: str | None) -> Variable:
+    if dtype is None:
+        return single(name)
+    return TensorType(dtype, single.broadcastable)(name) if isinstance(
+        single, TensorType
+    ) else single(name, dtype=dtype)
+
+
+def _plural_name(kind: str) -> str:
+    return kind[:-1] + "ces" if kind.endswith("matrix") else kind + "s"
+
+
 def _install() -> None:
+    """`T.matrix`, `T.dmatrix` (a `TensorType`, as in Theano: `x.type == T.dmatrix`),
+    their plurals `T.matrices`, `T.dmatrices`, ... for every prefix and pattern."""
     namespace = globals()
-    for kind in _PATTERNS:
-        namespace[kind] = _constructor(kind, None)
-        namespace[kind + "s"] = _plural(namespace[kind])
+    for kind, pattern in _PATTERNS.items():
+        namespace[kind] = _constructor(kind)
+        namespace[_plural_name(kind)] = _plural(namespace[kind], _plural_name(kind))
         for prefix, dtype in _PREFIXES.items():
             name = prefix + kind
-            namespace[name] = _constructor(kind, dtype)
-            namespace[name + "s"] = _plural(namespace[name])
-    namespace["matrices"] = namespace.pop("matrixs")
-    for prefix in _PREFIXES:
-        namespace[prefix + "matrices"] = namespace.pop(prefix + "matrixs")
+            namespace[name] = TensorType(dtype, pattern)
+            namespace[_plural_name(name)] = _plural(namespace[name], _plural_name(name))
 
 
 _install()
@@ -205,6 +238,45 @@ def __getattr__(name: str) -> Any:
 
 
 # --- end of the theano.gradient names ----------------------------------------------------
+
+int_types = (bscalar, wscalar, iscalar, lscalar)  # noqa: F821 - made by _install
+float_types = (fscalar, dscalar)  # noqa: F821
+complex_types = (cscalar, zscalar)  # noqa: F821
+int_scalar_types, float_scalar_types, complex_scalar_types = int_types, float_types, complex_types
+int_dtypes = ["int8", "int16", "int32", "int64"]
+uint_dtypes = ["uint8", "uint16", "uint32", "uint64"]
+float_dtypes = ["float32", "float64"]
+complex_dtypes = ["complex64", "complex128"]
+discrete_dtypes = ["bool", *int_dtypes, *uint_dtypes]
+continuous_dtypes = float_dtypes + complex_dtypes
+all_dtypes = discrete_dtypes + continuous_dtypes
+from arignote.tensor import basic as _basic  # noqa: E402 - (imported above already)
+
+real, imag, conj, angle = _basic.real, _basic.imag, _basic.conj, _basic.angle
+complex, complex_from_polar = _basic.complex, _basic.complex_from_polar  # noqa: A001
+
+_DTYPE_NAMES = [  # (added to `__all__` at the end)
+    "all_dtypes",
+    "angle",
+    "complex",
+    "complex_dtypes",
+    "complex_from_polar",
+    "complex_scalar_types",
+    "complex_types",
+    "conj",
+    "continuous_dtypes",
+    "discrete_dtypes",
+    "float_dtypes",
+    "float_scalar_types",
+    "float_types",
+    "imag",
+    "int_dtypes",
+    "int_scalar_types",
+    "int_types",
+    "real",
+    "uint_dtypes",
+]
+# --- end dtypes ------------------------------------------------------------------------
 
 __all__ = [
     "TensorConstant",
@@ -415,3 +487,5 @@ __all__ += [
 
 # linear algebra (issue 13 item 5): Theano's `theano.tensor.nlinalg` / `slinalg` modules
 __all__ += ["nlinalg", "slinalg"]  # noqa: PLE0605
+
+__all__ += _DTYPE_NAMES  # noqa: PLE0605 - the dtypes block above

@@ -9,6 +9,7 @@ float64 (32 and 64 bits).
 
 from __future__ import annotations
 
+import builtins
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,7 @@ from arignote.configuration import config
 from arignote.dialects import ag
 from arignote.graph import TensorConstant, Variable, apply_op, make_constant
 from arignote.runtime.dtypes import element_type
+from arignote.tensor.type import upcast_dtypes
 
 _FLOAT_OF_INT = {
     "bool": "float32",
@@ -27,6 +29,10 @@ _FLOAT_OF_INT = {
     "int16": "float32",
     "int32": "float64",
     "int64": "float64",
+    "uint8": "float32",
+    "uint16": "float32",
+    "uint32": "float64",
+    "uint64": "float64",
 }
 """The float dtype math on an integer tensor computes in (Theano's `upgrade_to_float`)."""
 
@@ -39,19 +45,39 @@ def _python_scalar_dtype(value: Any, partner: str | None) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
-        if partner is not None and partner != "bool":
-            kind = np.dtype(partner).kind
-            if kind == "f" or np.can_cast(np.min_scalar_type(value), partner):
-                return partner
-        for dtype in ("int8", "int16", "int32", "int64"):
-            if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-                return dtype
-        raise TypeError(f"the integer {value} does not fit in int64")
+        return _python_int_dtype(value, partner)
     if isinstance(value, float):
-        if partner is not None and np.dtype(partner).kind == "f":
-            return partner
-        return config.floatX
+        return _python_float_dtype(partner)
+    if isinstance(value, builtins.complex):
+        # Theano: `numpy.asarray(1j)` (complex128) unless the partner is complex.
+        return partner if partner is not None and partner.startswith("complex") else "complex128"
     raise TypeError(f"expected a tensor or a number, got {type(value).__name__}")
+
+
+def _python_int_dtype(value: int, partner: str | None) -> str:
+    """A Python int beside a float, complex or signed tensor takes the tensor's dtype when
+    it fits; otherwise (and beside an unsigned tensor, as Theano's `autocast_int`) the
+    smallest signed dtype holding it, then uint64."""
+    if partner is not None and partner != "bool" and not partner.startswith("uint"):
+        kind = np.dtype(partner).kind
+        if kind in "fc" or np.can_cast(np.min_scalar_type(value), partner):
+            return partner
+    for dtype in ("int8", "int16", "int32", "int64", "uint64"):
+        if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            return dtype
+    raise TypeError(f"the integer {value} does not fit in int64 or uint64")
+
+
+def _python_float_dtype(partner: str | None) -> str:
+    """A Python float beside a float tensor takes its dtype, beside a complex tensor the
+    dtype of its parts (`cvector * 2.5` stays complex64); otherwise floatX."""
+    if partner is not None and partner.startswith("float"):
+        return partner
+    if partner == "complex64":
+        return "float32"
+    if partner == "complex128":
+        return "float64"
+    return config.floatX
 
 
 def as_tensor_variable(
@@ -62,7 +88,7 @@ def as_tensor_variable(
         x = x._as_TensorVariable()
     if isinstance(x, Variable):
         var = x
-    elif isinstance(x, bool | int | float) and dtype is None:
+    elif isinstance(x, bool | int | float | builtins.complex) and dtype is None:
         var = constant(x, dtype=_python_scalar_dtype(x, None), name=name)
     else:
         var = constant(x, dtype=dtype, name=name)
@@ -82,7 +108,7 @@ def constant(
     elif dtype is None and isinstance(x, int) and not isinstance(x, bool):
         dtype = _python_scalar_dtype(x, None)
     array = np.asarray(x, dtype=None if dtype is None else check_dtype(dtype, "dtype"))
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "biufc":
         raise TypeError(f"constant: expected numbers, got {x!r}")
     array = array.astype(check_dtype(array.dtype, "constant"))
     if ndim is not None and array.ndim != ndim:
@@ -93,12 +119,12 @@ def constant(
 def _operands(*values: Any) -> list[Variable]:
     """Variables for the operands of an elementwise op, Python numbers typed weakly."""
     partners = [v.dtype for v in values if isinstance(v, Variable)]
-    partner = np.result_type(*partners).name if partners else None
+    partner = upcast_dtypes(*partners) if partners else None
     result = []
     for v in values:
         if isinstance(v, Variable):
             result.append(v)
-        elif isinstance(v, bool | int | float):
+        elif isinstance(v, bool | int | float | builtins.complex):
             result.append(constant(v, dtype=_python_scalar_dtype(v, partner)))
         else:
             result.append(as_tensor_variable(v))
@@ -106,9 +132,9 @@ def _operands(*values: Any) -> list[Variable]:
 
 
 def _promoted(values: Sequence[Variable], minimum: str | None = None) -> list[Variable]:
-    """`values` cast to their common NumPy dtype (at least `minimum`)."""
+    """`values` cast to their common dtype (Theano's `upcast`; at least `minimum`)."""
     dtypes = [v.dtype for v in values] + ([minimum] if minimum else [])
-    common = np.result_type(*dtypes).name
+    common = upcast_dtypes(*dtypes)
     return [cast(v, common) for v in values]
 
 
@@ -124,7 +150,19 @@ def _binary(
     return _build(op_class, x, y)
 
 
+_COMPLEX_CATEGORIES = ("arith", "inexact", "any")
+"""The `CATEGORY`s of the elementwise ops that take complex operands."""
+
+
 def _build(op_class: type[Operation], *operands: Variable) -> Variable:
+    category = getattr(op_class, "CATEGORY", "any")
+    if category not in _COMPLEX_CATEGORIES and any(v.dtype.startswith("complex") for v in operands):
+        name = op_class.name.removeprefix("ag.")  # pyright: ignore[reportAttributeAccessIssue]
+        dtypes = ", ".join(v.dtype for v in operands)
+        raise TypeError(
+            f"{name}: not defined for complex inputs (got {dtypes}); take T.real, T.imag, "
+            "T.abs_ or T.angle first"
+        )
     try:
         op = op_class(*(v.value for v in operands))
     except ValueError as e:
@@ -160,7 +198,7 @@ def mul(a: Any, *other_terms: Any) -> Variable:
 def true_div(a: Any, b: Any) -> Variable:
     """Elementwise `a / b`; integers are divided in `floatX`."""
     x, y = _promoted(_operands(a, b))
-    if x.dtype not in ("float32", "float64"):
+    if x.dtype not in ("float32", "float64", "complex64", "complex128"):
         x, y = cast(x, config.floatX), cast(y, config.floatX)
     return _build(ag.DivOp, x, y)
 
@@ -241,7 +279,7 @@ def _check_not_float(name: str, args: Sequence[Any]) -> None:
     """Theano's and NumPy's bitwise ops reject floats (a Python float too)."""
     for position, arg in enumerate(args):
         dtype = arg.dtype if isinstance(arg, Variable) else np.asarray(arg).dtype.name
-        if dtype.startswith("float"):
+        if dtype.startswith(("float", "complex")):
             raise TypeError(
                 f"{name}: expected integer or bool inputs, got {dtype} for argument "
                 f"{position} (bitwise ops are not defined on floats, as in Theano and NumPy)"
@@ -257,7 +295,7 @@ def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable
     dtype = values[0].dtype
     if entry.category in ("any", "integer"):
         return values
-    if entry.category == "float" and dtype in _FLOAT_OF_INT:
+    if entry.category in ("float", "inexact") and dtype in _FLOAT_OF_INT:
         return [cast(v, _FLOAT_OF_INT[dtype]) for v in values]
     if dtype == "bool":
         return [cast(v, "int8") for v in values]
@@ -266,6 +304,7 @@ def _table_operands(entry: ag.Elementwise, args: Sequence[Any]) -> list[Variable
 
 _DTYPE_RULE = {
     "float": "integer inputs upcast to float",
+    "inexact": "integer inputs upcast to float; complex inputs kept",
     "numeric": "integer inputs kept",
     "integer": "integer or bool inputs; floats are a TypeError",
     "any": "inputs of any dtype",
@@ -338,9 +377,85 @@ def neg(x: Any) -> Variable:
 
 
 def abs(x: Any) -> Variable:  # noqa: A001 - Theano's name
-    """Elementwise `|x|`."""
+    """Elementwise `|x|`; the modulus (a float) of a complex `x`."""
     v = as_tensor_variable(x)
+    if _is_complex(v):
+        return TABLE_FUNCTIONS["hypot"](real(v), imag(v))
     return _build(ag.AbsOp, cast(v, "int8") if v.dtype == "bool" else v)
+
+
+# --- complex numbers (issue 13 item 2, dtypes) ---------------------------------------------
+
+
+def _is_complex(v: Variable) -> bool:
+    return v.dtype.startswith("complex")
+
+
+def real(z: Any) -> Variable:
+    """The real part of each element of `z` (Theano's `real`): float32 for complex64,
+    float64 for complex128; a real `z` is returned as it is."""
+    v = as_tensor_variable(z)
+    return apply_op(ag.RealOp(v.value)) if _is_complex(v) else v
+
+
+def imag(z: Any) -> Variable:
+    """The imaginary part of each element of `z` (Theano's `imag`); zeros of `z`'s dtype
+    (floatX for integers, as Theano's gradient) for a real `z`."""
+    v = as_tensor_variable(z)
+    if _is_complex(v):
+        return apply_op(ag.ImagOp(v.value))
+    return zeros_like(v, dtype=None if v.dtype.startswith("float") else config.floatX)
+
+
+def conj(z: Any) -> Variable:
+    """The complex conjugate of each element (Theano's `conj`); a real `z` as it is."""
+    v = as_tensor_variable(z)
+    if not _is_complex(v):
+        return v
+    return complex(real(v), neg(imag(v)))
+
+
+def angle(z: Any) -> Variable:
+    """The argument of each element in radians, in (-pi, pi] (`numpy.angle`); float64 for
+    every input dtype, as Theano's `angle` (`specific_out(float64)`)."""
+    v = as_tensor_variable(z)
+    if not _is_complex(v):
+        v = cast(v, "complex128")
+    theta = TABLE_FUNCTIONS["arctan2"](imag(v), real(v))
+    return cast(theta, "float64")
+
+
+def _complex_part_dtype(dtype: str) -> str:
+    """Theano's `Complex.output_types_preference`, as the parts' float dtype: complex128
+    (float64 parts) when the upcast is float64 or an integer of 32 bits or more."""
+    wide = ("float64", "int64", "uint64", "int32", "uint32")
+    return "float64" if dtype in wide else "float32"
+
+
+def complex(real: Any, imag: Any) -> Variable:  # noqa: A001 - Theano's name
+    """`real + 1j * imag` elementwise (Theano's `complex`): complex128 when the upcast
+    dtype of the parts is float64 or an integer of 32 bits or more, else complex64.
+    Complex parts are a TypeError, as in Theano."""
+    x, y = _operands(real, imag)
+    for what, v in (("real", x), ("imag", y)):
+        if _is_complex(v):
+            raise TypeError(f"complex: the {what} part must be real, got {v} of dtype {v.dtype}")
+    part = _complex_part_dtype(upcast_dtypes(x.dtype, y.dtype))
+    return _build(ag.ComplexOp, cast(x, part), cast(y, part))
+
+
+def complex_from_polar(abs: Any, angle: Any) -> Variable:  # noqa: A002 - Theano's names
+    """`abs * (cos(angle) + 1j * sin(angle))` elementwise (Theano's `complex_from_polar`;
+    the dtype rule of `complex`)."""
+    r, theta = _operands(abs, angle)
+    part = _complex_part_dtype(upcast_dtypes(r.dtype, theta.dtype))
+    r, theta = cast(r, part), cast(theta, part)
+    return complex(
+        mul(r, TABLE_FUNCTIONS["cos"](theta)), mul(r, TABLE_FUNCTIONS["sin"](theta))
+    )
+
+
+# --- end complex numbers -------------------------------------------------------------------
 
 
 abs_ = abs
@@ -366,6 +481,11 @@ def cast(x: Any, dtype: str) -> Variable:
     target = check_dtype(dtype, "cast")
     if v.dtype == target:
         return v
+    if _is_complex(v) and not target.startswith("complex"):
+        raise TypeError(
+            f"cast: casting {v} from {v.dtype} to {target} is ambiguous: consider "
+            "T.real, T.imag, T.angle or T.abs_ (Theano's rule)"
+        )
     return apply_op(ag.CastOp(v.value, element_type(np.dtype(target))))
 
 
@@ -435,6 +555,10 @@ def _reduce(
 
 
 def _accumulator_dtype(dtype: str) -> str:
+    """Theano's `Sum`/`Prod` dtype: signed integers and bools as int64, unsigned ones as
+    uint64, floats and complex as they are."""
+    if dtype in ("uint8", "uint16", "uint32"):
+        return "uint64"
     return "int64" if dtype in ("bool", "int8", "int16", "int32") else dtype
 
 
@@ -445,8 +569,9 @@ def sum(  # noqa: A001 - Theano's name
     keepdims: bool = False,
     acc_dtype: str | None = None,
 ) -> Variable:
-    """Sum over `axis` (all axes by default); integers and bools sum as int64. Theano's
-    signature: `acc_dtype` is the dtype the sum accumulates in, `dtype` the result's."""
+    """Sum over `axis` (all axes by default); integers and bools sum as int64, unsigned
+    integers as uint64. Theano's signature: `acc_dtype` is the dtype the sum accumulates
+    in, `dtype` the result's."""
     v = as_tensor_variable(x)
     out_dtype = dtype or _accumulator_dtype(v.dtype)
     out = _reduce(ag.ReduceSumOp, v, axis, keepdims, acc_dtype or out_dtype)
@@ -461,9 +586,9 @@ def prod(
     acc_dtype: str | None = None,
     no_zeros_in_input: bool = False,
 ) -> Variable:
-    """Product over `axis` (all axes by default); integers and bools multiply as int64
-    (Theano's signature, as `sum`; `no_zeros_in_input` is Theano's promise that lets it
-    use a simpler gradient, which changes nothing here)."""
+    """Product over `axis` (all axes by default); integers and bools multiply as int64,
+    unsigned integers as uint64 (Theano's signature, as `sum`; `no_zeros_in_input` is
+    Theano's promise that lets it use a simpler gradient, which changes nothing here)."""
     v = as_tensor_variable(x)
     out_dtype = dtype or _accumulator_dtype(v.dtype)
     out = _reduce(ag.ReduceProdOp, v, axis, keepdims, acc_dtype or out_dtype)
@@ -554,7 +679,7 @@ def mean(
     reduced lengths (`shape_i`), cast to the sum's float dtype."""
     v = as_tensor_variable(x)
     s = sum(v, axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
-    count_dtype = "float32" if s.dtype == "float32" else "float64"
+    count_dtype = "float32" if s.dtype in ("float32", "complex64") else "float64"
     out = true_div(s, cast(_count(v, _normalize_axes(axis, v.ndim)), count_dtype))
     return cast(out, dtype) if dtype is not None else out
 

@@ -27,7 +27,8 @@ from arignote.dialects import ag
 from arignote.graph import Variable, apply_op
 from arignote.tensor import basic as T
 
-FLOAT_DTYPES = ("float32", "float64")
+FLOAT_DTYPES = ("float32", "float64", "complex64", "complex128")
+"""The continuous dtypes: the variables that carry gradients (complex ones as Theano's)."""
 
 Rule = Callable[[Operation, list[Variable], list[Variable], list[Variable]], list[Any]]
 """`rule(ir_op, inputs, outputs, output_grads) -> [term or None per input]`."""
@@ -143,11 +144,15 @@ def _select(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: 
 
 def _cast(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
     # Theano's Cast.grad: float -> float passes the gradient, converted back to the
-    # input's dtype; the gradient of an integer input is zero.
+    # input's dtype; the gradient of an integer input is zero; a real input cast to
+    # complex gets the real part (the imaginary direction does not change it).
     (x,) = inputs
     if not is_float(x):
         return [None]
-    return [T.cast(gz[0], x.dtype)]
+    g = gz[0]
+    if g.dtype.startswith("complex") and not x.dtype.startswith("complex"):
+        g = T.real(g)
+    return [T.cast(g, x.dtype)]
 
 
 # --- layout and reductions ---------------------------------------------------------------
@@ -487,3 +492,46 @@ def _sort(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: li
 
 
 RULES.update({ag.CumSumOp: _cumulative, ag.CumProdOp: _cumulative, ag.SortOp: _sort})
+
+# --- complex numbers (issue 13 item 2, dtypes) -------------------------------------------
+#
+# Theano's convention: the gradient of a real cost C with respect to a complex z = x + iy
+# is dC/dx + i dC/dy. For a holomorphic op f (every complex-capable op but `real`,
+# `imag` and `complex`) it is gz * conj(f'(z)), which is the real rule applied to
+# conj(gz), conjugated: `conj(rule(conj(gz)))` (Theano's `Mul.grad` for complex outputs).
+
+
+def _real(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Real.grad: complex(gz, 0).
+    return [T.complex(gz[0], T.zeros_like(gz[0]))]
+
+
+def _imag(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Imag.grad: complex(0, gz).
+    return [T.complex(T.zeros_like(gz[0]), gz[0])]
+
+
+def _complex(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Complex.grad: the real and imaginary parts of gz.
+    return [T.real(gz[0]), T.imag(gz[0])]
+
+
+def _holomorphic(rule: Rule) -> Rule:
+    """`rule`, made right for complex outputs (see above); unchanged for real ones."""
+
+    def wrapped(
+        op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+    ) -> list[Any]:
+        if not any(o.dtype.startswith("complex") for o in outputs):
+            return rule(op, inputs, outputs, gz)
+        terms = rule(op, inputs, outputs, [T.conj(g) for g in gz])
+        return [None if t is None else T.conj(t) for t in terms]
+
+    return wrapped
+
+
+_NOT_HOLOMORPHIC = (ag.RealOp, ag.ImagOp, ag.ComplexOp, ag.CastOp)
+RULES.update(
+    {cls: _holomorphic(rule) for cls, rule in RULES.items() if cls not in _NOT_HOLOMORPHIC}
+)
+RULES.update({ag.RealOp: _real, ag.ImagOp: _imag, ag.ComplexOp: _complex})

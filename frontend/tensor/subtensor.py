@@ -19,7 +19,7 @@ from arignote.dialects import ag
 from arignote.graph import Variable, apply_op
 from arignote.tensor import basic
 
-_INT_DTYPES = ("int8", "int16", "int32", "int64")
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
 def _is_int_scalar(v: Any) -> bool:

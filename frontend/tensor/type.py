@@ -6,6 +6,7 @@ broadcastable dimension is the static length 1, every other dimension is dynamic
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +19,22 @@ from arignote.runtime.dtypes import element_type, numpy_dtype
 if TYPE_CHECKING:
     from arignote.graph import Variable
 
-SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "float32", "float64")
-"""The dtypes arignote compiles."""
+SUPPORTED_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+"""The dtypes arignote compiles (Theano's, less `float16`)."""
 
 
 def check_dtype(dtype: Any, what: str = "dtype") -> str:
@@ -179,13 +194,65 @@ def _convert_dtype(value: Any, dtype: np.dtype, allow_downcast: bool | None) -> 
         raise TypeError(
             f"expected an array-like of {dtype}, got {type(value).__name__}: {e}"
         ) from e
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "biufc":
         raise TypeError(f"expected numbers convertible to {dtype}, got {value!r}")
-    with np.errstate(all="ignore"):
+    if array.dtype.kind == "c" and dtype.kind != "c" and not allow_downcast:
+        raise TypeError(
+            f"the value {value!r} is complex and cannot be stored in a {dtype} input; take "
+            "its real part or pass allow_input_downcast=True to function()"
+        )
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         converted = array.astype(dtype)
-    if allow_downcast or np.array_equal(converted, array, equal_nan=array.dtype.kind == "f"):
+    if allow_downcast or np.array_equal(converted, array, equal_nan=array.dtype.kind in "fc"):
         return converted
     raise TypeError(
         f"the value {value!r} cannot be converted to {dtype} exactly; cast it or "
         "pass allow_input_downcast=True to function()"
     )
+
+
+# --- Theano's upcast table (issue 13 item 2) --------------------------------------------
+#
+# Theano's `scalar.upcast` adds zero-d NumPy arrays of the dtypes, so its table is NumPy's
+# array promotion (not the value-based rules for Python scalars; those are
+# `arignote.tensor.basic._python_scalar_dtype`). Transcribed as rules on (kind, size):
+# bool < unsigned < signed < float < complex.
+
+_KIND_ORDER = {"b": 0, "u": 1, "i": 2, "f": 3, "c": 4}
+
+
+def _float_holding(dtype: np.dtype) -> int:
+    """The size in bytes of the smallest float that holds every value of `dtype` (an
+    integer of 8 or 16 bits fits float32; wider integers need float64)."""
+    if dtype.kind in "ui":
+        return 4 if dtype.itemsize <= 2 else 8
+    if dtype.kind == "c":
+        return dtype.itemsize // 2
+    return dtype.itemsize
+
+
+def _upcast_pair(a: np.dtype, b: np.dtype) -> np.dtype:
+    if _KIND_ORDER[a.kind] > _KIND_ORDER[b.kind]:
+        a, b = b, a
+    if a == b or a.kind == "b":
+        return b
+    if a.kind == b.kind:
+        return a if a.itemsize > b.itemsize else b
+    if (a.kind, b.kind) == ("u", "i"):
+        if b.itemsize > a.itemsize:
+            return b
+        return np.dtype(f"i{2 * a.itemsize}") if a.itemsize < 8 else np.dtype("float64")
+    size = max(_float_holding(a), _float_holding(b))
+    return np.dtype(f"c{2 * size}") if b.kind == "c" else np.dtype(f"f{size}")
+
+
+def upcast_dtypes(dtype: Any, *dtypes: Any) -> str:
+    """The dtype of an elementwise operation on tensors of these dtypes: Theano's
+    `upcast` table (`uint8` with `int8` gives `int16`, `uint64` with any signed integer
+    `float64`, `int32` with `float32` `float64`, `complex64` with `float64`
+    `complex128`)."""
+    result = np.dtype(check_dtype(dtype, "upcast"))
+    for other in dtypes:
+        result = _upcast_pair(result, np.dtype(check_dtype(other, "upcast")))
+    return result.name

@@ -126,7 +126,7 @@ def test_integer_inputs_follow_theano_dtype_rules(dtype: str, backend: str) -> N
     as_float = "float32" if dtype in ("int8", "bool") else "float64"
     for entry, got in zip(UNARY + BINARY, f(a, b), strict=True):
         args = [a] if entry.arity == 1 else [a, b]
-        if entry.category == "float":  # Theano's upgrade_to_float
+        if entry.category in ("float", "inexact"):  # Theano's upgrade_to_float
             out = np.dtype(as_float)
             expected = reference(entry, [v.astype(out) for v in args], out)
             assert_ulp(entry.name, got, expected, max_ulp(out))

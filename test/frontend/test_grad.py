@@ -145,6 +145,7 @@ def test_every_differentiable_op_has_a_rule() -> None:
     # linear algebra (issue 13 item 5): ag.eig and ag.qr have no gradient, as in Theano
     ops += [ag.MatrixInverseOp, ag.DetOp, ag.CholeskyOp, ag.SolveOp, ag.EighOp, ag.SvdOp]
     ops += [*ag.CUMULATIVE_OPS, ag.SortOp]  # extra_ops and sort; argsort/searchsorted give i64
+    ops += [*ag.COMPLEX_OPS]
     import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
 
     assert {op for op in ops if op not in comparisons} == set(grad_rules.RULES)

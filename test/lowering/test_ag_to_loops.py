@@ -54,15 +54,23 @@ MLIR_TYPE = {
     np.dtype(np.int16): "i16",
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
 }
 FLOATS = [np.float32, np.float64]
 INTS = [np.int32, np.int64]
-NUMERIC = FLOATS + INTS
+UINTS = [np.uint8, np.uint64]  # the unsigned ops (divui, cmpi ult, ...) at both ends
+NUMERIC = FLOATS + INTS + UINTS
 ANY = NUMERIC + [np.bool_]
 CATEGORY_DTYPES = {
     "float": FLOATS,
+    "inexact": FLOATS,  # complex numbers have no native lowering
     "numeric": NUMERIC,
-    "integer": INTS + [np.bool_],
+    "arith": NUMERIC,
+    "integer": INTS + UINTS + [np.bool_],
+    "real": ANY,
     "any": ANY,
 }
 
@@ -544,6 +552,8 @@ def test_cast(source: Any, target: Any):
     if np.dtype(source).kind == "f":
         x = (x * 20).clip(-100, 100)
         x.flat[:4] = [0.0, -0.0, -2.7, 2.7]  # truncation toward zero
+        if np.dtype(target).kind == "u":  # a negative float has no unsigned value
+            x = np.abs(x).clip(0, np.iinfo(target).max)
         if target == np.bool_:
             x.flat[4] = np.nan  # NaN is true
     (out,) = native(text)(x[:, ::-1])

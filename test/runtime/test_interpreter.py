@@ -80,8 +80,14 @@ def allowed(category: str, dtype: np.dtype) -> bool:
     t = element_type(dtype)
     if category == "float":
         return ag.is_float(t)
+    if category == "inexact":
+        return ag.is_float(t) or ag.is_complex(t)
     if category == "numeric":
         return ag.is_float(t) or ag.is_int(t)
+    if category == "arith":
+        return ag.is_float(t) or ag.is_int(t) or ag.is_complex(t)
+    if category == "real":
+        return not ag.is_complex(t)
     if category == "integer":
         return ag.is_int(t) or ag.is_bool(t)
     return True

@@ -10,7 +10,7 @@ func.func @cumsum_axis(%x: tensor<?x?xf32>) {
 // -----
 
 func.func @cumprod_bool(%x: tensor<?xi1>) {
-  %0 = ag.cumprod %x {axis = 0 : i64} : tensor<?xi1> -> tensor<?xi1>  // expected-error {{'ag.cumprod' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>}}
+  %0 = ag.cumprod %x {axis = 0 : i64} : tensor<?xi1> -> tensor<?xi1>  // expected-error {{'ag.cumprod' op operand must have a real numeric element type (f32, f64, i8..i64, ui8..ui64), got tensor<?xi1>}}
   func.return
 }
 

@@ -26,7 +26,7 @@ func.func @constant_type_mismatch() {
 // -----
 
 func.func @constant_f16() {
-  %0 = ag.constant dense<1.0> : tensor<2xf16>  // expected-error {{'ag.constant' op result must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<2xf16>}}
+  %0 = ag.constant dense<1.0> : tensor<2xf16>  // expected-error {{'ag.constant' op result must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<2xf16>}}
   func.return
 }
 
@@ -35,7 +35,7 @@ func.func @constant_f16() {
 // --- binary elementwise ------------------------------------------------------------
 
 func.func @add_bool(%a: tensor<?xi1>) {
-  %0 = ag.add %a, %a : tensor<?xi1>, tensor<?xi1> -> tensor<?xi1>  // expected-error {{'ag.add' op lhs must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>}}
+  %0 = ag.add %a, %a : tensor<?xi1>, tensor<?xi1> -> tensor<?xi1>  // expected-error {{'ag.add' op lhs must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>}}
   func.return
 }
 
@@ -70,7 +70,7 @@ func.func @add_not_tensor(%a: memref<?xf32>) {
 // -----
 
 func.func @sub_bool(%a: tensor<i1>) {
-  %0 = ag.sub %a, %a : tensor<i1>, tensor<i1> -> tensor<i1>  // expected-error {{'ag.sub' op lhs must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<i1>}}
+  %0 = ag.sub %a, %a : tensor<i1>, tensor<i1> -> tensor<i1>  // expected-error {{'ag.sub' op lhs must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<i1>}}
   func.return
 }
 
@@ -84,7 +84,7 @@ func.func @mul_result_element(%a: tensor<3xi32>) {
 // -----
 
 func.func @div_int(%a: tensor<3xi32>) {
-  %0 = ag.div %a, %a : tensor<3xi32>, tensor<3xi32> -> tensor<3xi32>  // expected-error {{'ag.div' op lhs must have a float element type (f32, f64), got tensor<3xi32>}}
+  %0 = ag.div %a, %a : tensor<3xi32>, tensor<3xi32> -> tensor<3xi32>  // expected-error {{'ag.div' op lhs must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got tensor<3xi32>}}
   func.return
 }
 
@@ -112,7 +112,7 @@ func.func @pow_result_rank(%a: tensor<?xf64>, %b: tensor<?x1xf64>) {
 // -----
 
 func.func @maximum_f16(%a: tensor<?xf16>) {
-  %0 = ag.maximum %a, %a : tensor<?xf16>, tensor<?xf16> -> tensor<?xf16>  // expected-error {{'ag.maximum' op lhs must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<?xf16>}}
+  %0 = ag.maximum %a, %a : tensor<?xf16>, tensor<?xf16> -> tensor<?xf16>  // expected-error {{'ag.maximum' op lhs must have a non-complex element type (f32, f64, i1, i8..i64, ui8..ui64), got tensor<?xf16>}}
   func.return
 }
 
@@ -156,7 +156,7 @@ func.func @ge_result_shape(%a: tensor<?x?xi8>, %b: tensor<i8>) {
 // -----
 
 func.func @eq_unsupported(%a: tensor<?xi128>) {
-  %0 = ag.eq %a, %a : tensor<?xi128>, tensor<?xi128> -> tensor<?xi1>  // expected-error {{'ag.eq' op lhs must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<?xi128>}}
+  %0 = ag.eq %a, %a : tensor<?xi128>, tensor<?xi128> -> tensor<?xi1>  // expected-error {{'ag.eq' op lhs must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi128>}}
   func.return
 }
 
@@ -172,21 +172,21 @@ func.func @ne_result_static(%a: tensor<?xf64>) {
 // --- unary elementwise -------------------------------------------------------------
 
 func.func @neg_bool(%a: tensor<?xi1>) {
-  %0 = ag.neg %a : tensor<?xi1>  // expected-error {{'ag.neg' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>}}
+  %0 = ag.neg %a : tensor<?xi1>  // expected-error {{'ag.neg' op operand must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>}}
   func.return
 }
 
 // -----
 
 func.func @abs_bool(%a: tensor<i1>) {
-  %0 = ag.abs %a : tensor<i1>  // expected-error {{'ag.abs' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<i1>}}
+  %0 = ag.abs %a : tensor<i1>  // expected-error {{'ag.abs' op operand must have a real numeric element type (f32, f64, i8..i64, ui8..ui64), got tensor<i1>}}
   func.return
 }
 
 // -----
 
 func.func @exp_int(%a: tensor<?xi32>) {
-  %0 = ag.exp %a : tensor<?xi32>  // expected-error {{'ag.exp' op operand must have a float element type (f32, f64), got tensor<?xi32>}}
+  %0 = ag.exp %a : tensor<?xi32>  // expected-error {{'ag.exp' op operand must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got tensor<?xi32>}}
   func.return
 }
 
@@ -207,7 +207,7 @@ func.func @tanh_int(%a: tensor<2x2xi64>) {
 // -----
 
 func.func @sqrt_bool(%a: tensor<1xi1>) {
-  %0 = ag.sqrt %a : tensor<1xi1>  // expected-error {{'ag.sqrt' op operand must have a float element type (f32, f64), got tensor<1xi1>}}
+  %0 = ag.sqrt %a : tensor<1xi1>  // expected-error {{'ag.sqrt' op operand must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got tensor<1xi1>}}
   func.return
 }
 
@@ -260,7 +260,7 @@ func.func @cast_static_vs_dynamic(%a: tensor<?xi32>) {
 // -----
 
 func.func @cast_unsupported(%a: tensor<?xi32>) {
-  %0 = ag.cast %a : tensor<?xi32> to tensor<?xbf16>  // expected-error {{'ag.cast' op result must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<?xbf16>}}
+  %0 = ag.cast %a : tensor<?xi32> to tensor<?xbf16>  // expected-error {{'ag.cast' op result must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xbf16>}}
   func.return
 }
 
@@ -348,7 +348,7 @@ func.func @reduce_min_result_type(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @reduce_sum_bool(%x: tensor<?xi1>) {
-  %0 = ag.reduce_sum %x {axes = array<i64: 0>} : tensor<?xi1> -> tensor<i1>  // expected-error {{'ag.reduce_sum' op operand must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>}}
+  %0 = ag.reduce_sum %x {axes = array<i64: 0>} : tensor<?xi1> -> tensor<i1>  // expected-error {{'ag.reduce_sum' op operand must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>}}
   func.return
 }
 
@@ -392,7 +392,7 @@ func.func @dot_element_types(%a: tensor<?x?xf32>, %b: tensor<?x?xf64>) {
 // -----
 
 func.func @dot_bool(%a: tensor<?xi1>) {
-  %0 = ag.dot %a, %a : tensor<?xi1>, tensor<?xi1> -> tensor<i1>  // expected-error {{'ag.dot' op lhs must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<?xi1>}}
+  %0 = ag.dot %a, %a : tensor<?xi1>, tensor<?xi1> -> tensor<i1>  // expected-error {{'ag.dot' op lhs must have a numeric element type (f32, f64, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<?xi1>}}
   func.return
 }
 
@@ -548,7 +548,7 @@ func.func @alloc_negative(%v: tensor<f32>) {
 // -----
 
 func.func @arange_bool(%b: tensor<i1>) {
-  %0 = ag.arange %b, %b, %b : tensor<i1> -> tensor<?xi1>  // expected-error {{'ag.arange' op start must have a numeric element type (f32, f64, i8, i16, i32, i64), got tensor<i1>}}
+  %0 = ag.arange %b, %b, %b : tensor<i1> -> tensor<?xi1>  // expected-error {{'ag.arange' op start must have a real numeric element type (f32, f64, i8..i64, ui8..ui64), got tensor<i1>}}
   func.return
 }
 
@@ -771,7 +771,7 @@ func.func @if_no_yield(%c: tensor<i1>, %s: tensor<f64>) {
 // -----
 
 func.func @if_condition_f16(%c: tensor<f16>, %s: tensor<f64>) {
-  %0 = ag.if %c : tensor<f16> -> (tensor<f64>) {  // expected-error {{'ag.if' op condition must have a supported element type (f32, f64, i1, i8, i16, i32, i64), got tensor<f16>}}
+  %0 = ag.if %c : tensor<f16> -> (tensor<f64>) {  // expected-error {{'ag.if' op condition must have a supported element type (f32, f64, i1, i8..i64, ui8..ui64, complex<f32>, complex<f64>), got tensor<f16>}}
     ag.yield %s : tensor<f64>
   } else {
     ag.yield %s : tensor<f64>
@@ -802,3 +802,37 @@ func.func @profile_negative_node() {
   func.return
 }
 
+
+// -----
+
+// --- complex element types ----------------------------------------------------------
+
+func.func @lt_complex(%z: tensor<?xcomplex<f64>>) {
+  // expected-error @+1 {{'ag.lt' op lhs must have a non-complex element type (f32, f64, i1, i8..i64, ui8..ui64), got tensor<?xcomplex<f64>>}}
+  %0 = ag.lt %z, %z : tensor<?xcomplex<f64>>, tensor<?xcomplex<f64>> -> tensor<?xi1>
+  func.return
+}
+
+// -----
+
+func.func @real_of_real(%x: tensor<?xf64>) {
+  // expected-error @+1 {{'ag.real' op operand must have a complex element type (complex<f32>, complex<f64>), got tensor<?xf64>}}
+  %0 = ag.real %x : tensor<?xf64> -> tensor<?xf64>
+  func.return
+}
+
+// -----
+
+func.func @imag_wrong_result(%z: tensor<?xcomplex<f32>>) {
+  // expected-error @+1 {{'ag.imag' op result type tensor<?xf64> does not match the inferred type tensor<?xf32>}}
+  %0 = ag.imag %z : tensor<?xcomplex<f32>> -> tensor<?xf64>
+  func.return
+}
+
+// -----
+
+func.func @complex_mixed_parts(%x: tensor<?xf32>, %y: tensor<?xf64>) {
+  // expected-error @+1 {{'ag.complex' op parts must have one element type, got tensor<?xf32> and tensor<?xf64>}}
+  %0 = ag.complex %x, %y : tensor<?xf32>, tensor<?xf64> -> tensor<?xcomplex<f64>>
+  func.return
+}

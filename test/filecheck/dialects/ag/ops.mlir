@@ -356,3 +356,27 @@ func.func @if_else(%c: tensor<i1>, %n: tensor<i32>, %x: tensor<?x?xf64>, %s: ten
   }
   func.return
 }
+
+// Unsigned and complex element types (issue 13 item 2, dtypes).
+// CHECK-LABEL: func.func @unsigned_and_complex(
+// CHECK-NEXT:    %0 = ag.floordiv %u, %u : tensor<?xui8>, tensor<?xui8> -> tensor<?xui8>
+// CHECK-NEXT:    %1 = ag.cast %u : tensor<?xui8> to tensor<?xi8>
+// CHECK-NEXT:    %2 = ag.real %z : tensor<?xcomplex<f64>> -> tensor<?xf64>
+// CHECK-NEXT:    %3 = ag.imag %c : tensor<2xcomplex<f32>> -> tensor<2xf32>
+// CHECK-NEXT:    %4 = ag.complex %2, %x : tensor<?xf64>, tensor<f64> -> tensor<?xcomplex<f64>>
+// CHECK-NEXT:    %5 = ag.mul %4, %z : tensor<?xcomplex<f64>>, tensor<?xcomplex<f64>> -> tensor<?xcomplex<f64>>
+// CHECK-NEXT:    %6 = ag.constant dense<(1.000000e+00,2.000000e+00)> : tensor<complex<f64>>
+// CHECK-NEXT:    %7 = ag.reduce_sum %z {axes = array<i64: 0>} : tensor<?xcomplex<f64>> -> tensor<complex<f64>>
+// GENERIC-LABEL: "func.func"() <{sym_name = "unsigned_and_complex"
+// GENERIC:       %4 = "ag.complex"(%2, %x) : (tensor<?xf64>, tensor<f64>) -> tensor<?xcomplex<f64>>
+func.func @unsigned_and_complex(%u: tensor<?xui8>, %z: tensor<?xcomplex<f64>>, %c: tensor<2xcomplex<f32>>, %x: tensor<f64>) {
+  %0 = ag.floordiv %u, %u : tensor<?xui8>, tensor<?xui8> -> tensor<?xui8>
+  %1 = ag.cast %u : tensor<?xui8> to tensor<?xi8>
+  %2 = ag.real %z : tensor<?xcomplex<f64>> -> tensor<?xf64>
+  %3 = ag.imag %c : tensor<2xcomplex<f32>> -> tensor<2xf32>
+  %4 = ag.complex %2, %x : tensor<?xf64>, tensor<f64> -> tensor<?xcomplex<f64>>
+  %5 = ag.mul %4, %z : tensor<?xcomplex<f64>>, tensor<?xcomplex<f64>> -> tensor<?xcomplex<f64>>
+  %6 = ag.constant dense<(1.0, 2.0)> : tensor<complex<f64>>
+  %7 = ag.reduce_sum %z {axes = array<i64: 0>} : tensor<?xcomplex<f64>> -> tensor<complex<f64>>
+  func.return
+}
