@@ -8,7 +8,10 @@ A name is *supported* when `arignote.<module>.<name>` resolves (Theano's module 
 `theano` renamed; for a module arignote folds into its package, such as
 `theano.scan_module.scan_views`, the package `arignote.scan_module`) and a test under
 `test/` uses it. A test uses a name when its body reads `<something>.<name>`, other than
-`np.<name>`/`numpy.<name>`/`math.<name>`, or calls `<name>` imported from arignote; the
+`np.<name>`/`numpy.<name>`/`math.<name>`, calls `<name>` imported from arignote, or
+names it in a string to `getattr` or in its `parametrize` values, or reads a
+module-level table of cases that names it, or calls a helper function of its file that
+does; the
 elementwise ops of `ag.TABLE` are covered by the tests that run every entry of the table. An
 unsupported name carries its reason from `WHY_NOT` below; `test/docs/test_tensor_api_index.py`
 fails when the page is stale, when an unsupported name has no reason, or when fewer than
@@ -31,6 +34,13 @@ FOREIGN = {"np", "numpy", "math", "cmath", "pytest", "random", "os", "sys", "re"
 
 WHY_NOT: dict[str, str] = {
     "theano.tensor.TensorVariable.__div__": "Python 2's `/`; Python 3 calls `__truediv__`",
+    "theano.tensor.basic.jv": "Bessel functions of real order: not built (j0, j1 are)",
+    "theano.tensor.basic.iv": "modified Bessel functions of real order: not built (i0, i1 "
+    "are)",
+    "theano.tensor.elemwise.mul_without_zeros": "a scalar op of Theano's `CAReduce` "
+    "machinery; `prod(x, no_zeros_in_input=True)` is the user-level form",
+    "theano.gradient.disconnected_type": "arignote's `DisconnectedType` wraps the variable "
+    "that `grad` found disconnected; there is no disconnected variable to instantiate",
 }
 """`module.name` -> why arignote does not provide it (shown on the page)."""
 
@@ -101,10 +111,30 @@ def _operator_names(node: ast.AST) -> list[str]:
     return []
 
 
-def _used_names(function: ast.AST, imported: set[str]) -> set[str]:
+def _string_names(function: ast.FunctionDef) -> set[str]:
+    """Names a test looks up by string: `getattr(module, "name")` and the string values
+    of its `pytest.mark.parametrize` lists."""
+    found = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr":
+            found.update(_strings(node.args[1:2]))
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "attr", "") == "parametrize":
+            found.update(_strings(decorator.args[1:]))
+    return {name for name in found if name.isidentifier()}
+
+
+def _strings(nodes: list[ast.expr]) -> set[str]:
+    return {
+        n.value for node in nodes for n in ast.walk(node)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def _used_names(function: ast.FunctionDef, imported: set[str]) -> set[str]:
     """The names a test reads; its operators count (as `__add__` ...) in a test that
     builds arignote graphs (reads `T.`, `arignote.` or a name imported from arignote)."""
-    used: set[str] = set()
+    used: set[str] = _string_names(function)
     operators: set[str] = set()
     symbolic = False
     for node in ast.walk(function):
@@ -120,16 +150,66 @@ def _used_names(function: ast.AST, imported: set[str]) -> set[str]:
     return used | (operators - {""} if symbolic else set())
 
 
+def _module_tables(tree: ast.Module, imported: set[str]) -> dict[str, set[str]]:
+    """For each module-level variable of a test file (a table of cases), the names its
+    value uses: attributes read (`T.tril` in a lambda) and identifier strings."""
+    tables: dict[str, set[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        used = {
+            n.value for n in ast.walk(node.value)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier()
+        }
+        used |= {
+            n.attr for n in ast.walk(node.value)
+            if isinstance(n, ast.Attribute)
+            and not (isinstance(n.value, ast.Name) and n.value.id in FOREIGN)
+        }
+        for target in targets:
+            if isinstance(target, ast.Name):
+                tables[target.id] = used
+    return tables
+
+
+def _with_helpers(test: ast.FunctionDef, helpers: dict[str, ast.FunctionDef]) -> list:
+    """`test` and the module's helper functions it calls, directly or through others."""
+    found, todo = [test], [test]
+    while todo:
+        for n in ast.walk(todo.pop()):
+            helper = helpers.get(n.id) if isinstance(n, ast.Name) else None
+            if helper is not None and helper not in found:
+                found.append(helper)
+                todo.append(helper)
+    return found
+
+
 def test_index() -> dict[str, list[str]]:
-    """name -> the tests (`file::function`) that use it, in file order."""
+    """name -> the tests (`file::function`) that use it, in file order. A test that
+    reads a module-level table of cases uses what the table names."""
     index: dict[str, list[str]] = defaultdict(list)
     for path in sorted((ROOT / "test").rglob("test_*.py")):
         tree = ast.parse(path.read_text())
         imported = _arignote_imports(tree)
+        tables = _module_tables(tree, imported)
+        helpers = {
+            node.name: node for node in tree.body
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("test_")
+        }
         relative = path.relative_to(ROOT).as_posix()
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                for name in _used_names(node, imported):
+                names = set()
+                for function in _with_helpers(node, helpers):
+                    names |= _used_names(function, imported)
+                    for table in {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}:
+                        names |= tables.get(table, set())
+                for decorator in node.decorator_list:
+                    for n in ast.walk(decorator):
+                        if isinstance(n, ast.Name):
+                            names |= tables.get(n.id, set())
+                for name in names:
                     index[name].append(f"{relative}::{node.name}")
     return index
 

@@ -78,6 +78,9 @@ REWRITES = [
     (r"\btheano\b", "arignote", "the import renamed"),
     (r"\btime\.clock\(\)", "time.perf_counter()", "`time.clock` was removed in Python 3.8"),
     (r"from six\.moves import cPickle", "import pickle as cPickle", "Python 2's pickle"),
+    (r"arignote\.function\(\[W, V, x\], JV\)", "arignote.function([W, V, x], JV, "
+     "on_unused_input='ignore')", "arignote's R-op of `dot(x, W)` is `dot(x, V)`, which does "
+     "not read `W`; Theano's also computed `dot(zeros_like(x), W)`"),
 ]
 """(pattern, replacement, why) applied to the code, in order."""
 
@@ -185,6 +188,8 @@ OUTPUT_DIFFERS: dict[tuple[str, str], str] = {
     ("printing_drawing", "printing.pprint(prediction)"): GRAPH_PRINT,
     ("printing_drawing", "printing.debugprint("): GRAPH_PRINT,
     ("debug_faq", "detect_nan"): GRAPH_PRINT,
+    ("adding", ">>> type(x)"): "arignote's variables are `arignote.graph.Variable`, which "
+    "`arignote.tensor.TensorVariable` names",
 }
 """(page, a piece of an example's code) -> why its output is compared only in its first
 character (the rest is `...`), with the reason as a comment."""

@@ -22,6 +22,7 @@ _LAZY = {
     "tensor": ("arignote.tensor", None),
     "compile": ("arignote.compile", None),
     "check_install": ("arignote.install_check", "check_install"),
+    "function_dump": ("arignote.compile.function", "function_dump"),
     "function": ("arignote.compile", "function"),
     "Function": ("arignote.compile", "Function"),
     "Mode": ("arignote.compile", "Mode"),

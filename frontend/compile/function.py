@@ -995,3 +995,37 @@ def eval_variable(var: Variable, inputs_to_values: dict[Variable, Any]) -> Any:
     if fn is None:
         fn = cache[key] = function(list(inputs), var)
     return fn(*[inputs_to_values[v] for v in inputs])
+
+
+def function_dump(
+    filename: str,
+    inputs: Sequence[Any],
+    outputs: Any = None,
+    mode: Any = None,
+    updates: Any = None,
+    givens: Any = None,
+    no_default_updates: Any = False,
+    accept_inplace: bool = False,
+    name: str | None = None,
+    rebuild_strict: bool = True,
+    allow_input_downcast: bool | None = None,
+    profile: Any = None,
+    on_unused_input: str | None = None,
+    extra_tag_to_remove: Any = None,
+) -> None:
+    """Pickle the arguments of a `function` call to `filename` instead of compiling, to
+    reproduce a compilation elsewhere (Theano's `function_dump`):
+    `arignote.function(**pickle.load(open(filename, "rb")))` compiles the same function.
+    `extra_tag_to_remove` is accepted for Theano's signature (arignote's variables carry
+    no tags that would keep the pickle from loading)."""
+    import pickle
+
+    arguments = {
+        "inputs": inputs, "outputs": outputs, "mode": mode, "updates": updates,
+        "givens": givens, "no_default_updates": no_default_updates,
+        "accept_inplace": accept_inplace, "name": name, "rebuild_strict": rebuild_strict,
+        "allow_input_downcast": allow_input_downcast, "profile": profile,
+        "on_unused_input": on_unused_input,
+    }
+    with open(filename, "wb") as f:
+        pickle.dump(arguments, f, protocol=pickle.HIGHEST_PROTOCOL)

@@ -160,23 +160,15 @@ from arignote.tensor.extra_ops import (  # noqa: E402
 from arignote.tensor.sort import argsort, argtopk, sort, topk, topk_and_argtopk  # noqa: E402
 
 
-def _plural(single: Any) -> Any:
-    def make(*names: str, dtype: str | None = None) -> list[Variable]:
-        if len(names) == 1 and isinstance(names[0], int):
-            return [single(dtype=dtype) for _ in range(names[0])]
-        # Theano's rule: one argument is the sequence of names (`scalars("xyz")` names
-        # three variables x, y and z; `scalars(["a", "b"])` two)
-        if len(names) == 1 and len(names[0]) != 1:
-            names = tuple(names[0])
-        return [single(n, dtype=dtype) for n in names]
-
 def _plural(single: Any, name: str) -> Any:
     """Theano's `_multi`: `T.dscalars("x", "y")`, `T.dscalars(3)` (unnamed)."""
 
     def make(*names: Any, dtype: str | None = None) -> Any:
         if len(names) == 1 and isinstance(names[0], int) and not isinstance(names[0], bool):
             return [_one(single, None, dtype) for _ in range(names[0])]
-        if len(names) == 1 and isinstance(names[0], list | tuple):
+        # Theano's rule: one argument is the sequence of names (`scalars("xyz")` names
+        # three variables x, y and z; `scalars(["a", "b"])` two; `scalars("x")` is one)
+        if len(names) == 1 and isinstance(names[0], list | tuple | str):
             names = tuple(names[0])
         if len(names) == 1:
             return _one(single, names[0], dtype)
@@ -208,7 +200,7 @@ def _install() -> None:
         namespace[_plural_name(kind)] = _plural(namespace[kind], _plural_name(kind))
         for prefix, dtype in _PREFIXES.items():
             name = prefix + kind
-            namespace[name] = TensorType(dtype, pattern)
+            namespace[name] = TensorType(dtype, pattern).register()
             namespace[_plural_name(name)] = _plural(namespace[name], _plural_name(name))
 
 

@@ -908,6 +908,15 @@ _SHAPE_OPS_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> Any:
+    """`theano.tensor.basic.<name>`: the functions of `shape_ops`, and the public names
+    the `arignote.tensor` package defines (`dmatrix`, `zeros`, `join`, `tensordot`, ...:
+    Theano's `theano.tensor` is mostly `from theano.tensor.basic import *`)."""
+    if not name.startswith("_") and name not in _SHAPE_OPS_NAMES:
+        import arignote.tensor as package
+
+        value = package.__dict__.get(name)
+        if value is not None and not isinstance(value, type(package)):
+            return value
     if name in _SHAPE_OPS_NAMES:
         from arignote.tensor import shape_ops
 

@@ -280,6 +280,8 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
     v = _var(x)
     if axis is None:
         v, axis = subtensor.flatten(v), 0
+    if _python_int(axis) and not -v.ndim <= axis < v.ndim:
+        raise ValueError("Axis should not exceed x.ndim-1.")  # Theano's text
     axis = _axis(axis, v.ndim, "repeat")
     r = basic.as_tensor_variable(repeats) if not _python_int(repeats) else None
     if r is not None and r.ndim > 1:

@@ -189,7 +189,7 @@ def _masks_to_indices(v: Variable, items: list[Any]) -> list[Any]:
     entries (NumPy's rule), after a run-time check that the mask's shape is that of the
     axes it indexes (an IndexError-like ValueError otherwise)."""
     if any(k is None for k in items):
-        raise NotImplementedError("None (newaxis) combined with integer-array indexing")
+        raise AdvancedIndexingError("None (newaxis) combined with integer-array indexing")
     result: list[Any] = []
     axis = 0
     for k in items:
@@ -199,7 +199,7 @@ def _masks_to_indices(v: Variable, items: list[Any]) -> list[Any]:
             continue
         mask = k if isinstance(k, Variable) else basic.constant(np.asarray(k, dtype=bool))
         if mask.ndim == 0:
-            raise NotImplementedError("a 0-d boolean index (x[True]) is not supported")
+            raise AdvancedBooleanIndexingError("a 0-d boolean index (x[True]) is not supported")
         from arignote.tensor import shape_ops  # (it imports this module)
 
         lengths = [shape_i(v, a) for a in range(axis, axis + mask.ndim)]
@@ -588,3 +588,48 @@ def _product(values: Sequence[int | Variable]) -> int | Variable:
     for v in values:
         total = v if isinstance(total, int) and total == 1 else total * v
     return total
+
+
+# --- Theano's advanced-indexing names (theano.tensor.subtensor) -------------------------
+
+
+class AdvancedIndexingError(TypeError, NotImplementedError):
+    """An index combination arignote does not support (Theano's exception for advanced
+    indexing it cannot do; also a NotImplementedError)."""
+
+
+class AdvancedBooleanIndexingError(AdvancedIndexingError):
+    """A boolean index arignote does not support (a 0-d boolean)."""
+
+
+def advanced_subtensor1(x: Any, ilist: Any) -> Variable:
+    """`x[ilist]` for an integer vector `ilist` (Theano's `AdvancedSubtensor1` op)."""
+    return basic.as_tensor_variable(x)[ilist]
+
+
+def advanced_inc_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
+    """`inc_subtensor(x[ilist], y)`: repeated indices add up (Theano's op)."""
+    return inc_subtensor(basic.as_tensor_variable(x)[ilist], y)
+
+
+def advanced_set_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
+    """`set_subtensor(x[ilist], y)` (Theano's op)."""
+    return set_subtensor(basic.as_tensor_variable(x)[ilist], y)
+
+
+def advanced_subtensor(x: Any, *index: Any) -> Variable:
+    """`x[index]` with index arrays, slices and integers (Theano's `AdvancedSubtensor`)."""
+    return basic.as_tensor_variable(x)[tuple(index)]
+
+
+def advanced_inc_subtensor(x: Any, y: Any, *index: Any) -> Variable:
+    return inc_subtensor(basic.as_tensor_variable(x)[tuple(index)], y)
+
+
+def advanced_set_subtensor(x: Any, y: Any, *index: Any) -> Variable:
+    return set_subtensor(basic.as_tensor_variable(x)[tuple(index)], y)
+
+
+advanced_boolean_subtensor = advanced_subtensor
+advanced_boolean_inc_subtensor = advanced_inc_subtensor
+advanced_boolean_set_subtensor = advanced_set_subtensor

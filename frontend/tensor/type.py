@@ -61,6 +61,12 @@ _FROM_IR: dict[builtin.Attribute, TensorType] = {}
 """`TensorType.from_ir`'s answers (the checks of `TensorType()` run once per IR type)."""
 
 
+_NAMED_PATTERNS = {
+    (): "scalar", (False,): "vector", (False, True): "col", (True, False): "row",
+    (False, False): "matrix",
+}
+
+
 class TensorType:
     """The type of a symbolic tensor: a dtype and one bool per dimension, `True` where
     the dimension has length 1 and broadcasts.
@@ -109,9 +115,15 @@ class TensorType:
             assert isinstance(t, builtin.TensorType)
             dtype = numpy_dtype(t.element_type).name
             known = _FROM_IR[t] = TensorType(dtype, tuple(d == 1 for d in t.get_shape()))
-        new = TensorType.__new__(TensorType)  # a fresh object: a type's name may be set
-        new.__dict__.update(known.__dict__)
-        return new
+        return known  # one object per type, as Theano's: `x.type is T.dscalar`
+
+    def register(self) -> TensorType:
+        """Make this (unnamed) type the one `from_ir` gives for its IR type, so that the
+        constructors' types are the variables' types (`T.dmatrix("x").type is
+        T.dmatrix`, as in Theano). Returns `self`."""
+        if self.name is None:
+            _FROM_IR.setdefault(self.to_ir(), self)
+        return self
 
     def __call__(self, name: str | None = None) -> Variable:
         from arignote.graph import make_input
@@ -168,10 +180,16 @@ class TensorType:
         return hash((self.dtype, self.broadcastable))
 
     def __str__(self) -> str:
+        """Theano's text: `TensorType(float64, matrix)`; `scalar`, `vector`, `row`, `col`,
+        `matrix` by name, `3D`... for other patterns without broadcastable dimensions,
+        else the pattern (`(True, False, False)`)."""
         if self.name:
             return self.name
-        pattern = ", ".join("1" if b else "?" for b in self.broadcastable)
-        return f"TensorType({self.dtype}, ({pattern}{',' if self.ndim == 1 else ''}))"
+        b = self.broadcastable
+        named = _NAMED_PATTERNS.get(b)
+        if named is None:
+            named = str(b) if any(b) else f"{len(b)}D"
+        return f"TensorType({self.dtype}, {named})"
 
     __repr__ = __str__
 

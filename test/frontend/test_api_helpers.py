@@ -128,3 +128,87 @@ def test_theano_module_paths_of_compile() -> None:
     out = _io.StringIO()
     debugmode.debugprint(x * 2, file=out)
     assert out.getvalue().startswith("Elemwise{mul}")
+
+
+@pytest.mark.parametrize("backend", ["py", "cvm"])
+def test_theanos_advanced_indexing_functions(backend: str) -> None:
+    from arignote.tensor import subtensor as S
+
+    x, y = T.dvector("x"), T.dvector("y")
+    i = T.lvector("i")
+    m = T.dmatrix("m")
+    outputs = [
+        S.advanced_subtensor1(x, i), S.advanced_inc_subtensor1(x, y, i),
+        S.advanced_set_subtensor1(x, y, i), S.advanced_subtensor(m, i, slice(1, 3)),
+        S.advanced_inc_subtensor(m, 1.0, slice(None), i),
+        S.advanced_set_subtensor(m, 0.0, i), S.advanced_boolean_subtensor(x, x > 1),
+    ]
+    f = arignote.function([x, y, i, m], outputs, mode=arignote.Mode(linker=backend))
+    a, b = np.arange(4.0), np.array([10.0, 20.0])
+    idx, mat = np.array([1, 1]), np.arange(12.0).reshape(3, 4)
+    inc = a.copy()
+    np.add.at(inc, idx, b)
+    setv = a.copy()
+    setv[idx] = b
+    inc_m = mat.copy()
+    np.add.at(inc_m, (slice(None), idx), 1.0)
+    set_m = mat.copy()
+    set_m[idx] = 0.0
+    expected = [a[idx], inc, setv, mat[idx, 1:3], inc_m, set_m, a[a > 1]]
+    for got, want in zip(f(a, b, idx, mat), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unsupported_indexing_raises_theanos_errors() -> None:
+    from arignote.tensor import subtensor as S
+
+    x = T.dvector("x")
+    with pytest.raises(S.AdvancedIndexingError, match="newaxis"):
+        x[None, T.lvector()]
+    with pytest.raises(S.AdvancedBooleanIndexingError, match="0-d boolean"):
+        x[True]
+    assert issubclass(S.AdvancedIndexingError, NotImplementedError)
+
+
+def test_function_dump_reproduces_the_function(tmp_path) -> None:
+    import pickle
+
+    x = T.dvector("x")
+    w = arignote.shared(np.ones(3), name="w")
+    path = str(tmp_path / "f.pkl")
+    arignote.function_dump(path, [x], (x * w).sum(), updates=[(w, w + 1)], name="dumped")
+    with open(path, "rb") as f:
+        arguments = pickle.load(f)
+    assert arguments["name"] == "dumped" and arguments["on_unused_input"] is None
+    g = arignote.function(**arguments)
+    assert g(np.arange(3.0)) == 3.0
+
+
+def test_boolean_inc_and_set_and_where() -> None:
+    from arignote.tensor import subtensor as S
+
+    x = T.dvector("x")
+    f = arignote.function(
+        [x],
+        [
+            S.advanced_boolean_inc_subtensor(x, 1.0, x > 1),
+            S.advanced_boolean_set_subtensor(x, 0.0, x > 1),
+            T.where(x > 1, x, -x),
+        ],
+    )
+    a = np.arange(4.0)
+    inc, setv, where = f(a)
+    np.testing.assert_array_equal(inc, np.where(a > 1, a + 1, a))
+    np.testing.assert_array_equal(setv, np.where(a > 1, 0.0, a))
+    np.testing.assert_array_equal(where, np.where(a > 1, a, -a))
+
+
+def test_numeric_grad_is_central_differences() -> None:
+    from arignote.gradient import numeric_grad
+
+    def cost(a: np.ndarray) -> float:
+        return float((a**3).sum())
+
+    point = np.array([1.0, 2.0])
+    estimate = numeric_grad(cost, [point])
+    np.testing.assert_allclose(estimate.gf[0], 3 * point**2, rtol=1e-6)

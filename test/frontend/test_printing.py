@@ -55,11 +55,11 @@ def test_debugprint_print_type() -> None:
     x = T.dvector("x")
     y = T.exp(x) + T.fscalar()
     assert debugprint(y, print_type=True, file="str") == (
-        "Elemwise{add} [id A] <TensorType(float64, (?,))> ''\n"
-        " |Elemwise{exp} [id B] <TensorType(float64, (?,))> ''\n"
-        " | |x [id C] <TensorType(float64, (?,))>\n"
-        " |Cast{cast{float64}} [id D] <TensorType(float64, ())> ''\n"
-        "   |<TensorType(float32, ())> [id E] <TensorType(float32, ())>\n"
+        "Elemwise{add} [id A] <TensorType(float64, vector)> ''\n"
+        " |Elemwise{exp} [id B] <TensorType(float64, vector)> ''\n"
+        " | |x [id C] <TensorType(float64, vector)>\n"
+        " |Cast{cast{float64}} [id D] <TensorType(float64, scalar)> ''\n"
+        "   |<TensorType(float32, scalar)> [id E] <TensorType(float32, scalar)>\n"
     )
 
 
@@ -232,20 +232,20 @@ def test_dot_source_of_a_function() -> None:
         "digraph G {\n"
         "  graph [ordering=in];\n"
         '  n0 [label="Elemwise{add}", shape=ellipse, style=filled, fillcolor="#FFAABB"];\n'
-        '  v1 [label="x TensorType(float64, (?, ?))", shape=box, style=filled, '
+        '  v1 [label="x TensorType(float64, matrix)", shape=box, style=filled, '
         'fillcolor="green"];\n'
-        '  v1 -> n0 [label="0 TensorType(float64, (?, ?))"];\n'
-        '  v2 [label="y TensorType(float64, (?, ?))", shape=box, style=filled, '
+        '  v1 -> n0 [label="0 TensorType(float64, matrix)"];\n'
+        '  v2 [label="y TensorType(float64, matrix)", shape=box, style=filled, '
         'fillcolor="green"];\n'
-        '  v2 -> n0 [label="1 TensorType(float64, (?, ?))"];\n'
+        '  v2 -> n0 [label="1 TensorType(float64, matrix)"];\n'
         '  n3 [label="Elemwise{mul}", shape=ellipse, style=filled, fillcolor="#FFAABB"];\n'
-        '  n0 -> n3 [label="0 TensorType(float64, (?, ?))"];\n'
-        '  v4 [label="val=2.0 TensorType(float64, ())", shape=box, style=filled, '
+        '  n0 -> n3 [label="0 TensorType(float64, matrix)"];\n'
+        '  v4 [label="val=2.0 TensorType(float64, scalar)", shape=box, style=filled, '
         'fillcolor="SpringGreen"];\n'
-        '  v4 -> n3 [label="1 TensorType(float64, ())"];\n'
-        '  o5 [label="out[0] TensorType(float64, (?, ?))", shape=box, style=filled, '
+        '  v4 -> n3 [label="1 TensorType(float64, scalar)"];\n'
+        '  o5 [label="out[0] TensorType(float64, matrix)", shape=box, style=filled, '
         'fillcolor="blue"];\n'
-        '  n3 -> o5 [label="TensorType(float64, (?, ?))"];\n'
+        '  n3 -> o5 [label="TensorType(float64, matrix)"];\n'
         "}\n"
     )
 
@@ -272,7 +272,7 @@ def test_dot_source_options() -> None:
     assert dot_source([h, d]).count('fillcolor="blue"') == 2
     # Quotes and backslashes in labels are escaped.
     q = T.dscalar('a"b\\c')
-    assert 'label="a\\"b\\\\c TensorType(float64, ())"' in dot_source(q + 1)
+    assert 'label="a\\"b\\\\c TensorType(float64, scalar)"' in dot_source(q + 1)
 
 
 def test_pydotprint_dot_format_needs_no_graphviz(
