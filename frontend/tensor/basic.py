@@ -879,19 +879,8 @@ def outer(x: Any, y: Any) -> Variable:
     return mul(dimshuffle(a, 0, "x"), dimshuffle(b, "x", 0))
 
 
-# Theano's `theano.tensor.basic` also holds the helpers that read graphs (a module of
-# their own here, imported last: it builds on the functions above).
-from arignote.tensor.basic_utils import (  # noqa: E402, F401
-    NotScalarConstantError,
-    cov,
-    extract_constant,
-    get_scalar_constant_value,
-    get_vector_length,
-    scalar_from_tensor,
-    tensor_copy,
-    tensor_from_scalar,
-    transfer,
-)
+# Theano's `theano.tensor.basic` also holds the helpers that read graphs: they live in
+# `basic_utils` and are attributes of this module through `__getattr__` below.
 
 # --- shapes, creation and selection (issue 13 item 3) ------------------------------------
 # Theano's `theano.tensor.basic.eye`, `.tile`, ... live in `arignote.tensor.shape_ops`
