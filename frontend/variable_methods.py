@@ -1,5 +1,5 @@
 """The methods of Theano's tensor variables (`_tensor_py_operators` in
-`theano/tensor/var.py`) that call a function of `arignote.tensor`: `x.sort()`,
+`theano/tensor/var.py`) that call a function of `arignote.tensor`: `x.norm(2)`,
 `x.cumsum()`, `x.exp()`, ... `arignote.graph.Variable` inherits them; each looks its
 function up when called (the tensor package imports the graph module, not the reverse).
 The operators and the methods that build core ops are defined on `Variable` itself.
@@ -31,18 +31,6 @@ def _elementwise(name: str) -> Any:
 class TensorPyOperators:
     """Theano's `_tensor_py_operators` methods that delegate to `arignote.tensor`."""
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _tensor().any(self, axis=axis, keepdims=keepdims)
-
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _tensor().all(self, axis=axis, keepdims=keepdims)
-
-    def ravel(self) -> Any:
-        return _tensor().flatten(self)
-
-    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-        return _tensor().diagonal(self, offset, axis1, axis2)
-
     def transfer(self, target: str) -> Any:
         return _tensor().transfer(self, target)
 
@@ -62,39 +50,6 @@ class TensorPyOperators:
             return T.max(abs(self), axis=axis, keepdims=keepdims)
         return T.pow(T.sum(T.pow(abs(self), L), axis=axis, keepdims=keepdims), 1.0 / L)
 
-    def var(
-        self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
-    ) -> Any:
-        return _tensor().var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
-
-    def std(
-        self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
-    ) -> Any:
-        return _tensor().std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
-
-    def nonzero(self, return_matrix: bool = False) -> Any:
-        return _tensor().nonzero(self, return_matrix=return_matrix)
-
-    def nonzero_values(self) -> Any:
-        return _tensor().nonzero_values(self)
-
-    def sort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
-        return _tensor().sort(self, axis, kind, order)
-
-    def argsort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
-        return _tensor().argsort(self, axis, kind, order)
-
-    def conj(self) -> Any:
-        return _tensor().conj(self)
-
-    conjugate = conj
-
-    def repeat(self, repeats: Any, axis: Any = None) -> Any:
-        return _module("extra_ops").repeat(self, repeats, axis)
-
-    def trace(self) -> Any:
-        return _module("nlinalg").trace(self)
-
     def get_scalar_constant_value(self) -> Any:
         return _tensor().get_scalar_constant_value(self)
 
@@ -113,20 +68,8 @@ class TensorPyOperators:
     def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
         return _module("extra_ops").searchsorted(self, v, side, sorter)
 
-    def ptp(self, axis: Any = None) -> Any:
-        return _tensor().ptp(self, axis)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Any:
-        return _tensor().swapaxes(self, axis1, axis2)
-
     def fill(self, value: Any) -> Any:
         return _tensor().fill(self, value)
-
-    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Any:
-        return _tensor().choose(self, choices, out=out, mode=mode)
-
-    def squeeze(self) -> Any:
-        return _module("extra_ops").squeeze(self)
 
     def compress(self, a: Any, axis: Any = None) -> Any:
         return _module("extra_ops").compress(self, a, axis=axis)
