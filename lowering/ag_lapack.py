@@ -69,6 +69,7 @@ from arignote.lowering.loop_utils import (
     Buffer,
     Dim,
     as_index,
+    declare_called_functions,
     for_loop,
     index_constant,
     load,
@@ -536,19 +537,9 @@ def _emit_q(
 def declare_lapack_functions(module: ModuleOp) -> None:
     """Adds `func.func private` declarations of the LAPACKE functions and the error
     callback a module calls but does not declare."""
-    declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    calls: dict[str, func.CallOp] = {}
-    for op in module.walk():
-        if not isinstance(op, func.CallOp):
-            continue
-        name = op.callee.string_value()
-        if name.startswith(PREFIX) or name == ERROR_CALLBACK:
-            calls.setdefault(name, op)
-    for name in sorted(set(calls) - declared):
-        call = calls[name]
-        inputs = [a.type for a in call.arguments]
-        outputs = [r.type for r in call.results]
-        module.body.block.add_op(func.FuncOp.external(name, inputs, outputs))
+    declare_called_functions(
+        module, lambda name: name.startswith(PREFIX) or name == ERROR_CALLBACK
+    )
 
 
 MULTI_VALUE_SHAPE_RULES.update(

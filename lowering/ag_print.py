@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Operation
 from arignote.dialects import ag
 from arignote.lowering.ag_kernels import KERNELS, copy
 from arignote.lowering.ag_shapes import SHAPE_RULES, same_rule
-from arignote.lowering.loop_utils import Buffer
+from arignote.lowering.loop_utils import Buffer, declare_called_functions
 
 CALLBACK_PREFIX = "arignote_print_"
 """Every print callback symbol starts with this prefix (the runtime registers them)."""
@@ -62,13 +62,7 @@ def emit_print(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) ->
 def declare_print_functions(module: ModuleOp) -> None:
     """Adds `func.func private @arignote_print_...` for each callback called but not
     declared."""
-    declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    calls: dict[str, list[Attribute]] = {}
-    for op in module.walk():
-        if isinstance(op, func.CallOp) and op.callee.string_value().startswith(CALLBACK_PREFIX):
-            calls.setdefault(op.callee.string_value(), [a.type for a in op.arguments])
-    for name in sorted(set(calls) - declared):
-        module.body.block.add_op(func.FuncOp.external(name, calls[name], []))
+    declare_called_functions(module, lambda name: name.startswith(CALLBACK_PREFIX))
 
 
 SHAPE_RULES[ag.PrintOp] = same_rule

@@ -53,7 +53,7 @@ from arignote.lowering.ag_shapes import (
     Check,
     ShapeContext,
 )
-from arignote.lowering.loop_utils import Buffer, Dim, index_constant
+from arignote.lowering.loop_utils import Buffer, Dim, declare_called_functions, index_constant
 
 CALLBACK_PREFIX = "arignote_pyop_"
 """Every custom-op callback symbol starts with this prefix (the runtime registers them)."""
@@ -150,13 +150,7 @@ def emit_python_op(
 def declare_pyop_functions(module: ModuleOp) -> None:
     """Adds `func.func private @arignote_pyop_...` for each callback called but not
     declared."""
-    declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    calls: dict[str, list[Attribute]] = {}
-    for op in module.walk():
-        if isinstance(op, func.CallOp) and op.callee.string_value().startswith(CALLBACK_PREFIX):
-            calls.setdefault(op.callee.string_value(), [a.type for a in op.arguments])
-    for name in sorted(set(calls) - declared):
-        module.body.block.add_op(func.FuncOp.external(name, calls[name], []))
+    declare_called_functions(module, lambda name: name.startswith(CALLBACK_PREFIX))
 
 
 MULTI_RESULT_VALUE_SHAPE_RULES[ag.PythonOp] = python_op_rule

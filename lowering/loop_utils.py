@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, NoneAttr
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -315,3 +315,18 @@ def copy_in_order(
     for block in (fast, slow):
         block.add_op(scf.YieldOp())
     b.insert(scf.IfOp(condition, [], Region(fast), Region(slow)))
+
+
+def declare_called_functions(module: ModuleOp, wanted: Callable[[str], bool]) -> None:
+    """Adds a `func.func private` declaration for each function whose name is `wanted`
+    that `module` calls but does not declare, typed by its first call."""
+    declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    calls: dict[str, func.CallOp] = {}
+    for op in module.walk():
+        if isinstance(op, func.CallOp) and wanted(op.callee.string_value()):
+            calls.setdefault(op.callee.string_value(), op)
+    for name in sorted(set(calls) - declared):
+        call = calls[name]
+        inputs = [a.type for a in call.arguments]
+        outputs = [r.type for r in call.results]
+        module.body.block.add_op(func.FuncOp.external(name, inputs, outputs))
