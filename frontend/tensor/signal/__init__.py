@@ -1,0 +1,1 @@
+"""`arignote.tensor.signal`: Theano's `theano.tensor.signal` (pooling: `signal.pool`)."""
