@@ -1,7 +1,8 @@
 """The generated pages are current: `python docs/make_logreg_ir.py` and
 `python docs/make_tensor_api_index.py` would write what is checked in (each page names
-its command). A change to the compiler that changes the IR shown fails here until the
-page is regenerated."""
+its command), and the pictures of `python docs/make_images.py` were drawn from the graph
+the compiler gives today. A change to the compiler that changes the IR or the graph shown
+fails here until the page is regenerated."""
 
 from __future__ import annotations
 
@@ -36,3 +37,33 @@ def test_one_command_regenerates_every_generated_page() -> None:
     assert {Path(g).name for g in module.GENERATORS} == {
         "make_logreg_ir.py", "make_tensor_api_index.py", "make_images.py"
     }
+
+
+def _make_images():
+    spec = importlib.util.spec_from_file_location("make_images", ROOT / "docs" / "make_images.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_graph_picture_is_current() -> None:
+    # graphviz is not needed: the DOT source drawn today must be the one kept beside the
+    # PNG, and the PNG must carry that source's digest (stamped when it was rendered)
+    images = _make_images()
+    source = images.logreg_train_source()
+    kept = (ROOT / "docs" / "images" / "logreg_train.dot").read_text()
+    assert source == kept, "docs/images/logreg_train.* are stale: run `python docs/make_images.py`"
+    png = (ROOT / "docs" / "images" / "logreg_train.png").read_bytes()
+    assert images.png_stamp(png) == images.source_digest(kept), (
+        "docs/images/logreg_train.png was not drawn from logreg_train.dot: "
+        "run `python docs/make_images.py`"
+    )
+
+
+def test_png_stamp_round_trip_and_detects_another_source() -> None:
+    images = _make_images()
+    png = (ROOT / "docs" / "images" / "logreg_train.png").read_bytes()
+    restamped = images.stamp_png(png, images.source_digest("digraph G {}"))
+    assert images.png_stamp(restamped) == images.source_digest("digraph G {}")
+    assert images.png_stamp(restamped) != images.source_digest(images.logreg_train_source())
