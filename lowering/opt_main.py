@@ -14,8 +14,9 @@ Everything `xdsl-opt` accepts works here too. On top of it:
 * `--print-ir-after-all` is `--print-between-passes`.
 * Bad IR, a verifier failure or an unknown pass gives one line on stderr,
   `arignote-opt: error: <file>:<line>:<col>: <message>`, and exit status 1;
-  `ARIGNOTE_OPT_TRACEBACK=1` re-raises instead. `--parsing-diagnostics` keeps xDSL's
-  behaviour (the diagnostic on stdout, status 0).
+  `ARIGNOTE_OPT_TRACEBACK=1` re-raises instead. `--parsing-diagnostics` reports a parse
+  error as xDSL does (the source line and a caret, status 0), but on stderr; with
+  `--split-input-file` the other chunks are still processed.
 * `--verify-diagnostics` checks MLIR's `expected-error`/`-warning`/`-remark` comments
   (`lowering/diagnostics.py`): every diagnostic expected, every expectation met, else one
   line per mismatch on stderr and status 1.
@@ -313,7 +314,15 @@ class ArignoteOptMain(xDSLOptMain):
     ) -> ModuleOp | None:
         self._op_starts.clear()
         self._line_offset = start_offset
-        return super().parse_chunk(chunk, file_extension, start_offset)
+        if not self.args.parsing_diagnostics:
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        try:
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        except ParseError as e:
+            # reported, as xDSL does, but on stderr: stdout carries the output IR alone
+            e.span = replace(e.span, line_offset=start_offset)
+            print(e, file=sys.stderr)
+            return None
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
         # Any file name is MLIR text unless a frontend claims its extension.
