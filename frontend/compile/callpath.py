@@ -36,13 +36,31 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+NESTED_LOCKS = 8
+"""Up to this many locks are taken in nested `try` blocks; more in a loop (Python allows
+20 statically nested blocks, and a training function may update hundreds of shared
+variables)."""
+
 
 def _holding(n_locks: int, body: Sequence[str]) -> list[str]:
     """`body` (lines indented by 4) run holding `n_locks` locks, whose bound `acquire`
     and `release` methods are `acquire<k>` and `release<k>`: each taken, then released
     whatever happens, in nested `try`/`finally` (cheaper than `with`, which looks up
-    and calls `__enter__` and `__exit__`)."""
+    and calls `__enter__` and `__exit__`). Beyond `NESTED_LOCKS`, the tuples `acquires`
+    and `releases` are walked instead, releasing only the locks taken."""
     lines = list(body)
+    if n_locks > NESTED_LOCKS:
+        return [
+            "    taken = 0",
+            "    try:",
+            "        for acquire in acquires:",
+            "            acquire()",
+            "            taken += 1",
+            *("    " + line for line in lines),
+            "    finally:",
+            "        for release in releases[n_locks - taken:]:",
+            "            release()",
+        ]
     for k in reversed(range(n_locks)):
         lines = [
             f"    acquire{k}()",
@@ -96,4 +114,7 @@ def stateful_call(
     scope.update({f"u{j}": u for j, u in enumerate(updated)})
     for k, lock in enumerate(locks):  # the bound methods: no attribute lookup per call
         scope[f"acquire{k}"], scope[f"release{k}"] = lock.acquire, lock.release
+    scope["acquires"] = tuple(lock.acquire for lock in locks)
+    scope["releases"] = tuple(lock.release for lock in reversed(locks))
+    scope["n_locks"] = len(locks)
     return _build("call", lines, scope)

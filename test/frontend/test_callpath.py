@@ -83,3 +83,43 @@ def test_copies_with_swapped_state_have_their_own_closure() -> None:
     np.testing.assert_array_equal(w2.get_value(), [11, 11, 11])
     np.testing.assert_array_equal(w.get_value(), [0, 0, 0])
     np.testing.assert_array_equal(f(a), [1, 1, 1])
+
+
+def test_many_shared_variables_take_the_closure() -> None:
+    # one lock per shared variable: nested `try` blocks for 40 of them passed Python's
+    # limit of 20 ("SyntaxError: too many statically nested blocks" from function())
+    x = T.fvector("x")
+    shared = [arignote.shared(np.full(2, i, np.float32), name=f"p{i}") for i in range(40)]
+    f = arignote.function([x], x.sum(), updates=[(p, p + x) for p in shared])
+    a = np.array([1, 2], np.float32)
+    assert f(a) == pytest.approx(3.0) and f(a) == pytest.approx(3.0)
+    assert fast_calls(f) == 2
+    for i, p in enumerate(shared):
+        np.testing.assert_array_equal(p.get_value(), i + 2 * a)
+
+
+def test_locks_are_released_when_the_call_fails() -> None:
+    from arignote.compile.callpath import stateful_call
+
+    class Storage:
+        value = np.zeros(1)
+
+    class Lock:
+        def __init__(self) -> None:
+            self.held = 0
+
+        def acquire(self) -> None:
+            self.held += 1
+
+        def release(self) -> None:
+            self.held -= 1
+
+    def failing_entry(*args):
+        raise RuntimeError("boom")
+
+    for n in (3, 40):  # nested try blocks, and the loop beyond their limit
+        locks = [Lock() for _ in range(n)]
+        call = stateful_call(failing_entry, [Storage()], [Storage()], 1, False, locks)
+        with pytest.raises(RuntimeError, match="boom"):
+            call()
+        assert [lock.held for lock in locks] == [0] * n
