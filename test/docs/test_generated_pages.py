@@ -35,7 +35,8 @@ def test_one_command_regenerates_every_generated_page() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert {Path(g).name for g in module.GENERATORS} == {
-        "make_logreg_ir.py", "make_tensor_api_index.py", "make_images.py"
+        "make_logreg_ir.py", "make_tensor_api_index.py", "make_images.py",
+        "make_pypi_readme.py",
     }
 
 
@@ -67,3 +68,29 @@ def test_png_stamp_round_trip_and_detects_another_source() -> None:
     restamped = images.stamp_png(png, images.source_digest("digraph G {}"))
     assert images.png_stamp(restamped) == images.source_digest("digraph G {}")
     assert images.png_stamp(restamped) != images.source_digest(images.logreg_train_source())
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pypi_description_is_current_and_has_no_relative_link() -> None:
+    pypi = _load("make_pypi_readme")
+    page = (ROOT / "docs" / "pypi_readme.md").read_text()
+    assert page == pypi.render(), (
+        "docs/pypi_readme.md is stale: run `python docs/make_pypi_readme.py`"
+    )
+    assert pypi.relative_links(page) == []
+    assert 'file = ["docs/pypi_readme.md"]' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_readme_relative_links_name_existing_files() -> None:
+    pypi = _load("make_pypi_readme")
+    links = pypi.relative_links((ROOT / "README.md").read_text())
+    assert links, "README.md links its documentation pages"
+    missing = [link for link in links if not (ROOT / link.split("#")[0]).exists()]
+    assert missing == []
