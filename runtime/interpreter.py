@@ -705,6 +705,26 @@ class AgFunctions(_TableFunctions):
             _check_size(op, (count,), t)
             return _result(op, (start + np.arange(count, dtype=t) * step).astype(t))
 
+    # --- nnet functions (issue 14): row-wise softmax and its gradient ------------------
+
+    @impl(ag.SoftmaxOp)
+    def run_softmax(self, interpreter: Interpreter, op: ag.SoftmaxOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        with np.errstate(all="ignore"):
+            e = np.exp(x - np.max(x, axis=-1, keepdims=True)) if x.size else x.copy()
+            return _result(op, (e / np.sum(e, axis=-1, keepdims=True)).astype(x.dtype))
+
+    @impl(ag.SoftmaxGradOp)
+    def run_softmax_grad(self, interpreter: Interpreter, op: ag.SoftmaxGradOp, args: PythonValues):
+        dy, sm = _operands(op, args)
+        if dy.shape != sm.shape:
+            raise ValueError(
+                f"{_label(op)}: dy and sm must have the same shape, got {dy.shape} and {sm.shape}"
+            )
+        with np.errstate(all="ignore"):
+            dx = (dy - np.sum(dy * sm, axis=-1, keepdims=True)) * sm
+            return _result(op, dx.astype(sm.dtype))
+
     # --- extra_ops and sort (issue 13 item 4): scans, stable sorts, binary search -----
 
     @impl(ag.CumSumOp)

@@ -214,6 +214,9 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 )
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
+# nnet functions (issue 14): row-wise softmax and its gradient
+from arignote.dialects.ag.softmax import SOFTMAX_OPS, SoftmaxGradOp, SoftmaxOp  # noqa: E402
+
 # custom ops (issue 13 item 8): Python code called from the graph
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
@@ -244,6 +247,7 @@ Ag = Dialect(
         *PARALLEL_OPS,
         *PYTHON_OPS,
         *EXTRA_OPS,
+        *SOFTMAX_OPS,  # nnet functions (issue 14)
     ],
     [],
 )
@@ -257,6 +261,10 @@ __all__ = [
     "SpecifyShapeOp",
     "specify_shape_shape",
 
+    # nnet functions (issue 14)
+    "SOFTMAX_OPS",
+    "SoftmaxGradOp",
+    "SoftmaxOp",
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",
     "EXTRA_OPS",

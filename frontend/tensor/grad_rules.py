@@ -535,3 +535,29 @@ RULES.update(
     {cls: _holomorphic(rule) for cls, rule in RULES.items() if cls not in _NOT_HOLOMORPHIC}
 )
 RULES.update({ag.RealOp: _real, ag.ImagOp: _imag, ag.ComplexOp: _complex})
+
+
+# --- nnet functions (issue 14): softmax and its gradient -----------------------------------
+
+
+def _softmax(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Softmax.L_op: one SoftmaxGrad of the output gradient and the output.
+    sm = outputs[0]
+    return [apply_op(ag.SoftmaxGradOp(T.cast(gz[0], sm.dtype).value, sm.value))]
+
+
+def _softmax_grad(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # dx = (dy - s) * sm with s = sum(dy * sm) along the last axis.
+    dy, sm = inputs
+    g = gz[0]
+    axis = sm.ndim - 1
+    s = T.sum(T.mul(dy, sm), axis=axis, keepdims=True)
+    gs = T.sum(T.mul(g, sm), axis=axis, keepdims=True)
+    g_dy = T.mul(T.sub(g, gs), sm)
+    g_sm = T.sub(T.mul(T.sub(dy, s), g), T.mul(gs, dy))
+    return [g_dy, g_sm]
+
+
+RULES.update({ag.SoftmaxOp: _softmax, ag.SoftmaxGradOp: _softmax_grad})
