@@ -24,15 +24,19 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.utils import FastMathFlag
+from xdsl.dialects.builtin import IndexType, IntegerType, i64
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
 from arignote.lowering.ag_kernels import KERNELS
+from arignote.lowering.ag_indexing import _bounds_check
 from arignote.lowering.ag_shapes import (
     SHAPE_RULES,
+    VALUE_SHAPE_RULES,
     Check,
     RuleResult,
+    ShapeContext,
     op_label,
     same_rule,
     shape_text,
@@ -150,3 +154,127 @@ def softmax_grad_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResul
 
 SHAPE_RULES.update({ag.SoftmaxOp: same_rule, ag.SoftmaxGradOp: softmax_grad_rule})
 KERNELS.update({ag.SoftmaxOp: emit_softmax, ag.SoftmaxGradOp: emit_softmax_grad})
+
+
+# --- the fused softmax cross-entropy (ag.softmax_xent, ag.softmax_xent_grad) -----------
+
+
+def _row_stats(b: Builder, x: Buffer, i: SSAValue, n: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The maximum `m` of row `i` and `sum(exp(x[i] - m))`."""
+    t = x.element_type
+    exp = ag_scalar.UNARY[ag.OPS["exp"]]
+    maximum = ag_scalar.BINARY[ag.MaximumOp]
+
+    def find_max(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+        return [maximum(body, acc[0], load(body, x, [i, k]))]
+
+    (m,) = _row_loop(b, n, [ag_scalar.constant(b, -math.inf, t)], find_max)
+
+    def exp_sum(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+        shifted = body.insert(arith.SubfOp(load(body, x, [i, k]), m)).result
+        return [_add(body, acc[0], exp(body, shifted))]
+
+    (total,) = _row_loop(b, n, [ag_scalar.constant(b, 0.0, t)], exp_sum)
+    return m, total
+
+
+def _label_index(b: Builder, y: Buffer, i: SSAValue, n: SSAValue) -> SSAValue:
+    """`y[i]` as an `index`, a negative label counted from the end (the bounds were
+    checked in `@f__shape`)."""
+    v = load(b, y, [i])
+    t = y.element_type
+    assert isinstance(t, IntegerType)
+    if t.width.data < 64:
+        ext = arith.ExtUIOp if ag.is_unsigned(t) else arith.ExtSIOp
+        v = b.insert(ext(v, i64)).result
+    k = b.insert(arith.IndexCastOp(v, IndexType())).result
+    zero = index_constant(b, 0)
+    negative = b.insert(arith.CmpiOp(k, zero, "slt")).result
+    wrapped = b.insert(arith.AddiOp(k, n)).result
+    return b.insert(arith.SelectOp(negative, wrapped, k)).result
+
+
+def emit_softmax_xent(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+    """Per row: `m + log(sum(exp(x - m))) - x[y]`."""
+    x, y = ins
+    n = as_index(b, x.dims[1])
+    log = ag_scalar.UNARY[ag.OPS["log"]]
+
+    def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        (i,) = ivs
+        m, total = _row_stats(inner, x, i, n)
+        picked = load(inner, x, [i, _label_index(inner, y, i, n)])
+        lse = inner.insert(arith.AddfOp(m, log(inner, total))).result
+        store(inner, inner.insert(arith.SubfOp(lse, picked)).result, out, [i])
+
+    loop_nest(b, [as_index(b, x.dims[0])], row)
+
+
+def emit_softmax_xent_grad(
+    b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]
+) -> None:
+    """Per row: `g * exp(x - m) / sum` stored, then `g` subtracted at the label."""
+    g, x, y = ins
+    n = as_index(b, x.dims[1])
+    exp = ag_scalar.UNARY[ag.OPS["exp"]]
+    broadcast = g.shape[0] == 1
+
+    def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        (i,) = ivs
+        m, total = _row_stats(inner, x, i, n)
+        gi = load(inner, g, [index_constant(inner, 0) if broadcast else i])
+        scale = inner.insert(arith.DivfOp(gi, total)).result
+
+        def write(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+            shifted = body.insert(arith.SubfOp(load(body, x, [i, k]), m)).result
+            value = body.insert(arith.MulfOp(exp(body, shifted), scale)).result
+            store(body, value, out, [i, k])
+            return []
+
+        _row_loop(inner, n, [], write)
+        label = _label_index(inner, y, i, n)
+        fixed = inner.insert(arith.SubfOp(load(inner, out, [i, label]), gi)).result
+        store(inner, fixed, out, [i, label])
+
+    loop_nest(b, [as_index(b, x.dims[0])], row)
+
+
+def _xent_checks(
+    op: Operation, dims: Sequence[Sequence[Dim]], context: ShapeContext, first: int
+) -> list[Check]:
+    """`y` has `x`'s row count and its labels are in `[-k, k)`."""
+    x_dims, y_dims = dims[first], dims[first + 1]
+    message = f"{op_label(op)}: x has %d rows but y has %d labels"
+    checks = [] if x_dims[0] == y_dims[0] else [Check(message, x_dims[0], y_dims[0])]
+    checks = [c for c in checks if not c.is_static]
+    if context.emit_checks:
+        y = context.buffer(first + 1)
+        checks += _bounds_check(context.builder, op, y, 1, x_dims[1])
+    return checks
+
+
+def softmax_xent_rule(
+    op: Operation, dims: Sequence[Sequence[Dim]], context: ShapeContext
+) -> RuleResult:
+    """`(rows,)`; `y` checked against `x`."""
+    return [dims[0][0]], _xent_checks(op, dims, context, 0)
+
+
+def softmax_xent_grad_rule(
+    op: Operation, dims: Sequence[Sequence[Dim]], context: ShapeContext
+) -> RuleResult:
+    """`x`'s shape; `y` checked against `x`, and `dnll` unless it is of static length 1."""
+    assert isinstance(op, ag.SoftmaxXentGradOp)
+    checks = _xent_checks(op, dims, context, 1)
+    length, rows = dims[0][0], dims[1][0]
+    if ag.tensor_type(op.dnll).get_shape()[0] != 1:
+        message = f"{op_label(op)}: dnll has %d elements but x has %d rows"
+        check = Check(message, length, rows)
+        checks += [] if check.is_static else [check]
+    return list(dims[1]), checks
+
+
+VALUE_SHAPE_RULES.update(
+    {ag.SoftmaxXentOp: softmax_xent_rule, ag.SoftmaxXentGradOp: softmax_xent_grad_rule}
+)
+KERNELS.update({ag.SoftmaxXentOp: emit_softmax_xent, ag.SoftmaxXentGradOp: emit_softmax_xent_grad})

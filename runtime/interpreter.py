@@ -725,6 +725,32 @@ class AgFunctions(_TableFunctions):
             dx = (dy - np.sum(dy * sm, axis=-1, keepdims=True)) * sm
             return _result(op, dx.astype(sm.dtype))
 
+    @impl(ag.SoftmaxXentOp)
+    def run_softmax_xent(self, interpreter: Interpreter, op: ag.SoftmaxXentOp, args: PythonValues):
+        x, y = _operands(op, args)
+        labels = _xent_labels(op, x, y)
+        with np.errstate(all="ignore"):
+            m = np.max(x, axis=1) if x.size else np.zeros(x.shape[0], x.dtype)
+            total = np.sum(np.exp(x - m[:, None]), axis=1)
+            picked = x[np.arange(x.shape[0]), labels]
+            return _result(op, (m + np.log(total) - picked).astype(x.dtype))
+
+    @impl(ag.SoftmaxXentGradOp)
+    def run_softmax_xent_grad(
+        self, interpreter: Interpreter, op: ag.SoftmaxXentGradOp, args: PythonValues
+    ):
+        g, x, y = _operands(op, args)
+        labels = _xent_labels(op, x, y)
+        if g.shape[0] != x.shape[0] and ag.tensor_type(op.dnll).get_shape()[0] != 1:
+            raise ValueError(
+                f"{_label(op)}: dnll has {g.shape[0]} elements but x has {x.shape[0]} rows"
+            )
+        with np.errstate(all="ignore"):
+            e = np.exp(x - np.max(x, axis=1, keepdims=True)) if x.size else x.copy()
+            dx = e / np.sum(e, axis=1, keepdims=True) * g[:, None]
+            np.subtract.at(dx, (np.arange(x.shape[0]), labels), np.broadcast_to(g, y.shape))
+            return _result(op, dx.astype(x.dtype))
+
     # --- extra_ops and sort (issue 13 item 4): scans, stable sorts, binary search -----
 
     @impl(ag.CumSumOp)
@@ -907,3 +933,18 @@ def run_function(
     """Run the `func.func` `@name` of `module` on `args` (NumPy arrays) and return its
     results as fresh NumPy arrays."""
     return InterpretedFunction(module, name, listeners)(*args)
+
+
+def _xent_labels(op: Operation, x: Array, y: Array) -> Array:
+    """`y` as row-wise column indices of `x` (negative ones count from the end), after
+    the checks of the native code (nnet functions, issue 14)."""
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"{_label(op)}: x has {x.shape[0]} rows but y has {y.shape[0]} labels")
+    n = x.shape[1]
+    bad = (y < -n) | (y >= n)
+    if np.any(bad):
+        raise IndexOutOfBoundsError(
+            f"{_label(op)}: index {int(y[np.argmax(bad)])} is out of bounds for axis 1 "
+            f"with size {n}"
+        )
+    return np.where(y < 0, y + n, y).astype(np.int64)

@@ -215,7 +215,15 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
 # nnet functions (issue 14): row-wise softmax and its gradient
-from arignote.dialects.ag.softmax import SOFTMAX_OPS, SoftmaxGradOp, SoftmaxOp  # noqa: E402
+from arignote.dialects.ag.softmax import (  # noqa: E402
+    SOFTMAX_OPS,
+    XENT_OPS,
+    SoftmaxGradOp,
+    SoftmaxOp,
+    SoftmaxXentGradOp,
+    SoftmaxXentOp,
+    softmax_shape_source,
+)
 
 # custom ops (issue 13 item 8): Python code called from the graph
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
@@ -263,8 +271,12 @@ __all__ = [
 
     # nnet functions (issue 14)
     "SOFTMAX_OPS",
+    "XENT_OPS",
     "SoftmaxGradOp",
     "SoftmaxOp",
+    "SoftmaxXentGradOp",
+    "SoftmaxXentOp",
+    "softmax_shape_source",
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",
     "EXTRA_OPS",

@@ -99,3 +99,108 @@ class SoftmaxGradOp(IRDLOperation):
 
 SOFTMAX_OPS: tuple[type[IRDLOperation], ...] = (SoftmaxOp, SoftmaxGradOp)
 """The row-wise softmax ops."""
+
+
+def _check_logits_and_labels(op: IRDLOperation, x: SSAValue, y: SSAValue) -> TensorType:
+    xt = _check_tensor(op, "x", x.type, "float")
+    yt = _check_tensor(op, "y", y.type, "integer")
+    if xt.get_num_dims() != 2 or yt.get_num_dims() != 1:
+        raise VerifyException(f"'{op.name}' op expects a matrix x and a vector y, got {xt} and {yt}")
+    rows, labels = xt.get_shape()[0], yt.get_shape()[0]
+    if DYNAMIC not in (rows, labels) and rows != labels:
+        raise VerifyException(f"'{op.name}' op x has {rows} rows but y has {labels} labels")
+    return xt
+
+
+@irdl_op_definition
+class SoftmaxXentOp(IRDLOperation):
+    """The cross-entropy of `softmax(x)` with integer labels `y`, row by row:
+    `nll[i] = -log(softmax(x[i])[y[i]]) = max + log(sum(exp(x[i] - max))) - x[i, y[i]]`,
+    finite for any finite logits. A negative label counts from the end (as an index).
+
+    ```mlir
+    %nll = ag.softmax_xent %x, %y : tensor<?x?xf32>, tensor<?xi64> -> tensor<?xf32>
+    ```
+    """
+
+    name = "ag.softmax_xent"
+
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$x `,` $y attr-dict `:` type($x) `,` type($y) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, x: SSAValue | Operation, y: SSAValue | Operation):
+        xv, yv = SSAValue.get(x), SSAValue.get(y)
+        xt = tensor_type(xv)
+        result = TensorType(xt.element_type, [xt.get_shape()[0]])
+        super().__init__(operands=[xv, yv], result_types=[result])
+
+    def verify_(self) -> None:
+        xt = _check_logits_and_labels(self, self.x, self.y)
+        _expect_result(self, TensorType(xt.element_type, [xt.get_shape()[0]]), self.result.type)
+
+
+@irdl_op_definition
+class SoftmaxXentGradOp(IRDLOperation):
+    """The gradient of `ag.softmax_xent` with respect to `x`: `dx[i] = dnll[i] *
+    (softmax(x[i]) - onehot(y[i]))`, from the gradient `dnll` of the cross-entropy (a
+    vector of `x`'s row count, or of static length 1 for every row).
+
+    ```mlir
+    %dx = ag.softmax_xent_grad %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>, tensor<?xi64>
+            -> tensor<?x?xf32>
+    ```
+    """
+
+    name = "ag.softmax_xent_grad"
+
+    dnll = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$dnll `,` $x `,` $y attr-dict `:` type($dnll) `,` type($x) `,` type($y) `->` "
+        "type($result)"
+    )
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, dnll: SSAValue | Operation, x: SSAValue | Operation, y: SSAValue | Operation
+    ):
+        dv, xv, yv = SSAValue.get(dnll), SSAValue.get(x), SSAValue.get(y)
+        super().__init__(operands=[dv, xv, yv], result_types=[tensor_type(xv)])
+
+    def verify_(self) -> None:
+        xt = _check_logits_and_labels(self, self.x, self.y)
+        dt = _check_tensor(self, "dnll", self.dnll.type, "float")
+        rows = xt.get_shape()[0]
+        length = dt.get_shape()[0] if dt.get_num_dims() == 1 else None
+        if (
+            dt.element_type != xt.element_type
+            or length is None
+            or not (length in (1, DYNAMIC) or rows in (DYNAMIC, length))
+        ):
+            raise VerifyException(
+                f"'{self.name}' op dnll must be a vector of x's element type and row count "
+                f"(or of length 1), got {dt} for {xt}"
+            )
+        _expect_result(self, xt, self.result.type)
+
+
+XENT_OPS: tuple[type[IRDLOperation], ...] = (SoftmaxXentOp, SoftmaxXentGradOp)
+"""The fused softmax cross-entropy ops."""
+SOFTMAX_OPS = (*SOFTMAX_OPS, *XENT_OPS)
+
+
+def softmax_shape_source(op: Operation) -> SSAValue:
+    """The operand whose leading axes a softmax op's result has (`x`, or `sm`)."""
+    if isinstance(op, SoftmaxGradOp):
+        return op.sm
+    if isinstance(op, SoftmaxOp):
+        return op.input
+    assert isinstance(op, SoftmaxXentOp | SoftmaxXentGradOp)
+    return op.x

@@ -561,3 +561,32 @@ def _softmax_grad(
 
 
 RULES.update({ag.SoftmaxOp: _softmax, ag.SoftmaxGradOp: _softmax_grad})
+
+
+def _softmax_xent(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # d nll / dx = g * (softmax(x) - onehot(y)): one ag.softmax_xent_grad.
+    x, y = inputs
+    g = T.cast(gz[0], x.dtype)
+    return [apply_op(ag.SoftmaxXentGradOp(g.value, x.value, y.value)), None]
+
+
+def _softmax_xent_grad(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # dx = dnll[:, None] * (sm - onehot), sm = softmax(x): linear in dnll, and in x a
+    # softmax_grad scaled by dnll.
+    from arignote.tensor import subtensor
+
+    dnll, x, y = inputs
+    g = gz[0]
+    sm = apply_op(ag.SoftmaxOp(x.value))
+    rows = subtensor.arange(T.shape_i(x, 0))
+    g_dnll = T.sub(T.sum(T.mul(g, sm), axis=1), g[rows, y])
+    column = dnll.dimshuffle(0, "x")
+    g_x = apply_op(ag.SoftmaxGradOp(T.mul(g, column).value, sm.value))
+    return [g_dnll, g_x, None]
+
+
+RULES.update({ag.SoftmaxXentOp: _softmax_xent, ag.SoftmaxXentGradOp: _softmax_xent_grad})

@@ -184,12 +184,6 @@ def _is_row_sum_of(d: Any, num: Variable) -> bool:
 # --- cross-entropy ----------------------------------------------------------------------
 
 
-def _logsumexp_rows(z: Variable) -> Variable:
-    m = _disconnected(basic.max(z, axis=1, keepdims=True))
-    total = basic.sum(basic.exp(basic.sub(z, m)), axis=1)
-    return basic.add(basic.log(total), _T().flatten(m, 1))
-
-
 def _check_bias(xv: Variable, bv: Variable) -> None:
     if bv.ndim != 1 or bv.dtype not in FLOAT_DTYPES:
         raise ValueError(f"b must be 1-d tensor of floats, got {bv.type}")
@@ -199,7 +193,8 @@ def _check_bias(xv: Variable, bv: Variable) -> None:
 class CrossentropySoftmaxArgmax1HotWithBias(Op):
     """Theano's op: `(nll, softmax(x + b), argmax(x + b))` for a float matrix `x`, a float
     vector `b` and an integer vector `y_idx` (one class per row); `nll[i] =
-    -log(softmax(x + b)[i, y_idx[i]])`, computed as `logsumexp - (x + b)[i, y_idx[i]]`."""
+    -log(softmax(x + b)[i, y_idx[i]])`, computed as `logsumexp - (x + b)[i, y_idx[i]]` by
+    one `ag.softmax_xent` (its gradient one `ag.softmax_xent_grad`)."""
 
     def __call__(self, x: Any, b: Any, y_idx: Any) -> list[Variable]:  # type: ignore[override]
         xv = _float_tensor(x, "x", (2,))
@@ -207,7 +202,7 @@ class CrossentropySoftmaxArgmax1HotWithBias(Op):
         _check_bias(xv, bv)
         yv = _index_vector(y_idx)
         z = basic.add(xv, bv)
-        nll = basic.sub(_logsumexp_rows(z), z[_rows(z), yv])
+        nll = apply_op(ag.SoftmaxXentOp(z.value, yv.value))
         am = basic.cast(basic.argmax(z, axis=1), yv.dtype)
         return [nll, _softmax(z), am]
 
