@@ -8,6 +8,7 @@ row (every position of the leading axes) is three passes over the last axis:
 - `softmax`: the row maximum `m`; `e_k = exp(x_k - m)` stored into the result while
   summing them; the row scaled by `1 / sum`. No `exp` overflows (`x_k - m <= 0`) and the
   sum is at least 1 (unless the row holds NaN or is empty).
+- `logsoftmax`: the maximum `m`; the sum of `exp(x_k - m)`; `x_k - (m + log(sum))`.
 - `softmax_grad`: `s = sum(dy_k * sm_k)`, then `dx_k = (dy_k - s) * sm_k`; finite
   wherever `dy` and `sm` are.
 
@@ -110,6 +111,39 @@ def emit_softmax(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) 
     loop_nest(b, _leading(b, x), row)
 
 
+def emit_logsoftmax(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+    """Per row: max, sum of exp, then `x - (max + log(sum))` stored."""
+    (x,) = ins
+    t = x.element_type
+    n = as_index(b, x.dims[-1])
+    exp, log = ag_scalar.UNARY[ag.OPS["exp"]], ag_scalar.UNARY[ag.OPS["log"]]
+    maximum = ag_scalar.BINARY[ag.MaximumOp]
+
+    def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        def at(k: SSAValue) -> list[SSAValue]:
+            return [*ivs, k]
+
+        def find_max(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+            return [maximum(body, acc[0], load(body, x, at(k)))]
+
+        (m,) = _row_loop(inner, n, [ag_scalar.constant(inner, -math.inf, t)], find_max)
+
+        def exp_sum(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+            shifted = body.insert(arith.SubfOp(load(body, x, at(k)), m)).result
+            return [_add(body, acc[0], exp(body, shifted))]
+
+        (total,) = _row_loop(inner, n, [ag_scalar.constant(inner, 0.0, t)], exp_sum)
+        lse = inner.insert(arith.AddfOp(m, log(inner, total))).result
+
+        def write(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+            store(body, body.insert(arith.SubfOp(load(body, x, at(k)), lse)).result, out, at(k))
+            return []
+
+        _row_loop(inner, n, [], write)
+
+    loop_nest(b, _leading(b, x), row)
+
+
 def emit_softmax_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     """Per row: `s = sum(dy * sm)`, then `dx = (dy - s) * sm`."""
     dy, sm = ins
@@ -152,8 +186,16 @@ def softmax_grad_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResul
     return list(sm), checks
 
 
-SHAPE_RULES.update({ag.SoftmaxOp: same_rule, ag.SoftmaxGradOp: softmax_grad_rule})
-KERNELS.update({ag.SoftmaxOp: emit_softmax, ag.SoftmaxGradOp: emit_softmax_grad})
+SHAPE_RULES.update(
+    {ag.SoftmaxOp: same_rule, ag.LogSoftmaxOp: same_rule, ag.SoftmaxGradOp: softmax_grad_rule}
+)
+KERNELS.update(
+    {
+        ag.SoftmaxOp: emit_softmax,
+        ag.LogSoftmaxOp: emit_logsoftmax,
+        ag.SoftmaxGradOp: emit_softmax_grad,
+    }
+)
 
 
 # --- the fused softmax cross-entropy (ag.softmax_xent, ag.softmax_xent_grad) -----------

@@ -74,10 +74,8 @@ def _unary(ops: list[Operation], op_type: type, a: SSAValue) -> SSAValue:
 
 
 def logsoftmax(ops: list[Operation], x: SSAValue) -> SSAValue:
-    """`s - log(sum(exp(s)))` with `s = x - max(x)` along the last axis (appended to `ops`)."""
-    s = _binary(ops, ag.SubOp, x, _row_total(ops, ag.ReduceMaxOp, x))
-    total = _row_total(ops, ag.ReduceSumOp, _unary(ops, ag.OPS["exp"], s))
-    return _binary(ops, ag.SubOp, s, _unary(ops, ag.OPS["log"], total))
+    """`ag.logsoftmax` of `x` (appended to `ops`)."""
+    return _unary(ops, ag.LogSoftmaxOp, x)
 
 
 class LogOfSoftmax(RewritePattern):

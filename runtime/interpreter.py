@@ -714,6 +714,16 @@ class AgFunctions(_TableFunctions):
             e = np.exp(x - np.max(x, axis=-1, keepdims=True)) if x.size else x.copy()
             return _result(op, (e / np.sum(e, axis=-1, keepdims=True)).astype(x.dtype))
 
+    @impl(ag.LogSoftmaxOp)
+    def run_logsoftmax(self, interpreter: Interpreter, op: ag.LogSoftmaxOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        if x.size == 0:
+            return _result(op, x.copy())
+        with np.errstate(all="ignore"):
+            shifted = x - np.max(x, axis=-1, keepdims=True)
+            out = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+            return _result(op, out.astype(x.dtype))
+
     @impl(ag.SoftmaxGradOp)
     def run_softmax_grad(self, interpreter: Interpreter, op: ag.SoftmaxGradOp, args: PythonValues):
         dy, sm = _operands(op, args)

@@ -218,6 +218,7 @@ REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp
 from arignote.dialects.ag.softmax import (  # noqa: E402
     SOFTMAX_OPS,
     XENT_OPS,
+    LogSoftmaxOp,
     SoftmaxGradOp,
     SoftmaxOp,
     SoftmaxXentGradOp,
@@ -272,6 +273,7 @@ __all__ = [
     # nnet functions (issue 14)
     "SOFTMAX_OPS",
     "XENT_OPS",
+    "LogSoftmaxOp",
     "SoftmaxGradOp",
     "SoftmaxOp",
     "SoftmaxXentGradOp",

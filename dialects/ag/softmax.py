@@ -1,5 +1,7 @@
-"""Row-wise softmax and its gradient (Theano's `Softmax` and `SoftmaxGrad`, issue 14):
-`ag.softmax` and `ag.softmax_grad`.
+"""Row-wise softmax, its log, its gradient and the fused softmax cross-entropy (Theano's
+`Softmax`, `LogSoftmax`, `SoftmaxGrad`, `CrossentropySoftmaxArgmax1HotWithBias` and
+`CrossentropySoftmax1HotWithBiasDx`, issue 14): `ag.softmax`, `ag.logsoftmax`,
+`ag.softmax_grad`, `ag.softmax_xent` and `ag.softmax_xent_grad`.
 
 Both work along the last axis of a float tensor of rank 1 or more. Having softmax as one
 op (instead of `exp(x - max) / sum`) keeps its gradient a single, stable op, and gives
@@ -25,6 +27,7 @@ from arignote.dialects.ag.base import (
     DYNAMIC,
     _check_tensor,
     _expect_result,
+    is_bool,
     tensor_type,
 )
 
@@ -40,6 +43,35 @@ class SoftmaxOp(IRDLOperation):
     """
 
     name = "ag.softmax"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue | Operation):
+        value = SSAValue.get(input)
+        super().__init__(operands=[value], result_types=[tensor_type(value)])
+
+    def verify_(self) -> None:
+        t = _check_tensor(self, "operand", self.input.type, "float")
+        if t.get_num_dims() == 0:
+            raise VerifyException(f"'{self.name}' op expects a tensor of rank 1 or more, got {t}")
+        _expect_result(self, t, self.result.type)
+
+
+@irdl_op_definition
+class LogSoftmaxOp(IRDLOperation):
+    """`x - max - log(sum(exp(x - max)))` along the last axis: `log(softmax(x))` without
+    underflow to `log(0)`.
+
+    ```mlir
+    %ls = ag.logsoftmax %x : tensor<?x?xf32> -> tensor<?x?xf32>
+    ```
+    """
+
+    name = "ag.logsoftmax"
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -97,13 +129,15 @@ class SoftmaxGradOp(IRDLOperation):
         _expect_result(self, st, self.result.type)
 
 
-SOFTMAX_OPS: tuple[type[IRDLOperation], ...] = (SoftmaxOp, SoftmaxGradOp)
+SOFTMAX_OPS: tuple[type[IRDLOperation], ...] = (SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp)
 """The row-wise softmax ops."""
 
 
 def _check_logits_and_labels(op: IRDLOperation, x: SSAValue, y: SSAValue) -> TensorType:
     xt = _check_tensor(op, "x", x.type, "float")
     yt = _check_tensor(op, "y", y.type, "integer")
+    if is_bool(yt.element_type):
+        raise VerifyException(f"'{op.name}' op y must have an integer element type, got {yt}")
     if xt.get_num_dims() != 2 or yt.get_num_dims() != 1:
         raise VerifyException(f"'{op.name}' op expects a matrix x and a vector y, got {xt} and {yt}")
     rows, labels = xt.get_shape()[0], yt.get_shape()[0]
@@ -200,7 +234,7 @@ def softmax_shape_source(op: Operation) -> SSAValue:
     """The operand whose leading axes a softmax op's result has (`x`, or `sm`)."""
     if isinstance(op, SoftmaxGradOp):
         return op.sm
-    if isinstance(op, SoftmaxOp):
+    if isinstance(op, SoftmaxOp | LogSoftmaxOp):
         return op.input
     assert isinstance(op, SoftmaxXentOp | SoftmaxXentGradOp)
     return op.x

@@ -560,7 +560,18 @@ def _softmax_grad(
     return [g_dy, g_sm]
 
 
+def _logsoftmax(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # dx = g - sum(g) * softmax(x), with softmax(x) = exp(logsoftmax(x)) (finite).
+    out = outputs[0]
+    g = T.cast(gz[0], out.dtype)
+    total = T.sum(g, axis=out.ndim - 1, keepdims=True)
+    return [T.sub(g, T.mul(total, T.exp(out)))]
+
+
 RULES.update({ag.SoftmaxOp: _softmax, ag.SoftmaxGradOp: _softmax_grad})
+RULES[ag.LogSoftmaxOp] = _logsoftmax
 
 
 def _softmax_xent(

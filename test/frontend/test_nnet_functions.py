@@ -157,14 +157,53 @@ def test_softmax_xent_stable_at_large_logits(dtype: str, backend: str) -> None:
         np.testing.assert_allclose(got[k + 1], grad, rtol=rtol, atol=rtol)
 
 
-def test_softmax_xent_rewrite_in_optimized_graph() -> None:
-    """The optimized graph of -log(softmax(x)[arange, y]) and its gradient takes no log
-    of a probability and divides by none: no Softmax/SoftmaxGrad node is left."""
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda x, y: -T.log(nnet.softmax(x)[T.arange(y.shape[0]), y]),
+        lambda x, y: nnet.categorical_crossentropy(nnet.softmax(x), y),
+        lambda x, y: nnet.crossentropy_softmax_1hot(x, y)[0],
+    ],
+    ids=["neg-log-indexing", "categorical", "crossentropy_softmax_1hot"],
+)
+def test_softmax_xent_rewrite_in_optimized_graph(build) -> None:
+    """The optimized graph of a softmax cross-entropy and its gradient is the fused pair
+    (Theano's CrossentropySoftmaxArgmax1HotWithBias and ...Dx): no softmax, log or
+    division by a probability is left."""
     x, y = T.dmatrix("x"), T.lvector("y")
-    loss = nnet.categorical_crossentropy(nnet.softmax(x), y).mean()
+    loss = build(x, y).mean()
     f = arignote.function([x, y], [loss, T.grad(loss, x)])
     names = [str(node.op) for node in f.maker.fgraph.toposort()]
-    assert not any(n.startswith(("Softmax", "SoftmaxGrad")) for n in names), names
+    assert "CrossentropySoftmaxArgmax1HotWithBias" in names, names
+    assert "CrossentropySoftmax1HotWithBiasDx" in names, names
+    assert not any(n.startswith(("Softmax", "LogSoftmax")) or "log" in n for n in names), names
+
+
+def test_onehot_crossentropy_uses_logsoftmax() -> None:
+    x, t = T.dmatrix("x"), T.dmatrix("t")
+    loss = nnet.categorical_crossentropy(nnet.softmax(x), t).mean()
+    f = arignote.function([x, t], [loss, T.grad(loss, x)])
+    names = [str(node.op) for node in f.maker.fgraph.toposort()]
+    assert "LogSoftmax" in names and "SoftmaxGrad" not in names, names
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_xent_labels(backend: str) -> None:
+    """Negative labels count from the end (as the indexing they replace); a label out of
+    range or a row count that differs is a clear error on both linkers."""
+    x, y = T.fmatrix("x"), T.ivector("y")
+    nll = nnet.crossentropy_softmax_1hot(x, y)[0]
+    f = arignote.function([x, y], [nll, T.grad(nll.sum(), x)], mode=mode(backend))
+    a = np.array([[0.5, 1.0, -2.0], [3.0, 0.0, 1.0]], dtype="float32")
+    got, g = f(a, np.array([-1, 1], dtype="int32"))
+    want_labels = np.array([2, 1])
+    s = np_softmax(a.astype(np.float64))
+    np.testing.assert_allclose(got, -np.log(s[[0, 1], want_labels]), rtol=1e-5)
+    np.testing.assert_allclose(g, s - np.eye(3)[want_labels], rtol=1e-5, atol=1e-6)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 1 with size 3"):
+        f(a, np.array([0, 3], dtype="int32"))
+    with pytest.raises(ValueError, match="x has 2 rows but y has 1 labels"):
+        f(a, np.array([0], dtype="int32"))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -196,6 +235,11 @@ def test_gradients() -> None:
         )
         verify_grad(
             lambda v, c: nnet.softmax_grad(v, nnet.softmax(c)), [m, m + 0.5], rng=rng, mode=md
+        )
+        # the fused gradient's own gradient, with respect to dnll and x
+        verify_grad(
+            lambda d, v: T.grad((nnet.crossentropy_softmax_1hot(v, labels)[0] * d).sum(), v),
+            [rng.normal(size=3), m], rng=rng, mode=md,
         )
     verify_grad(nnet.elu, [m], rng=rng)
     verify_grad(nnet.selu, [m], rng=rng)

@@ -51,12 +51,6 @@ def _index_vector(y: Any, what: str = "y_idx") -> Variable:
     return v
 
 
-def _disconnected(x: Variable) -> Variable:
-    from arignote.gradient import disconnected_grad
-
-    return disconnected_grad(x)
-
-
 def _rows(x: Variable) -> Variable:
     return _T().arange(basic.shape_i(x, 0))
 
@@ -111,7 +105,9 @@ class SoftmaxWithBias(Op):
         return _softmax(basic.add(xv, bv))
 
 
-_OP_VIEWS.update({ag.SoftmaxOp: Softmax, ag.SoftmaxGradOp: SoftmaxGrad})
+_OP_VIEWS.update(
+    {ag.SoftmaxOp: Softmax, ag.SoftmaxGradOp: SoftmaxGrad, ag.LogSoftmaxOp: LogSoftmax}
+)
 
 softmax_op = Softmax()
 softmax_grad = SoftmaxGrad()
@@ -140,12 +136,12 @@ def softmax_graph(c: Any) -> Variable:
 
 
 def logsoftmax(c: Any) -> Variable:
-    """`log(softmax(c))` along the last axis, as `c - max - log(sum(exp(c - max)))`."""
-    v = _float_tensor(c, "x", tuple(range(1, 33)))
-    axis = v.ndim - 1
-    shifted = basic.sub(v, _disconnected(basic.max(v, axis=axis, keepdims=True)))
-    total = basic.sum(basic.exp(shifted), axis=axis, keepdims=True)
-    return basic.sub(shifted, basic.log(total))
+    """`log(softmax(c))` along the last axis, as `c - max - log(sum(exp(c - max)))`: one
+    `ag.logsoftmax` (its gradient `g - sum(g) * softmax(c)`)."""
+    v = basic.as_tensor_variable(c)
+    if v.ndim == 0 or v.dtype not in FLOAT_DTYPES:
+        raise ValueError(f"x must be 1-d or 2-d tensor of floats. Got {v.type}")
+    return apply_op(ag.LogSoftmaxOp(v.value))
 
 
 def softmax_simplifier(numerators: list[Any], denominators: list[Any]) -> tuple[list, list]:
@@ -254,6 +250,13 @@ class CrossentropyCategorical1HotGrad(Op):
         value = basic.true_div(basic.neg(g), picked)
         return T.set_subtensor(T.zeros_like(p)[rows, t], basic.cast(value, p.dtype))
 
+
+_OP_VIEWS.update(
+    {
+        ag.SoftmaxXentOp: CrossentropySoftmaxArgmax1HotWithBias,
+        ag.SoftmaxXentGradOp: CrossentropySoftmax1HotWithBiasDx,
+    }
+)
 
 crossentropy_softmax_argmax_1hot_with_bias = CrossentropySoftmaxArgmax1HotWithBias()
 crossentropy_softmax_1hot_with_bias_dx = CrossentropySoftmax1HotWithBiasDx()

@@ -8,3 +8,14 @@ func.func @softmax(%x: tensor<?x?xf32>, %dy: tensor<?x?xf32>) -> tensor<?x?xf32>
   %1 = ag.softmax_grad %dy, %0 : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
   func.return %1 : tensor<?x?xf32>
 }
+
+// CHECK-LABEL: func.func @xent
+// CHECK:         %{{.*}} = ag.logsoftmax %x : tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK:         %{{.*}} = ag.softmax_xent %x, %y : tensor<?x?xf32>, tensor<?xi64> -> tensor<?xf32>
+// CHECK:         %{{.*}} = ag.softmax_xent_grad %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>, tensor<?xi64> -> tensor<?x?xf32>
+func.func @xent(%x: tensor<?x?xf32>, %y: tensor<?xi64>, %g: tensor<?xf32>) -> tensor<?x?xf32> {
+  %0 = ag.logsoftmax %x : tensor<?x?xf32> -> tensor<?x?xf32>
+  %1 = ag.softmax_xent %x, %y : tensor<?x?xf32>, tensor<?xi64> -> tensor<?xf32>
+  %2 = ag.softmax_xent_grad %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>, tensor<?xi64> -> tensor<?x?xf32>
+  func.return %2 : tensor<?x?xf32>
+}
