@@ -24,14 +24,14 @@ from collections.abc import Sequence
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.utils import FastMathFlag
 from xdsl.dialects.builtin import IndexType, IntegerType, i64
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
-from arignote.lowering.ag_kernels import KERNELS
 from arignote.lowering.ag_indexing import _bounds_check
+from arignote.lowering.ag_kernels import KERNELS
 from arignote.lowering.ag_shapes import (
     SHAPE_RULES,
     VALUE_SHAPE_RULES,
@@ -252,9 +252,7 @@ def emit_softmax_xent(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buff
     loop_nest(b, [as_index(b, x.dims[0])], row)
 
 
-def emit_softmax_xent_grad(
-    b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]
-) -> None:
+def emit_softmax_xent_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     """Per row: `g * exp(x - m) / sum` stored, then `g` subtracted at the label."""
     g, x, y = ins
     n = as_index(b, x.dims[1])

@@ -5,19 +5,26 @@ Accepts `ag` ops on tensors and leaves `ag` ops on tensors. A cross-entropy writ
 a softmax, `-log(softmax(x)[arange(n), y])` or `-sum(t * log(softmax(x)))` (what
 `categorical_crossentropy(softmax(x), y)` builds, with integer or one-hot `y`), takes
 the log of a probability that underflows to 0 for large logits, and its gradient divides
-by that probability. The patterns replace both:
+by that probability. The patterns replace both (`sm = softmax(x)`, sums along the last
+axis):
 
-| before                                           | after                                  |
-|--------------------------------------------------|----------------------------------------|
-| `log(softmax(x))`                                | `s - log(sum(exp(s)))`, `s = x - max(x)` |
-| `log(softmax(x)[i, j])`                          | `(s - log(sum(exp(s))))[i, j]`         |
-| `softmax_grad(h / sm, sm)`                       | `h - sum(h) * sm`                      |
-| `softmax_grad(inc(z[i, j], h / sm[i, j]), sm)`   | `g - sum(g) * sm`, `g = inc((z * sm)[i, j], h)` |
+| before                                       | after                                  |
+|----------------------------------------------|----------------------------------------|
+| `log(sm[arange(n), y])`                      | `-softmax_xent(x, y)` (one row kernel) |
+| `log(sm[i, j])`, other indices               | `logsoftmax(x)[i, j]`                  |
+| `log(sm)`                                    | `logsoftmax(x)`                        |
+| `softmax_grad(inc(0[arange(n), y], h / sm[arange(n), y]), sm)` | `softmax_xent_grad(-h, x, y)` |
+| `softmax_grad(inc(z[i, j], h / sm[i, j]), sm)` | `g - sum(g) * sm`, `g = inc((z * sm)[i, j], h)` |
+| `softmax_grad(h / sm, sm)`                   | `h - sum(h) * sm`                      |
 
-(`sm = softmax(x)`, sums along the last axis; an `inc` whose base `z` is zeros keeps it.)
 The gradient forms are exact rewrites of `(G - sum(G * sm)) * sm` with the division by
-`sm` cancelled, so they hold for any `h`, `z` and indices; the result is the familiar
-`g * (softmax(x) - onehot(y))` of a cross-entropy, finite where the original is `0/0`.
+`sm` cancelled (an `inc` whose base is zeros keeps it), so they hold for any `h`, `z`
+and indices; the fused one is `g * (softmax(x) - onehot(y))`, finite where the original
+is `0/0`. `arignote.grad` differentiates the cost after these rewrites (see
+`gradient._stabilized`), so a cross-entropy's gradient is the fused
+`ag.softmax_xent_grad` from the start; the gradient patterns serve gradients taken with
+respect to intermediate values. The fused ops require `y`'s length to be `x`'s row
+count (as Theano's), where `arange(len(y))` rows would pick the first rows only.
 
 ```mlir
 // before
@@ -25,7 +32,9 @@ The gradient forms are exact rewrites of `(G - sum(G * sm)) * sm` with the divis
 %p = ag.advanced_subtensor %sm[%rows, %y] : tensor<?x?xf32>, tensor<?xi64>, tensor<?xi64>
        -> tensor<?xf32>
 %l = ag.log %p : tensor<?xf32>
-// after: %l = ag.advanced_subtensor of x - max - log(sum(exp(x - max)))
+// after (%rows = ag.arange 0, n, 1)
+%nll = ag.softmax_xent %x, %y : tensor<?x?xf32>, tensor<?xi64> -> tensor<?xf32>
+%l = ag.neg %nll : tensor<?xf32>
 ```
 """
 
@@ -143,9 +152,7 @@ def _is_zero(value: SSAValue) -> bool:
     const = _defining(value, ag.ConstantOp)
     if isinstance(const, ag.ConstantOp):
         attr = const.value
-        return isinstance(attr, DenseIntOrFPElementsAttr) and all(
-            v == 0 for v in attr.get_values()
-        )
+        return isinstance(attr, DenseIntOrFPElementsAttr) and all(v == 0 for v in attr.get_values())
     select = _defining(value, ag.SelectOp)
     if isinstance(select, ag.SelectOp):
         cond = _defining(select.cond, ag.ConstantOp)

@@ -215,6 +215,8 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
 # nnet functions (issue 14): row-wise softmax and its gradient
+# custom ops (issue 13 item 8): Python code called from the graph
+from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 from arignote.dialects.ag.softmax import (  # noqa: E402
     SOFTMAX_OPS,
     XENT_OPS,
@@ -225,9 +227,6 @@ from arignote.dialects.ag.softmax import (  # noqa: E402
     SoftmaxXentOp,
     softmax_shape_source,
 )
-
-# custom ops (issue 13 item 8): Python code called from the graph
-from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
 Ag = Dialect(
     "ag",

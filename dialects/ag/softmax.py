@@ -118,9 +118,12 @@ class SoftmaxGradOp(IRDLOperation):
         st = _check_tensor(self, "sm", self.sm.type, "float")
         if st.get_num_dims() == 0:
             raise VerifyException(f"'{self.name}' op expects a tensor of rank 1 or more, got {st}")
-        agree = all(DYNAMIC in (a, b) or a == b for a, b in zip(dt.get_shape(), st.get_shape()))
-        if dt.element_type != st.element_type or dt.get_num_dims() != st.get_num_dims() or not (
-            agree
+        pairs = zip(dt.get_shape(), st.get_shape(), strict=False)
+        agree = all(DYNAMIC in (a, b) or a == b for a, b in pairs)
+        if (
+            dt.element_type != st.element_type
+            or dt.get_num_dims() != st.get_num_dims()
+            or not (agree)
         ):
             raise VerifyException(
                 f"'{self.name}' op dy and sm must have the same element type and shape, "
@@ -139,7 +142,9 @@ def _check_logits_and_labels(op: IRDLOperation, x: SSAValue, y: SSAValue) -> Ten
     if is_bool(yt.element_type):
         raise VerifyException(f"'{op.name}' op y must have an integer element type, got {yt}")
     if xt.get_num_dims() != 2 or yt.get_num_dims() != 1:
-        raise VerifyException(f"'{op.name}' op expects a matrix x and a vector y, got {xt} and {yt}")
+        raise VerifyException(
+            f"'{op.name}' op expects a matrix x and a vector y, got {xt} and {yt}"
+        )
     rows, labels = xt.get_shape()[0], yt.get_shape()[0]
     if DYNAMIC not in (rows, labels) and rows != labels:
         raise VerifyException(f"'{op.name}' op x has {rows} rows but y has {labels} labels")
@@ -197,8 +202,7 @@ class SoftmaxXentGradOp(IRDLOperation):
     result = result_def(TensorType)
 
     assembly_format = (
-        "$dnll `,` $x `,` $y attr-dict `:` type($dnll) `,` type($x) `,` type($y) `->` "
-        "type($result)"
+        "$dnll `,` $x `,` $y attr-dict `:` type($dnll) `,` type($x) `,` type($y) `->` type($result)"
     )
     traits = traits_def(Pure())
 

@@ -32,8 +32,10 @@ def np_ultra_fast(x: np.ndarray) -> np.ndarray:
     for v in x.ravel():
         h = 0.5 * v
         a = abs(h)
-        z = 1.5 * a / (1 + a) if a < 1.7 else (
-            0.935409070603099 + 0.0458812946797165 * (a - 1.7) if a < 3 else 0.99505475368673
+        z = (
+            1.5 * a / (1 + a)
+            if a < 1.7
+            else (0.935409070603099 + 0.0458812946797165 * (a - 1.7) if a < 3 else 0.99505475368673)
         )
         out.append(0.5 * ((z if h >= 0 else -z) + 1.0))
     return np.array(out).reshape(x.shape)
@@ -44,9 +46,16 @@ def np_ultra_fast(x: np.ndarray) -> np.ndarray:
 def test_activations(dtype: str, backend: str) -> None:
     x = T.TensorType(dtype, (False, False))("x")
     outs = [
-        nnet.elu(x), nnet.elu(x, 0.5), nnet.selu(x), nnet.softsign(x),
-        nnet.hard_sigmoid(x), nnet.ultra_fast_sigmoid(x), nnet.sigmoid(x),
-        nnet.scalar_sigmoid(x), nnet.sigmoid_inplace(x), nnet.softplus(x),
+        nnet.elu(x),
+        nnet.elu(x, 0.5),
+        nnet.selu(x),
+        nnet.softsign(x),
+        nnet.hard_sigmoid(x),
+        nnet.ultra_fast_sigmoid(x),
+        nnet.sigmoid(x),
+        nnet.scalar_sigmoid(x),
+        nnet.sigmoid_inplace(x),
+        nnet.softplus(x),
     ]
     f = arignote.function([x], outs, mode=mode(backend))
     a = np.array([[-5.0, -2.0, -0.5, 0.0], [0.3, 2.0, 4.5, 8.0]], dtype=dtype)
@@ -54,9 +63,15 @@ def test_activations(dtype: str, backend: str) -> None:
     elu = np.where(d > 0, d, np.expm1(d))
     sig = 1 / (1 + np.exp(-d))
     expected = [
-        elu, np.where(d > 0, d, 0.5 * np.expm1(d)),
+        elu,
+        np.where(d > 0, d, 0.5 * np.expm1(d)),
         nnet_module.SELU_SCALE * np.where(d > 0, d, nnet_module.SELU_ALPHA * np.expm1(d)),
-        d / (1 + np.abs(d)), np.clip(0.2 * d + 0.5, 0, 1), np_ultra_fast(d), sig, sig, sig,
+        d / (1 + np.abs(d)),
+        np.clip(0.2 * d + 0.5, 0, 1),
+        np_ultra_fast(d),
+        sig,
+        sig,
+        sig,
         np.log1p(np.exp(d)),
     ]
     rtol = 1e-5 if dtype == "float32" else 1e-12
@@ -75,13 +90,24 @@ def test_softmax_family(dtype: str, backend: str) -> None:
     xent, sm2, max_pr, argmax = nnet.crossentropy_softmax_max_and_argmax_1hot(x, y)
     dy = T.TensorType(dtype, (False,))("dy")
     outs = [
-        nnet.softmax(x), nnet.softmax_op(x), nnet.softmax_graph(x), nnet.logsoftmax(x),
-        nnet.logsoftmax_op(x), nnet.softmax_with_bias(x, b), nll, sm, am, xent, max_pr, argmax,
+        nnet.softmax(x),
+        nnet.softmax_op(x),
+        nnet.softmax_graph(x),
+        nnet.logsoftmax(x),
+        nnet.logsoftmax_op(x),
+        nnet.softmax_with_bias(x, b),
+        nll,
+        sm,
+        am,
+        xent,
+        max_pr,
+        argmax,
         nnet.softmax_grad(dy.dimshuffle(0, "x") * x, nnet.softmax(x)),
         nnet.crossentropy_softmax_1hot_with_bias_dx(dy, nnet.softmax(x), y),
         nnet.crossentropy_categorical_1hot(nnet.softmax(x), y),
         nnet.crossentropy_categorical_1hot_grad(dy, nnet.softmax(x), y),
-        nnet.prepend_0_to_each_row(x), nnet.prepend_1_to_each_row(x),
+        nnet.prepend_0_to_each_row(x),
+        nnet.prepend_1_to_each_row(x),
         nnet.prepend_scalar_to_each_row(dy[0], x),
     ]
     f = arignote.function([x, b, y, dy], outs, mode=mode(backend))
@@ -98,10 +124,24 @@ def test_softmax_family(dtype: str, backend: str) -> None:
     cgrad[rows, labels] = -g / s[rows, labels]
     gs = g[:, None] * d * s
     expected = [
-        s, s, s, np.log(s), np.log(s), sb, -np.log(sb[rows, labels]), sb,
-        (d + bias).argmax(axis=1), -np.log(s[rows, labels]), s.max(axis=1), s.argmax(axis=1),
-        gs - gs.sum(axis=1, keepdims=True) * s, dx, -np.log(s[rows, labels]), cgrad,
-        np.hstack([np.zeros((2, 1)), d]), np.hstack([np.ones((2, 1)), d]),
+        s,
+        s,
+        s,
+        np.log(s),
+        np.log(s),
+        sb,
+        -np.log(sb[rows, labels]),
+        sb,
+        (d + bias).argmax(axis=1),
+        -np.log(s[rows, labels]),
+        s.max(axis=1),
+        s.argmax(axis=1),
+        gs - gs.sum(axis=1, keepdims=True) * s,
+        dx,
+        -np.log(s[rows, labels]),
+        cgrad,
+        np.hstack([np.zeros((2, 1)), d]),
+        np.hstack([np.ones((2, 1)), d]),
         np.hstack([np.full((2, 1), g[0]), d]),
     ]
     rtol = 1e-5 if dtype == "float32" else 1e-12
@@ -231,7 +271,9 @@ def test_gradients() -> None:
         verify_grad(lambda v: nnet.logsoftmax(v), [m], rng=rng, mode=md)
         verify_grad(
             lambda v, c: nnet.crossentropy_softmax_1hot_with_bias(v, c, labels)[0],
-            [m, b], rng=rng, mode=md,
+            [m, b],
+            rng=rng,
+            mode=md,
         )
         verify_grad(
             lambda v, c: nnet.softmax_grad(v, nnet.softmax(c)), [m, m + 0.5], rng=rng, mode=md
@@ -239,7 +281,9 @@ def test_gradients() -> None:
         # the fused gradient's own gradient, with respect to dnll and x
         verify_grad(
             lambda d, v: T.grad((nnet.crossentropy_softmax_1hot(v, labels)[0] * d).sum(), v),
-            [rng.normal(size=3), m], rng=rng, mode=md,
+            [rng.normal(size=3), m],
+            rng=rng,
+            mode=md,
         )
     verify_grad(nnet.elu, [m], rng=rng)
     verify_grad(nnet.selu, [m], rng=rng)

@@ -9,7 +9,7 @@ approximations), `nnet.nnet` (activations, softmax, the cross-entropies, `h_soft
 from __future__ import annotations
 
 # nnet functions (issue 14): Theano's nnet.nnet, nnet.sigm, nnet.bn, nnet.blocksparse
-from arignote.tensor.nnet import bn, blocksparse, nnet, sigm
+from arignote.tensor.nnet import blocksparse, bn, nnet, sigm
 from arignote.tensor.nnet.bn import batch_normalization
 from arignote.tensor.nnet.nnet import (
     CrossentropyCategorical1Hot,

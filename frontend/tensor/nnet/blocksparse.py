@@ -36,12 +36,18 @@ class SparseBlockGemv(Op):
         self.inplace = inplace
 
     def __call__(  # type: ignore[override]
-        self, o: Any, W: Any, h: Any, inputIdx: Any, outputIdx: Any  # noqa: N803
+        self,
+        o: Any,
+        W: Any,
+        h: Any,
+        inputIdx: Any,
+        outputIdx: Any,  # noqa: N803
     ) -> Variable:
         o, W, h = (basic.as_tensor_variable(v) for v in (o, W, h))
         i_idx, o_idx = basic.as_tensor_variable(inputIdx), basic.as_tensor_variable(outputIdx)
-        _ranks(("o", o, 3), ("W", W, 4), ("h", h, 3), ("inputIdx", i_idx, 2),
-               ("outputIdx", o_idx, 2))
+        _ranks(
+            ("o", o, 3), ("W", W, 4), ("h", h, 3), ("inputIdx", i_idx, 2), ("outputIdx", o_idx, 2)
+        )
         blocks = W[i_idx.dimshuffle(0, 1, "x"), o_idx.dimshuffle(0, "x", 1)]
         # blocks: (batch, iWin, oWin, iSize, oSize)
         products = basic.mul(h.dimshuffle(0, 1, "x", 2, "x"), blocks)
@@ -58,7 +64,13 @@ class SparseBlockOuter(Op):
         self.inplace = inplace
 
     def __call__(  # type: ignore[override]
-        self, o: Any, x: Any, y: Any, xIdx: Any, yIdx: Any, alpha: Any = None  # noqa: N803
+        self,
+        o: Any,
+        x: Any,
+        y: Any,
+        xIdx: Any,
+        yIdx: Any,
+        alpha: Any = None,  # noqa: N803
     ) -> Variable:
         o, x, y = (basic.as_tensor_variable(v) for v in (o, x, y))
         xi, yi = basic.as_tensor_variable(xIdx), basic.as_tensor_variable(yIdx)
@@ -83,7 +95,11 @@ sparse_block_outer_inplace = SparseBlockOuter(True)
 
 
 def sparse_block_dot(
-    W: Any, h: Any, inputIdx: Any, b: Any, outputIdx: Any  # noqa: N803 - Theano's names
+    W: Any,
+    h: Any,
+    inputIdx: Any,
+    b: Any,
+    outputIdx: Any,  # noqa: N803 - Theano's names
 ) -> Variable:
     """The block-sparse product of `h` with the blocks of `W` its rows select, plus the
     biases `b[outputIdx]`: `(batch, oWin, oSize)`. A 2-d `h` (one window) and 1-d

@@ -174,11 +174,17 @@ class AbstractBatchNormTrainGrad(Op):
         x, dy = basic.as_tensor_variable(x), basic.as_tensor_variable(dy)
         x_diff = basic.sub(x, x_mean)
         mean_dy_x_diff = T.mean(basic.mul(dy, x_diff), axis=self.axes, keepdims=True)
-        c = basic.sub(basic.mul(dy, x_invstd), basic.mul(x_diff, basic.mul(
-            mean_dy_x_diff, basic.mul(x_invstd, basic.mul(x_invstd, x_invstd)))))
+        c = basic.sub(
+            basic.mul(dy, x_invstd),
+            basic.mul(
+                x_diff,
+                basic.mul(mean_dy_x_diff, basic.mul(x_invstd, basic.mul(x_invstd, x_invstd))),
+            ),
+        )
         g_inputs = basic.mul(scale, basic.sub(c, T.mean(c, axis=self.axes, keepdims=True)))
-        g_scale = basic.sum(basic.mul(dy, basic.mul(x_invstd, x_diff)), axis=self.axes,
-                            keepdims=True)
+        g_scale = basic.sum(
+            basic.mul(dy, basic.mul(x_invstd, x_diff)), axis=self.axes, keepdims=True
+        )
         g_bias = basic.sum(dy, axis=self.axes, keepdims=True)
         return [g_inputs, g_scale, g_bias]
 
@@ -212,8 +218,13 @@ def batch_normalization_train(
         p.check("running_mean", rm)
         p.check("running_var", rv)
         results = op(
-            x, p.expand(g), p.expand(b), epsilon, running_average_factor,
-            p.expand(rm), p.expand(rv),
+            x,
+            p.expand(g),
+            p.expand(b),
+            epsilon,
+            running_average_factor,
+            p.expand(rm),
+            p.expand(rv),
         )
     return (results[0], *(p.shrink(r) for r in results[1:]))
 
