@@ -31,8 +31,9 @@ from xdsl.ir import Operation, SSAValue
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar
 from arignote.lowering.ag_indexing import _bounds_check
-from arignote.lowering.ag_kernels import KERNELS
+from arignote.lowering.ag_kernels import KERNELS, MULTI_KERNELS
 from arignote.lowering.ag_shapes import (
+    MULTI_VALUE_SHAPE_RULES,
     SHAPE_RULES,
     VALUE_SHAPE_RULES,
     Check,
@@ -252,29 +253,75 @@ def emit_softmax_xent(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buff
     loop_nest(b, [as_index(b, x.dims[0])], row)
 
 
-def emit_softmax_xent_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
+def _xent_row_grad(
+    b: Builder, bufs: tuple[Buffer, Buffer, Buffer], i: SSAValue, n: SSAValue, gi: SSAValue
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """Row `i` of `dx` (`dx[i] = g_i * (softmax(x[i]) - onehot(y[i]))`): the maximum, the
+    exponentials stored into `dx` while summing them, the row scaled by `g_i / sum`, `g_i`
+    subtracted at the label. Returns the maximum, the sum and the label's index."""
+    x, y, dx = bufs
+    t = x.element_type
+    exp = ag_scalar.UNARY[ag.OPS["exp"]]
+    maximum = ag_scalar.BINARY[ag.MaximumOp]
+
+    def find_max(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+        return [maximum(body, acc[0], load(body, x, [i, k]))]
+
+    (m,) = _row_loop(b, n, [ag_scalar.constant(b, -math.inf, t)], find_max)
+
+    def exp_sum(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+        e = exp(body, body.insert(arith.SubfOp(load(body, x, [i, k]), m)).result)
+        store(body, e, dx, [i, k])
+        return [_add(body, acc[0], e)]
+
+    (total,) = _row_loop(b, n, [ag_scalar.constant(b, 0.0, t)], exp_sum)
+    scale = b.insert(arith.DivfOp(gi, total)).result
+
+    def rescale(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+        store(body, body.insert(arith.MulfOp(load(body, dx, [i, k]), scale)).result, dx, [i, k])
+        return []
+
+    _row_loop(b, n, [], rescale)
+    label = _label_index(b, y, i, n)
+    fixed = b.insert(arith.SubfOp(load(b, dx, [i, label]), gi)).result
+    store(b, fixed, dx, [i, label])
+    return m, total, label
+
+
+def _dnll_at(b: Builder, g: Buffer, i: SSAValue) -> SSAValue:
+    return load(b, g, [index_constant(b, 0) if g.shape[0] == 1 else i])
+
+
+def emit_softmax_xent_grad(
+    b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]
+) -> None:
     """Per row: `g * exp(x - m) / sum` stored, then `g` subtracted at the label."""
     g, x, y = ins
     n = as_index(b, x.dims[1])
-    exp = ag_scalar.UNARY[ag.OPS["exp"]]
-    broadcast = g.shape[0] == 1
 
     def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
         (i,) = ivs
-        m, total = _row_stats(inner, x, i, n)
-        gi = load(inner, g, [index_constant(inner, 0) if broadcast else i])
-        scale = inner.insert(arith.DivfOp(gi, total)).result
+        _xent_row_grad(inner, (x, y, out), i, n, _dnll_at(inner, g, i))
 
-        def write(body: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
-            shifted = body.insert(arith.SubfOp(load(body, x, [i, k]), m)).result
-            value = body.insert(arith.MulfOp(exp(body, shifted), scale)).result
-            store(body, value, out, [i, k])
-            return []
+    loop_nest(b, [as_index(b, x.dims[0])], row)
 
-        _row_loop(inner, n, [], write)
-        label = _label_index(inner, y, i, n)
-        fixed = inner.insert(arith.SubfOp(load(inner, out, [i, label]), gi)).result
-        store(inner, fixed, out, [i, label])
+
+def emit_softmax_xent_pair(
+    b: Builder, op: Operation, outs: Sequence[Buffer], ins: Sequence[Buffer]
+) -> None:
+    """Per row: the gradient as `softmax_xent_grad`, and `nll = m + log(sum) - x[y]` from
+    the same maximum and sum (each exponential computed once)."""
+    g, x, y = ins
+    nll, dx = outs
+    n = as_index(b, x.dims[1])
+    log = ag_scalar.UNARY[ag.OPS["log"]]
+
+    def row(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        (i,) = ivs
+        m, total, label = _xent_row_grad(inner, (x, y, dx), i, n, _dnll_at(inner, g, i))
+        lse = inner.insert(arith.AddfOp(m, log(inner, total))).result
+        value = inner.insert(arith.SubfOp(lse, load(inner, x, [i, label]))).result
+        store(inner, value, nll, [i])
 
     loop_nest(b, [as_index(b, x.dims[0])], row)
 
@@ -304,17 +351,26 @@ def softmax_xent_grad_rule(
     op: Operation, dims: Sequence[Sequence[Dim]], context: ShapeContext
 ) -> RuleResult:
     """`x`'s shape; `y` checked against `x`, and `dnll` unless it is of static length 1."""
-    assert isinstance(op, ag.SoftmaxXentGradOp)
     checks = _xent_checks(op, dims, context, 1)
     length, rows = dims[0][0], dims[1][0]
-    if ag.tensor_type(op.dnll).get_shape()[0] != 1:
+    if ag.tensor_type(op.operands[0]).get_shape()[0] != 1:
         message = f"{op_label(op)}: dnll has %d elements but x has %d rows"
         check = Check(message, length, rows)
         checks += [] if check.is_static else [check]
     return list(dims[1]), checks
 
 
+def softmax_xent_pair_rule(
+    op: Operation, dims: Sequence[Sequence[Dim]], context: ShapeContext
+) -> tuple[list[list[Dim]], list[Check]]:
+    """`(rows,)` and `x`'s shape; the checks of `softmax_xent_grad`."""
+    dx, checks = softmax_xent_grad_rule(op, dims, context)
+    return [[dims[1][0]], dx], checks
+
+
 VALUE_SHAPE_RULES.update(
     {ag.SoftmaxXentOp: softmax_xent_rule, ag.SoftmaxXentGradOp: softmax_xent_grad_rule}
 )
+MULTI_VALUE_SHAPE_RULES[ag.SoftmaxXentPairOp] = softmax_xent_pair_rule
+MULTI_KERNELS[ag.SoftmaxXentPairOp] = emit_softmax_xent_pair
 KERNELS.update({ag.SoftmaxXentOp: emit_softmax_xent, ag.SoftmaxXentGradOp: emit_softmax_xent_grad})

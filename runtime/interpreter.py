@@ -738,28 +738,26 @@ class AgFunctions(_TableFunctions):
     @impl(ag.SoftmaxXentOp)
     def run_softmax_xent(self, interpreter: Interpreter, op: ag.SoftmaxXentOp, args: PythonValues):
         x, y = _operands(op, args)
-        labels = _xent_labels(op, x, y)
-        with np.errstate(all="ignore"):
-            m = np.max(x, axis=1) if x.size else np.zeros(x.shape[0], x.dtype)
-            total = np.sum(np.exp(x - m[:, None]), axis=1)
-            picked = x[np.arange(x.shape[0]), labels]
-            return _result(op, (m + np.log(total) - picked).astype(x.dtype))
+        return _result(op, _xent_nll(op, x, y))
 
     @impl(ag.SoftmaxXentGradOp)
     def run_softmax_xent_grad(
         self, interpreter: Interpreter, op: ag.SoftmaxXentGradOp, args: PythonValues
     ):
         g, x, y = _operands(op, args)
-        labels = _xent_labels(op, x, y)
-        if g.shape[0] != x.shape[0] and ag.tensor_type(op.dnll).get_shape()[0] != 1:
-            raise ValueError(
-                f"{_label(op)}: dnll has {g.shape[0]} elements but x has {x.shape[0]} rows"
-            )
-        with np.errstate(all="ignore"):
-            e = np.exp(x - np.max(x, axis=1, keepdims=True)) if x.size else x.copy()
-            dx = e / np.sum(e, axis=1, keepdims=True) * g[:, None]
-            np.subtract.at(dx, (np.arange(x.shape[0]), labels), np.broadcast_to(g, y.shape))
-            return _result(op, dx.astype(x.dtype))
+        return _result(op, _xent_dx(op, g, x, y))
+
+    @impl(ag.SoftmaxXentPairOp)
+    def run_softmax_xent_pair(
+        self, interpreter: Interpreter, op: ag.SoftmaxXentPairOp, args: PythonValues
+    ):
+        g, x, y = _operands(op, args)
+        nll, dx = _xent_nll(op, x, y), _xent_dx(op, g, x, y)
+        label = _label(op)
+        return (
+            check_value(label, "result #0", nll, op.nll.type),
+            check_value(label, "result #1", dx, op.dx.type),
+        )
 
     # --- extra_ops and sort (issue 13 item 4): scans, stable sorts, binary search -----
 
@@ -958,3 +956,25 @@ def _xent_labels(op: Operation, x: Array, y: Array) -> Array:
             f"with size {n}"
         )
     return np.where(y < 0, y + n, y).astype(np.int64)
+
+
+def _xent_nll(op: Operation, x: Array, y: Array) -> Array:
+    labels = _xent_labels(op, x, y)
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=1) if x.size else np.zeros(x.shape[0], x.dtype)
+        total = np.sum(np.exp(x - m[:, None]), axis=1)
+        picked = x[np.arange(x.shape[0]), labels]
+        return np.asarray(m + np.log(total) - picked).astype(x.dtype)
+
+
+def _xent_dx(op: Operation, g: Array, x: Array, y: Array) -> Array:
+    labels = _xent_labels(op, x, y)
+    if g.shape[0] != x.shape[0] and ag.tensor_type(op.operands[0]).get_shape()[0] != 1:
+        raise ValueError(
+            f"{_label(op)}: dnll has {g.shape[0]} elements but x has {x.shape[0]} rows"
+        )
+    with np.errstate(all="ignore"):
+        e = np.exp(x - np.max(x, axis=1, keepdims=True)) if x.size else x.copy()
+        dx = e / np.sum(e, axis=1, keepdims=True) * g[:, None]
+        np.subtract.at(dx, (np.arange(x.shape[0]), labels), np.broadcast_to(g, y.shape))
+        return dx.astype(x.dtype)

@@ -225,6 +225,7 @@ from arignote.dialects.ag.softmax import (  # noqa: E402
     SoftmaxOp,
     SoftmaxXentGradOp,
     SoftmaxXentOp,
+    SoftmaxXentPairOp,
     softmax_shape_source,
 )
 
@@ -277,6 +278,7 @@ __all__ = [
     "SoftmaxOp",
     "SoftmaxXentGradOp",
     "SoftmaxXentOp",
+    "SoftmaxXentPairOp",
     "softmax_shape_source",
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",

@@ -151,6 +151,21 @@ def _check_logits_and_labels(op: IRDLOperation, x: SSAValue, y: SSAValue) -> Ten
     return xt
 
 
+def _check_dnll(op: IRDLOperation, dnll: SSAValue, xt: TensorType) -> None:
+    dt = _check_tensor(op, "dnll", dnll.type, "float")
+    rows = xt.get_shape()[0]
+    length = dt.get_shape()[0] if dt.get_num_dims() == 1 else None
+    if (
+        dt.element_type != xt.element_type
+        or length is None
+        or not (length in (1, DYNAMIC) or rows in (DYNAMIC, length))
+    ):
+        raise VerifyException(
+            f"'{op.name}' op dnll must be a vector of x's element type and row count "
+            f"(or of length 1), got {dt} for {xt}"
+        )
+
+
 @irdl_op_definition
 class SoftmaxXentOp(IRDLOperation):
     """The cross-entropy of `softmax(x)` with integer labels `y`, row by row:
@@ -214,18 +229,7 @@ class SoftmaxXentGradOp(IRDLOperation):
 
     def verify_(self) -> None:
         xt = _check_logits_and_labels(self, self.x, self.y)
-        dt = _check_tensor(self, "dnll", self.dnll.type, "float")
-        rows = xt.get_shape()[0]
-        length = dt.get_shape()[0] if dt.get_num_dims() == 1 else None
-        if (
-            dt.element_type != xt.element_type
-            or length is None
-            or not (length in (1, DYNAMIC) or rows in (DYNAMIC, length))
-        ):
-            raise VerifyException(
-                f"'{self.name}' op dnll must be a vector of x's element type and row count "
-                f"(or of length 1), got {dt} for {xt}"
-            )
+        _check_dnll(self, self.dnll, xt)
         _expect_result(self, xt, self.result.type)
 
 
@@ -234,11 +238,56 @@ XENT_OPS: tuple[type[IRDLOperation], ...] = (SoftmaxXentOp, SoftmaxXentGradOp)
 SOFTMAX_OPS = (*SOFTMAX_OPS, *XENT_OPS)
 
 
+@irdl_op_definition
+class SoftmaxXentPairOp(IRDLOperation):
+    """`ag.softmax_xent` and `ag.softmax_xent_grad` of the same `x` and `y` in one pass
+    over each row (made by the `softmax-xent-pair` pass): `nll` and `dx = dnll[i] *
+    (softmax(x[i]) - onehot(y[i]))`, the exponentials computed once.
+
+    ```mlir
+    %nll, %dx = ag.softmax_xent_pair %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>,
+        tensor<?xi64> -> (tensor<?xf32>, tensor<?x?xf32>)
+    ```
+    """
+
+    name = "ag.softmax_xent_pair"
+
+    dnll = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    nll = result_def(TensorType)
+    dx = result_def(TensorType)
+
+    assembly_format = (
+        "$dnll `,` $x `,` $y attr-dict `:` type($dnll) `,` type($x) `,` type($y) `->` "
+        "`(` type($nll) `,` type($dx) `)`"
+    )
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, dnll: SSAValue | Operation, x: SSAValue | Operation, y: SSAValue | Operation
+    ):
+        dv, xv, yv = SSAValue.get(dnll), SSAValue.get(x), SSAValue.get(y)
+        xt = tensor_type(xv)
+        nll = TensorType(xt.element_type, [xt.get_shape()[0]])
+        super().__init__(operands=[dv, xv, yv], result_types=[nll, xt])
+
+    def verify_(self) -> None:
+        xt = _check_logits_and_labels(self, self.x, self.y)
+        _check_dnll(self, self.dnll, xt)
+        _expect_result(self, TensorType(xt.element_type, [xt.get_shape()[0]]), self.nll.type)
+        _expect_result(self, xt, self.dx.type)
+
+
+SOFTMAX_OPS = (*SOFTMAX_OPS, SoftmaxXentPairOp)
+XENT_OPS = (*XENT_OPS, SoftmaxXentPairOp)
+
+
 def softmax_shape_source(op: Operation) -> SSAValue:
     """The operand whose leading axes a softmax op's result has (`x`, or `sm`)."""
     if isinstance(op, SoftmaxGradOp):
         return op.sm
     if isinstance(op, SoftmaxOp | LogSoftmaxOp):
         return op.input
-    assert isinstance(op, SoftmaxXentOp | SoftmaxXentGradOp)
+    assert isinstance(op, SoftmaxXentOp | SoftmaxXentGradOp | SoftmaxXentPairOp)
     return op.x

@@ -207,16 +207,22 @@ def test_softmax_xent_stable_at_large_logits(dtype: str, backend: str) -> None:
     ids=["neg-log-indexing", "categorical", "crossentropy_softmax_1hot"],
 )
 def test_softmax_xent_rewrite_in_optimized_graph(build) -> None:
-    """The optimized graph of a softmax cross-entropy and its gradient is the fused pair
-    (Theano's CrossentropySoftmaxArgmax1HotWithBias and ...Dx): no softmax, log or
-    division by a probability is left."""
+    """The optimized graph of a softmax cross-entropy and its gradient is one fused op
+    (Theano's CrossentropySoftmaxArgmax1HotWithBias and ...Dx, computed together): no
+    softmax, log or division by a probability is left."""
     x, y = T.dmatrix("x"), T.lvector("y")
     loss = build(x, y).mean()
     f = arignote.function([x, y], [loss, T.grad(loss, x)])
     names = [str(node.op) for node in f.maker.fgraph.toposort()]
+    assert names.count("CrossentropySoftmax1HotWithBiasAndDx") == 1, names
+    assert not any(n.startswith(("Softmax", "LogSoftmax")) or "log" in n for n in names), names
+    # without the pairing pass: the two fused ops of Theano's rewrite
+    g = arignote.function(
+        [x, y], [loss, T.grad(loss, x)], mode=arignote.Mode().excluding("softmax_xent_pair")
+    )
+    names = [str(node.op) for node in g.maker.fgraph.toposort()]
     assert "CrossentropySoftmaxArgmax1HotWithBias" in names, names
     assert "CrossentropySoftmax1HotWithBiasDx" in names, names
-    assert not any(n.startswith(("Softmax", "LogSoftmax")) or "log" in n for n in names), names
 
 
 def test_onehot_crossentropy_uses_logsoftmax() -> None:

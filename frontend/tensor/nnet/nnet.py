@@ -196,11 +196,14 @@ class CrossentropySoftmaxArgmax1HotWithBias(Op):
         xv = _float_tensor(x, "x", (2,))
         bv = basic.as_tensor_variable(b)
         _check_bias(xv, bv)
-        yv = _index_vector(y_idx)
-        z = basic.add(xv, bv)
-        nll = apply_op(ag.SoftmaxXentOp(z.value, yv.value))
-        am = basic.cast(basic.argmax(z, axis=1), yv.dtype)
-        return [nll, _softmax(z), am]
+        return _xent_softmax_argmax(basic.add(xv, bv), _index_vector(y_idx))
+
+
+def _xent_softmax_argmax(z: Variable, y: Variable) -> list[Variable]:
+    """`(nll, softmax(z), argmax(z))` of the logits `z` (bias already added)."""
+    nll = apply_op(ag.SoftmaxXentOp(z.value, y.value))
+    am = basic.cast(basic.argmax(z, axis=1), y.dtype)
+    return [nll, _softmax(z), am]
 
 
 class CrossentropySoftmax1HotWithBiasDx(Op):
@@ -251,10 +254,17 @@ class CrossentropyCategorical1HotGrad(Op):
         return T.set_subtensor(T.zeros_like(p)[rows, t], basic.cast(value, p.dtype))
 
 
+class CrossentropySoftmax1HotWithBiasAndDx(Op):
+    """The view of `ag.softmax_xent_pair`: `CrossentropySoftmaxArgmax1HotWithBias`'s
+    nll and `CrossentropySoftmax1HotWithBiasDx`'s gradient in one pass (made by the
+    `softmax-xent-pair` pass; not one of Theano's ops)."""
+
+
 _OP_VIEWS.update(
     {
         ag.SoftmaxXentOp: CrossentropySoftmaxArgmax1HotWithBias,
         ag.SoftmaxXentGradOp: CrossentropySoftmax1HotWithBiasDx,
+        ag.SoftmaxXentPairOp: CrossentropySoftmax1HotWithBiasAndDx,
     }
 )
 
@@ -264,11 +274,6 @@ crossentropy_categorical_1hot = CrossentropyCategorical1Hot()
 crossentropy_categorical_1hot_grad = CrossentropyCategorical1HotGrad()
 
 
-def _zero_bias(x: Any) -> Variable:
-    v = _float_tensor(x, "x", (2,))
-    return basic.zeros_like(v[0, :])
-
-
 def crossentropy_softmax_1hot_with_bias(x: Any, b: Any, y_idx: Any, **kwargs: Any) -> list:
     """`(nll, softmax(x + b))`: the first two outputs of
     `crossentropy_softmax_argmax_1hot_with_bias`."""
@@ -276,8 +281,9 @@ def crossentropy_softmax_1hot_with_bias(x: Any, b: Any, y_idx: Any, **kwargs: An
 
 
 def crossentropy_softmax_1hot(x: Any, y_idx: Any, **kwargs: Any) -> list:
-    """`(nll, softmax(x))` with a zero bias."""
-    return crossentropy_softmax_1hot_with_bias(x, _zero_bias(x), y_idx)
+    """`(nll, softmax(x))`: `crossentropy_softmax_1hot_with_bias` with a zero bias (which
+    is not added)."""
+    return _xent_softmax_argmax(_float_tensor(x, "x", (2,)), _index_vector(y_idx))[0:2]
 
 
 def crossentropy_softmax_max_and_argmax_1hot_with_bias(
@@ -291,7 +297,9 @@ def crossentropy_softmax_max_and_argmax_1hot_with_bias(
 
 def crossentropy_softmax_max_and_argmax_1hot(x: Any, y_idx: Any, **kwargs: Any) -> tuple:
     """`crossentropy_softmax_max_and_argmax_1hot_with_bias` with a zero bias."""
-    return crossentropy_softmax_max_and_argmax_1hot_with_bias(x, _zero_bias(x), y_idx)
+    xent, sm = crossentropy_softmax_1hot(x, y_idx)
+    max_pr, argmax = basic.max_and_argmax(sm, axis=-1)
+    return xent, sm, max_pr, argmax
 
 
 def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:

@@ -78,8 +78,8 @@ func.func @softmax_xent(%x: tensor<?x?xf64>, %y: tensor<?xi32>) -> tensor<?xf64>
 // CHECK:           %[[NLL:.*]] = arith.subf %[[LSE]], %[[P]]
 // CHECK:           memref.store %[[NLL]], %{{.*}}[%[[I]]]
 
-// softmax_xent_grad: per row, max and sum of exp, g * exp(x - max) / sum stored, then g
-// subtracted at the label.
+// softmax_xent_grad: per row, the maximum, exp(x - max) stored while summing, the row
+// scaled by g / sum, then g subtracted at the label.
 
 func.func @softmax_xent_grad(%g: tensor<?xf32>, %x: tensor<?x?xf32>, %y: tensor<?xi64>) -> tensor<?x?xf32> {
   %0 = ag.softmax_xent_grad %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>, tensor<?xi64> -> tensor<?x?xf32>
@@ -88,15 +88,38 @@ func.func @softmax_xent_grad(%g: tensor<?xf32>, %x: tensor<?x?xf32>, %y: tensor<
 
 // CHECK-LABEL: func.func @softmax_xent_grad(
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to
+// CHECK:           %[[G:.*]] = memref.load %{{.*}}[%[[I]]] : memref<?xf32
 // CHECK:           %[[M:.*]] = scf.for {{.*}} iter_args
 // CHECK:           %[[S:.*]] = scf.for {{.*}} iter_args
-// CHECK:           %[[G:.*]] = memref.load %{{.*}}[%[[I]]] : memref<?xf32
+// CHECK:             math.exp
+// CHECK:             memref.store
 // CHECK:           %[[SC:.*]] = arith.divf %[[G]], %[[S]]
 // CHECK:           scf.for
-// CHECK:             math.exp
 // CHECK:             arith.mulf %{{.*}}, %[[SC]]
 // CHECK:             memref.store
 // CHECK:           %[[K:.*]] = arith.select
 // CHECK:           %[[OLD:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]]
 // CHECK:           %[[NEW:.*]] = arith.subf %[[OLD]], %[[G]]
 // CHECK:           memref.store %[[NEW]], %{{.*}}[%[[I]], %[[K]]]
+
+// softmax_xent_pair: the gradient's row loops, then nll from the same maximum and sum.
+
+func.func @softmax_xent_pair(%g: tensor<1xf64>, %x: tensor<?x?xf64>, %y: tensor<?xi64>) -> (tensor<?xf64>, tensor<?x?xf64>) {
+  %0, %1 = ag.softmax_xent_pair %g, %x, %y : tensor<1xf64>, tensor<?x?xf64>, tensor<?xi64> -> (tensor<?xf64>, tensor<?x?xf64>)
+  func.return %0, %1 : tensor<?xf64>, tensor<?x?xf64>
+}
+
+// CHECK-LABEL: func.func @softmax_xent_pair(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to
+// CHECK:           %[[M:.*]] = scf.for {{.*}} iter_args
+// CHECK:           %[[S:.*]] = scf.for {{.*}} iter_args
+// CHECK:             math.exp
+// CHECK:           scf.for
+// CHECK:             arith.mulf
+// CHECK:           %[[K:.*]] = arith.select
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%[[I]], %[[K]]]
+// CHECK:           %[[L:.*]] = math.log %[[S]]
+// CHECK:           %[[LSE:.*]] = arith.addf %[[M]], %[[L]]
+// CHECK:           %[[P:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]]
+// CHECK:           %[[NLL:.*]] = arith.subf %[[LSE]], %[[P]]
+// CHECK:           memref.store %[[NLL]], %{{.*}}[%[[I]]]

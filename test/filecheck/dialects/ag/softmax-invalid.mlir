@@ -54,3 +54,10 @@ func.func @xent_bool(%x: tensor<?x?xf32>, %y: tensor<?xi1>) {
   %0 = ag.softmax_xent %x, %y : tensor<?x?xf32>, tensor<?xi1> -> tensor<?xf32>  // expected-error {{'ag.softmax_xent' op y must have an integer element type, got tensor<?xi1>}}
   func.return
 }
+
+// -----
+
+func.func @pair_result(%g: tensor<?xf32>, %x: tensor<?x?xf32>, %y: tensor<?xi64>) {
+  %0, %1 = ag.softmax_xent_pair %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>, tensor<?xi64> -> (tensor<?xf32>, tensor<?xf32>)  // expected-error {{'ag.softmax_xent_pair' op result type tensor<?xf32> does not match the inferred type tensor<?x?xf32>}}
+  func.return
+}

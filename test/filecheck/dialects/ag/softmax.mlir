@@ -19,3 +19,10 @@ func.func @xent(%x: tensor<?x?xf32>, %y: tensor<?xi64>, %g: tensor<?xf32>) -> te
   %2 = ag.softmax_xent_grad %g, %x, %y : tensor<?xf32>, tensor<?x?xf32>, tensor<?xi64> -> tensor<?x?xf32>
   func.return %2 : tensor<?x?xf32>
 }
+
+// CHECK-LABEL: func.func @pair
+// CHECK:         %{{.*}}, %{{.*}} = ag.softmax_xent_pair %g, %x, %y : tensor<1xf64>, tensor<?x?xf64>, tensor<?xi32> -> (tensor<?xf64>, tensor<?x?xf64>)
+func.func @pair(%g: tensor<1xf64>, %x: tensor<?x?xf64>, %y: tensor<?xi32>) -> tensor<?x?xf64> {
+  %0, %1 = ag.softmax_xent_pair %g, %x, %y : tensor<1xf64>, tensor<?x?xf64>, tensor<?xi32> -> (tensor<?xf64>, tensor<?x?xf64>)
+  func.return %1 : tensor<?x?xf64>
+}
