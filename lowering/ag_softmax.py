@@ -292,9 +292,7 @@ def _dnll_at(b: Builder, g: Buffer, i: SSAValue) -> SSAValue:
     return load(b, g, [index_constant(b, 0) if g.shape[0] == 1 else i])
 
 
-def emit_softmax_xent_grad(
-    b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]
-) -> None:
+def emit_softmax_xent_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     """Per row: `g * exp(x - m) / sum` stored, then `g` subtracted at the label."""
     g, x, y = ins
     n = as_index(b, x.dims[1])

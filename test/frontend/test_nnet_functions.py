@@ -386,3 +386,14 @@ def test_module_paths() -> None:
     assert nnet_module.softmax is nnet.softmax
     for name in ("sparse_block_dot", "sparse_block_gemv", "sparse_block_outer"):
         assert hasattr(blocksparse, name)
+
+
+def test_softmax_simplifier() -> None:
+    x = T.dmatrix("x")
+    e = T.exp(x)
+    total = e.sum(axis=1, keepdims=True)
+    nums, dens = nnet.softmax_simplifier([e], [total])
+    assert dens == [] and len(nums) == 1
+    assert str(nums[0].owner.op) == "Softmax"
+    other = T.dmatrix("y")
+    assert nnet.softmax_simplifier([e], [other]) == ([e], [other])

@@ -180,10 +180,9 @@ def _is_row_sum_of(d: Any, num: Variable) -> bool:
 # --- cross-entropy ----------------------------------------------------------------------
 
 
-def _check_bias(xv: Variable, bv: Variable) -> None:
+def _check_bias(bv: Variable) -> None:
     if bv.ndim != 1 or bv.dtype not in FLOAT_DTYPES:
         raise ValueError(f"b must be 1-d tensor of floats, got {bv.type}")
-    del xv
 
 
 class CrossentropySoftmaxArgmax1HotWithBias(Op):
@@ -195,7 +194,7 @@ class CrossentropySoftmaxArgmax1HotWithBias(Op):
     def __call__(self, x: Any, b: Any, y_idx: Any) -> list[Variable]:  # type: ignore[override]
         xv = _float_tensor(x, "x", (2,))
         bv = basic.as_tensor_variable(b)
-        _check_bias(xv, bv)
+        _check_bias(bv)
         return _xent_softmax_argmax(basic.add(xv, bv), _index_vector(y_idx))
 
 
