@@ -52,8 +52,8 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "scan-pushout": ("scan", "scan_pushout"),  # opt-in: not in fast_run (docs/passes.md)
     "scan-last-step": ("scan", "fast_run"),
     "scan-history": ("scan", "fast_run"),
-    "row-fusion": ("row_fusion", "fast_run"),
     "softmax-xent-pair": ("softmax_xent_pair", "fast_run"),  # nnet functions (issue 14)
+    "row-fusion": ("row_fusion", "fast_run"),
     "fusion": ("fusion", "fast_run"),
     "inplace-update": ("inplace", "fast_run"),
     "inplace": ("inplace", "fast_run"),
