@@ -94,6 +94,7 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
     ag_indexing,
     ag_rowwise,
     ag_scan,
+    ag_softmax,  # nnet functions (issue 14)
 )
 from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.ag_control import CONTROL_FLOW

@@ -456,6 +456,8 @@ def _axis_source(value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
         return op.input, op.pattern_list[axis]  # a dynamic axis is never a new one
     if isinstance(op, ag.GemvOp):  # y = op(A)·x: y's length is a row count of op(A)
         return op.a, 1 if op.transpose_a is not None else 0
+    if isinstance(op, ag.SOFTMAX_OPS):  # nnet functions (issue 14): shaped like their x
+        return ag.softmax_shape_source(op), axis
     if not isinstance(op, ELEMENTWISE):
         return None
     rank = len(ag.value_shape(value))

@@ -36,7 +36,7 @@ TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
 GRAPH_PIPELINES: dict[str, str] = {
     "fast_run": (
         "stabilize,specialize,canonicalize,cse,scan-prune,dce,scan-last-step,scan-history,"
-        "row-fusion,fusion,inplace-update,inplace"
+        "softmax-xent-pair,row-fusion,fusion,inplace-update,inplace"
     ),
     "fast_compile": "canonicalize",
 }
@@ -52,6 +52,7 @@ PASS_TAGS: dict[str, tuple[str, ...]] = {
     "scan-pushout": ("scan", "scan_pushout"),  # opt-in: not in fast_run (docs/passes.md)
     "scan-last-step": ("scan", "fast_run"),
     "scan-history": ("scan", "fast_run"),
+    "softmax-xent-pair": ("softmax_xent_pair", "fast_run"),  # nnet functions (issue 14)
     "row-fusion": ("row_fusion", "fast_run"),
     "fusion": ("fusion", "fast_run"),
     "inplace-update": ("inplace", "fast_run"),

@@ -84,6 +84,12 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _softmax_xent_pair() -> type[ModulePass]:  # nnet functions (issue 14)
+    from arignote.lowering.softmax_xent_pair import SoftmaxXentPairPass
+
+    return SoftmaxXentPairPass
+
+
 def _row_fusion() -> type[ModulePass]:
     from arignote.lowering.row_fusion import RowFusionPass
 
@@ -167,6 +173,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stabilize": _stabilize,
     "specialize": _specialize,
     "row-fusion": _row_fusion,
+    "softmax-xent-pair": _softmax_xent_pair,  # nnet functions (issue 14)
     "scan-prune": _scan_prune,
     "scan-last-step": _scan_last_step,
     "scan-history": _scan_history,

@@ -14,6 +14,7 @@ underflow to zero followed by a log, or cancellation:
 | `log(1 + x)`                         | `log1p(x)`                   |
 | `exp(x) - 1`                         | `expm1(x)`                   |
 | `-(-x)`                              | `x`                          |
+| `log(softmax(x))`, its gradient      | see `softmax_xent`           |
 
 A rewrite applies only when the result keeps the original's type (a constant that
 broadcasts the expression to a larger shape blocks it). With these, the logistic
@@ -200,6 +201,11 @@ STABILIZE_PATTERNS: tuple[RewritePattern, ...] = (
     ExpMinusOne(),
     DoubleNegation(),
 )
+
+# nnet functions (issue 14): softmax cross-entropies and their gradients (`softmax_xent`)
+from arignote.lowering.softmax_xent import SOFTMAX_XENT_PATTERNS  # noqa: E402
+
+STABILIZE_PATTERNS += SOFTMAX_XENT_PATTERNS
 
 
 @dataclass(frozen=True)

@@ -705,6 +705,60 @@ class AgFunctions(_TableFunctions):
             _check_size(op, (count,), t)
             return _result(op, (start + np.arange(count, dtype=t) * step).astype(t))
 
+    # --- nnet functions (issue 14): row-wise softmax and its gradient ------------------
+
+    @impl(ag.SoftmaxOp)
+    def run_softmax(self, interpreter: Interpreter, op: ag.SoftmaxOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        with np.errstate(all="ignore"):
+            e = np.exp(x - np.max(x, axis=-1, keepdims=True)) if x.size else x.copy()
+            return _result(op, (e / np.sum(e, axis=-1, keepdims=True)).astype(x.dtype))
+
+    @impl(ag.LogSoftmaxOp)
+    def run_logsoftmax(self, interpreter: Interpreter, op: ag.LogSoftmaxOp, args: PythonValues):
+        (x,) = _operands(op, args)
+        if x.size == 0:
+            return _result(op, x.copy())
+        with np.errstate(all="ignore"):
+            shifted = x - np.max(x, axis=-1, keepdims=True)
+            out = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+            return _result(op, out.astype(x.dtype))
+
+    @impl(ag.SoftmaxGradOp)
+    def run_softmax_grad(self, interpreter: Interpreter, op: ag.SoftmaxGradOp, args: PythonValues):
+        dy, sm = _operands(op, args)
+        if dy.shape != sm.shape:
+            raise ValueError(
+                f"{_label(op)}: dy and sm must have the same shape, got {dy.shape} and {sm.shape}"
+            )
+        with np.errstate(all="ignore"):
+            dx = (dy - np.sum(dy * sm, axis=-1, keepdims=True)) * sm
+            return _result(op, dx.astype(sm.dtype))
+
+    @impl(ag.SoftmaxXentOp)
+    def run_softmax_xent(self, interpreter: Interpreter, op: ag.SoftmaxXentOp, args: PythonValues):
+        x, y = _operands(op, args)
+        return _result(op, _xent_nll(op, x, y))
+
+    @impl(ag.SoftmaxXentGradOp)
+    def run_softmax_xent_grad(
+        self, interpreter: Interpreter, op: ag.SoftmaxXentGradOp, args: PythonValues
+    ):
+        g, x, y = _operands(op, args)
+        return _result(op, _xent_dx(op, g, x, y))
+
+    @impl(ag.SoftmaxXentPairOp)
+    def run_softmax_xent_pair(
+        self, interpreter: Interpreter, op: ag.SoftmaxXentPairOp, args: PythonValues
+    ):
+        g, x, y = _operands(op, args)
+        nll, dx = _xent_nll(op, x, y), _xent_dx(op, g, x, y)
+        label = _label(op)
+        return (
+            check_value(label, "result #0", nll, op.nll.type),
+            check_value(label, "result #1", dx, op.dx.type),
+        )
+
     # --- extra_ops and sort (issue 13 item 4): scans, stable sorts, binary search -----
 
     @impl(ag.CumSumOp)
@@ -887,3 +941,40 @@ def run_function(
     """Run the `func.func` `@name` of `module` on `args` (NumPy arrays) and return its
     results as fresh NumPy arrays."""
     return InterpretedFunction(module, name, listeners)(*args)
+
+
+def _xent_labels(op: Operation, x: Array, y: Array) -> Array:
+    """`y` as row-wise column indices of `x` (negative ones count from the end), after
+    the checks of the native code (nnet functions, issue 14)."""
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"{_label(op)}: x has {x.shape[0]} rows but y has {y.shape[0]} labels")
+    n = x.shape[1]
+    bad = (y < -n) | (y >= n)
+    if np.any(bad):
+        raise IndexOutOfBoundsError(
+            f"{_label(op)}: index {int(y[np.argmax(bad)])} is out of bounds for axis 1 "
+            f"with size {n}"
+        )
+    return np.where(y < 0, y + n, y).astype(np.int64)
+
+
+def _xent_nll(op: Operation, x: Array, y: Array) -> Array:
+    labels = _xent_labels(op, x, y)
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=1) if x.size else np.zeros(x.shape[0], x.dtype)
+        total = np.sum(np.exp(x - m[:, None]), axis=1)
+        picked = x[np.arange(x.shape[0]), labels]
+        return np.asarray(m + np.log(total) - picked).astype(x.dtype)
+
+
+def _xent_dx(op: Operation, g: Array, x: Array, y: Array) -> Array:
+    labels = _xent_labels(op, x, y)
+    if g.shape[0] != x.shape[0] and ag.tensor_type(op.operands[0]).get_shape()[0] != 1:
+        raise ValueError(
+            f"{_label(op)}: dnll has {g.shape[0]} elements but x has {x.shape[0]} rows"
+        )
+    with np.errstate(all="ignore"):
+        e = np.exp(x - np.max(x, axis=1, keepdims=True)) if x.size else x.copy()
+        dx = e / np.sum(e, axis=1, keepdims=True) * g[:, None]
+        np.subtract.at(dx, (np.arange(x.shape[0]), labels), np.broadcast_to(g, y.shape))
+        return dx.astype(x.dtype)

@@ -214,8 +214,20 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 )
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
+# nnet functions (issue 14): row-wise softmax and its gradient
 # custom ops (issue 13 item 8): Python code called from the graph
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
+from arignote.dialects.ag.softmax import (  # noqa: E402
+    SOFTMAX_OPS,
+    XENT_OPS,
+    LogSoftmaxOp,
+    SoftmaxGradOp,
+    SoftmaxOp,
+    SoftmaxXentGradOp,
+    SoftmaxXentOp,
+    SoftmaxXentPairOp,
+    softmax_shape_source,
+)
 
 Ag = Dialect(
     "ag",
@@ -244,6 +256,7 @@ Ag = Dialect(
         *PARALLEL_OPS,
         *PYTHON_OPS,
         *EXTRA_OPS,
+        *SOFTMAX_OPS,  # nnet functions (issue 14)
     ],
     [],
 )
@@ -257,6 +270,16 @@ __all__ = [
     "SpecifyShapeOp",
     "specify_shape_shape",
 
+    # nnet functions (issue 14)
+    "SOFTMAX_OPS",
+    "XENT_OPS",
+    "LogSoftmaxOp",
+    "SoftmaxGradOp",
+    "SoftmaxOp",
+    "SoftmaxXentGradOp",
+    "SoftmaxXentOp",
+    "SoftmaxXentPairOp",
+    "softmax_shape_source",
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",
     "EXTRA_OPS",

@@ -535,3 +535,69 @@ RULES.update(
     {cls: _holomorphic(rule) for cls, rule in RULES.items() if cls not in _NOT_HOLOMORPHIC}
 )
 RULES.update({ag.RealOp: _real, ag.ImagOp: _imag, ag.ComplexOp: _complex})
+
+
+# --- nnet functions (issue 14): softmax and its gradient -----------------------------------
+
+
+def _softmax(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Theano's Softmax.L_op: one SoftmaxGrad of the output gradient and the output.
+    sm = outputs[0]
+    return [apply_op(ag.SoftmaxGradOp(T.cast(gz[0], sm.dtype).value, sm.value))]
+
+
+def _softmax_grad(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # dx = (dy - s) * sm with s = sum(dy * sm) along the last axis.
+    dy, sm = inputs
+    g = gz[0]
+    axis = sm.ndim - 1
+    s = T.sum(T.mul(dy, sm), axis=axis, keepdims=True)
+    gs = T.sum(T.mul(g, sm), axis=axis, keepdims=True)
+    g_dy = T.mul(T.sub(g, gs), sm)
+    g_sm = T.sub(T.mul(T.sub(dy, s), g), T.mul(gs, dy))
+    return [g_dy, g_sm]
+
+
+def _logsoftmax(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # dx = g - sum(g) * softmax(x), with softmax(x) = exp(logsoftmax(x)) (finite).
+    out = outputs[0]
+    g = T.cast(gz[0], out.dtype)
+    total = T.sum(g, axis=out.ndim - 1, keepdims=True)
+    return [T.sub(g, T.mul(total, T.exp(out)))]
+
+
+RULES.update({ag.SoftmaxOp: _softmax, ag.SoftmaxGradOp: _softmax_grad})
+RULES[ag.LogSoftmaxOp] = _logsoftmax
+
+
+def _softmax_xent(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # d nll / dx = g * (softmax(x) - onehot(y)): one ag.softmax_xent_grad.
+    x, y = inputs
+    g = T.cast(gz[0], x.dtype)
+    return [apply_op(ag.SoftmaxXentGradOp(g.value, x.value, y.value)), None]
+
+
+def _softmax_xent_grad(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # dx = dnll[:, None] * (sm - onehot), sm = softmax(x): linear in dnll, and in x a
+    # softmax_grad scaled by dnll.
+    from arignote.tensor import subtensor
+
+    dnll, x, y = inputs
+    g = gz[0]
+    sm = apply_op(ag.SoftmaxOp(x.value))
+    rows = subtensor.arange(T.shape_i(x, 0))
+    g_dnll = T.sub(T.sum(T.mul(g, sm), axis=1), g[rows, y])
+    column = dnll.dimshuffle(0, "x")
+    g_x = apply_op(ag.SoftmaxGradOp(T.mul(g, column).value, sm.value))
+    return [g_dnll, g_x, None]
+
+
+RULES.update({ag.SoftmaxXentOp: _softmax_xent, ag.SoftmaxXentGradOp: _softmax_xent_grad})

@@ -223,6 +223,7 @@ def test_pipeline_table():
         "dce",
         "scan-last-step",
         "scan-history",
+        "softmax-xent-pair",
         "row-fusion",
         "fusion",
         "inplace-update",

@@ -9,6 +9,7 @@
 // CHECK-NEXT:   stabilize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   specialize {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   row-fusion {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   softmax-xent-pair {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-prune {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-last-step {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   scan-history {{ +}}{{[^ ].*}}
