@@ -245,12 +245,19 @@ class RandomFunction(Op):
         if shape.ndim != 1 or shape.dtype not in ("int64", "int32"):
             raise TypeError(f"{self}: shape must be an int64 or int32 vector, got {shape.type}")
         inputs = [r, shape, *(T.as_tensor_variable(a) for a in args)]
-        return Apply(self, inputs, [random_state_type(), self.outtype()])
+        outputs = [random_state_type(), self.outtype()]
+        node = Apply(self, inputs, outputs)
+        # the graph keeps its variables weakly: the node keeps these (the state's type
+        # is RandomStateType) until the caller holds them
+        node.made_outputs = outputs  # type: ignore[attr-defined]
+        return node
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         state, shape, *args = inputs
         rng = unpack_state(state)
         size = None if len(shape) == 0 else tuple(int(s) for s in shape)
+        if size is not None and min(size) < 0:
+            raise ValueError(f"{self}: size {size} has a negative dimension")
         if size is not None and self.outtype.ndim != len(size) + self.ndim_added:
             raise ValueError(
                 f"Shape mismatch: self.outtype.ndim ({self.outtype.ndim}) != len(shape) "
@@ -321,6 +328,9 @@ def _size_entries(
     dims, bcast = [], []
     for i, s in enumerate(shape):
         if isinstance(s, Variable):
+            if s.ndim != 0 or not s.dtype.startswith(("int", "uint")):
+                raise TypeError(f"size: each entry must be an integer or a 0-d integer "
+                                f"variable, got {s} of type {s.type}")
             dims.append(s)
             bcast.append(False)
             continue
@@ -371,9 +381,7 @@ def _infer_ndim_bcast(ndim: Any, shape: Any, *args: Variable) -> tuple[int, Vari
         if v_shape.ndim != 1:
             raise TypeError(f"shape must be a vector or list of scalar, got '{v_shape}'")
         if ndim is None:
-            from arignote.tensor.basic_utils import get_vector_length
-
-            ndim = get_vector_length(v_shape)
+            ndim = _length(v_shape)
         bcast = [False] * ndim
     v_shape = T.as_tensor_variable(v_shape)
     if v_shape.ndim != 1:
@@ -386,6 +394,20 @@ def _infer_ndim_bcast(ndim: Any, shape: Any, *args: Variable) -> tuple[int, Vari
             f"parameters have {args_ndim} dimensions"
         )
     return int(ndim), T.cast(v_shape, "int64"), tuple(bcast)
+
+
+def _length(v_shape: Variable) -> int:
+    from arignote.tensor.basic_utils import get_vector_length
+
+    if not v_shape.dtype.startswith(("int", "uint")):
+        raise TypeError(f"shape must be an integer vector or list, got dtype {v_shape.dtype}")
+    try:
+        return get_vector_length(v_shape)
+    except ValueError:
+        raise ValueError(
+            f"size: the length of {v_shape} is known only at run time: give ndim, the "
+            "number of dimensions of the sample"
+        ) from None
 
 
 def _dtype(dtype: Any) -> str:
