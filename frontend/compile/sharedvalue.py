@@ -243,8 +243,8 @@ def shared(
     `value` is a NumPy array (it keeps its dtype; copied unless `borrow=True`) or a
     number (a 0-d variable: Python ints give int64, floats float64, NumPy scalars keep
     their dtype), or a `numpy.random.RandomState` (a `RandomStateSharedVariable`, see
-    `arignote.tensor.shared_randomstreams`). Array dimensions are not broadcastable, even of length 1, unless
-    `broadcastable` says so.
+    `arignote.tensor.shared_randomstreams`). Array dimensions are not broadcastable,
+    even of length 1, unless `broadcastable` says so.
     """
     if isinstance(value, Variable):
         raise TypeError(

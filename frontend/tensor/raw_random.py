@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Block, BlockArgument
 
+import arignote.tensor as T
 from arignote.configuration import config
 from arignote.graph import Apply, Op, Variable, _input_tag
-import arignote.tensor as T
 from arignote.tensor.type import TensorType, upcast_dtypes
 
 __all__ = [
@@ -224,7 +224,8 @@ class RandomFunction(Op):
             raise TypeError(f"RandomFunction: outtype must be a TensorType, got {self.outtype!r}")
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
+        same = type(self) is type(other)
+        return same and self._props() == other._props()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash((type(self), self.fn, self.outtype, self.inplace, self.ndim_added))
@@ -350,6 +351,38 @@ def _size_entries(
     return dims, bcast
 
 
+def _from_sequence(ndim: Any, shape: Sequence[Any], args: Sequence[Variable]) -> tuple:
+    if ndim is None:
+        ndim = len(shape)
+    elif len(shape) != ndim:
+        raise ValueError(
+            f"ndim should be equal to len(shape), but ndim = {ndim}, len(shape) = "
+            f"{len(shape)}, shape = {shape}"
+        )
+    dims, bcast = _size_entries(shape, ndim, args)
+    if not dims:
+        return ndim, T.constant(np.zeros(0, np.int64)), bcast
+    return ndim, T.stack(*[T.cast(d, "int64") for d in dims]), bcast
+
+
+def _from_parameters(args: Sequence[Variable]) -> tuple:
+    if not args:
+        raise TypeError("_infer_ndim_bcast cannot infer shape without either shape or args")
+    template = args[0]
+    for a in args[1:]:
+        template = template + a
+    return template.ndim, template.shape, list(template.broadcastable)
+
+
+def _from_vector(ndim: Any, shape: Any) -> tuple:
+    v_shape = shape if isinstance(shape, Variable) else T.as_tensor_variable(shape)
+    if v_shape.ndim != 1:
+        raise TypeError(f"shape must be a vector or list of scalar, got '{v_shape}'")
+    if ndim is None:
+        ndim = _length(v_shape)
+    return ndim, v_shape, [False] * ndim
+
+
 def _infer_ndim_bcast(ndim: Any, shape: Any, *args: Variable) -> tuple[int, Variable, tuple]:
     """(number of dimensions, the size as an int64 vector, broadcastable pattern) from
     `ndim`, the `size` argument and the distribution's parameters `args` (Theano's
@@ -357,37 +390,18 @@ def _infer_ndim_bcast(ndim: Any, shape: Any, *args: Variable) -> tuple[int, Vari
     parameters; None takes the shape of the parameters broadcast together)."""
     if ndim is not None and (not isinstance(ndim, int | np.integer) or isinstance(ndim, bool)):
         raise TypeError(f"ndim must be None or an integer, got {ndim!r}")
-    args_ndim = max((a.ndim for a in args), default=0)
     if isinstance(shape, tuple | list):
-        if ndim is None:
-            ndim = len(shape)
-        elif len(shape) != ndim:
-            raise ValueError(
-                f"ndim should be equal to len(shape), but ndim = {ndim}, len(shape) = "
-                f"{len(shape)}, shape = {shape}"
-            )
-        dims, bcast = _size_entries(shape, ndim, args)
-        v_shape = T.stack(*[T.cast(d, "int64") for d in dims]) if dims else T.constant(
-            np.zeros(0, np.int64))
+        ndim, v_shape, bcast = _from_sequence(ndim, shape, args)
     elif shape is None:
-        if not args:
-            raise TypeError("_infer_ndim_bcast cannot infer shape without either shape or args")
-        template = args[0]
-        for a in args[1:]:
-            template = template + a
-        v_shape, bcast, ndim = template.shape, list(template.broadcastable), template.ndim
+        ndim, v_shape, bcast = _from_parameters(args)
     else:
-        v_shape = shape if isinstance(shape, Variable) else T.as_tensor_variable(shape)
-        if v_shape.ndim != 1:
-            raise TypeError(f"shape must be a vector or list of scalar, got '{v_shape}'")
-        if ndim is None:
-            ndim = _length(v_shape)
-        bcast = [False] * ndim
+        ndim, v_shape, bcast = _from_vector(ndim, shape)
     v_shape = T.as_tensor_variable(v_shape)
     if v_shape.ndim != 1:
         raise TypeError(f"shape must be a vector or list of scalar, got '{v_shape}'")
     if not v_shape.dtype.startswith(("int", "uint")):
         raise TypeError(f"shape must be an integer vector or list, got dtype {v_shape.dtype}")
+    args_ndim = max((a.ndim for a in args), default=0)
     if args_ndim > ndim:
         raise ValueError(
             f"ndim should be at least as big as required by args value: ndim = {ndim}, the "
