@@ -295,6 +295,34 @@ def _feed_back_updates(trace: _Trace, outs: list[_Output], updates: dict[Any, An
     return shared
 
 
+def _add_default_updates(
+    trace: _Trace, updates: dict[Any, Any], non_seqs: Sequence[Variable]
+) -> None:
+    """Adds to `updates` the `default_update` of each shared variable the step reads
+    (through expressions built inside or outside it, not through the non-sequences)
+    that has one and no update yet, as Theano's scan does: a random stream the step
+    uses draws anew at every step, and the scan's updates advance its generator."""
+    from arignote.compile.sharedvalue import shared_of
+
+    stop = [v.value for v in non_seqs]
+    updated = {id(target) for target in updates}
+    pending = [o.value for o in trace.outputs]
+    pending += [T.as_tensor_variable(v).value for v in updates.values()]
+    if trace.condition is not None:
+        pending.append(trace.condition.value)
+    while pending:
+        ops = ancestors(pending, stop)
+        pending = []
+        read = [shared_of(v) for op in ops for v in op.operands]
+        for sv in read:
+            default = getattr(sv, "default_update", None)
+            if sv is None or default is None or id(sv) in updated:
+                continue
+            updated.add(id(sv))
+            updates[sv] = default
+            pending.append(T.as_tensor_variable(default).value)
+
+
 def _updates_and_condition(trace: _Trace, outs: list[_Output], updates: dict[Any, Any]) -> list:
     """The shared-variable updates fed back (`_feed_back_updates`), then the `until`
     condition as the last output of the step (a bool; reading the shared variables as
@@ -491,6 +519,7 @@ def scan(
     non_seqs = [T.as_tensor_variable(v) for v in _as_list(non_sequences)]
     steps = _n_steps(n_steps, bool(seqs))
     trace, updates = _trace(fn, seqs, outs, non_seqs)
+    _add_default_updates(trace, updates, non_seqs)
     if outputs_info is None:
         outs = [_Output(None, ()) for _ in trace.outputs]
     _check_output_types(outs, trace.outputs)

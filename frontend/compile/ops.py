@@ -224,14 +224,17 @@ def register_custom_ops(values: Sequence[Any], ops: dict[int, Op]) -> None:
 
 def _grad_rule(
     ir_op: Any, inputs: list[Variable], outputs: list[Variable], output_grads: list[Variable]
-) -> list[Variable | None]:
+) -> list[Any]:
     """The gradient of a custom op: its `grad(inputs, output_grads)`."""
     op = custom_op_of(ir_op)
     grad = getattr(op, "grad", None)
     if grad is None:
         raise NotImplementedError(f"grad: the custom op {op} defines no grad method")
     terms = grad(inputs, output_grads)
-    return [t if isinstance(t, Variable) else None for t in terms]
+    from arignote.gradient import NullType
+
+    # an undefined gradient (`grad_undefined`) stays one: `grad` raises if it is needed
+    return [t if isinstance(t, Variable | NullType) else None for t in terms]
 
 
 def _register_grad() -> None:

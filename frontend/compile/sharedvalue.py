@@ -242,8 +242,9 @@ def shared(
 
     `value` is a NumPy array (it keeps its dtype; copied unless `borrow=True`) or a
     number (a 0-d variable: Python ints give int64, floats float64, NumPy scalars keep
-    their dtype). Array dimensions are not broadcastable, even of length 1, unless
-    `broadcastable` says so.
+    their dtype), or a `numpy.random.RandomState` (a `RandomStateSharedVariable`, see
+    `arignote.tensor.shared_randomstreams`). Array dimensions are not broadcastable,
+    even of length 1, unless `broadcastable` says so.
     """
     if isinstance(value, Variable):
         raise TypeError(
@@ -252,6 +253,10 @@ def shared(
     if target != "cpu":
         raise TypeError(f"shared: unsupported target {target!r}; only 'cpu' is available")
     check_device("shared()")
+    if isinstance(value, np.random.RandomState):  # Theano's randomstate_constructor
+        from arignote.tensor.shared_randomstreams import randomstate_constructor
+
+        return randomstate_constructor(value, name, strict, allow_downcast, borrow)
     if isinstance(value, np.ndarray):
         array = value if borrow else value.copy()
         if broadcastable is None:

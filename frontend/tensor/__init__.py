@@ -226,6 +226,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(gradient, name)
         globals()[name] = value
         return value
+    # random streams (issue 14): Theano's submodules, imported on first use
+    if name in ("raw_random", "shared_randomstreams"):
+        import importlib
+
+        return importlib.import_module(f"arignote.tensor.{name}")
     raise AttributeError(f"module 'arignote.tensor' has no attribute {name!r}")
 
 
