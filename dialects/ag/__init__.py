@@ -217,6 +217,9 @@ REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp
 # custom ops (issue 13 item 8): Python code called from the graph
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
+# random streams (issue 14, mrg): MRG31k3p
+from arignote.dialects.ag.random import RANDOM_OPS, MrgUniformOp  # noqa: E402
+
 Ag = Dialect(
     "ag",
     [
@@ -244,11 +247,15 @@ Ag = Dialect(
         *PARALLEL_OPS,
         *PYTHON_OPS,
         *EXTRA_OPS,
+        *RANDOM_OPS,
     ],
     [],
 )
 
 __all__ = [
+    # random streams (issue 14, mrg)
+    "RANDOM_OPS",
+    "MrgUniformOp",
     "PYTHON_OPS",
     "PythonOp",
     "DATA_SHAPE_OPS",
