@@ -200,7 +200,7 @@ class mrg_uniform(mrg_uniform_base):  # noqa: N801 - Theano's name
 
 def _size_entries(size: Any, ndim: int | None) -> list[Any]:
     """The entries (ints or integer scalars) of a size tuple or vector."""
-    if isinstance(size, tuple | list):
+    if isinstance(size, tuple | list | T.SymbolicShape):
         entries = list(size)
     else:
         v = T.as_tensor_variable(size)
@@ -546,6 +546,8 @@ def _check_uniform_size(size: Any) -> None:
         if any(isinstance(i, int | np.integer) and i <= 0 for i in size):
             raise ValueError("The specified size contains a dimension with value <= 0", size)
         return
+    if isinstance(size, T.SymbolicShape):  # `x.shape`, a vector in Theano
+        return
     if not (isinstance(size, Variable) and size.ndim == 1):
         raise TypeError(
             f"size must be a tuple of int or a Theano Variable with 1 dimension, got {size} "
@@ -556,6 +558,8 @@ def _check_uniform_size(size: Any) -> None:
 def _check_size(size: Any) -> Variable:
     """`size` as a 1-d integer variable (Theano's `_check_size`): an int, a tuple or
     list of ints (positive) and integer scalars, or a 0-d or 1-d variable."""
+    if isinstance(size, T.SymbolicShape):
+        return T.as_tensor_variable(size)
     if isinstance(size, Variable):
         if size.ndim == 1:
             return size
