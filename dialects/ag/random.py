@@ -134,7 +134,9 @@ class MrgUniformOp(IRDLOperation):
     def verify_(self) -> None:
         st = self.rstate.type
         if not (isinstance(st, TensorType) and st.element_type == i32 and _is_state(st)):
-            raise VerifyException(f"'{self.name}' op rstate must be an i32 matrix of 6 columns, got {st}")
+            raise VerifyException(
+                f"'{self.name}' op rstate must be an i32 matrix of 6 columns, got {st}"
+            )
         if self.new_rstate.type != st:
             raise VerifyException(
                 f"'{self.name}' op new_rstate must have rstate's type {st}, "

@@ -29,8 +29,8 @@ from xdsl.dialects.builtin import f32, f64
 from arignote.compile.sharedvalue import SharedVariable, shared
 from arignote.configuration import config
 from arignote.dialects import ag
-from arignote.graph import Variable, apply_op
 from arignote.gradient import undefined_grad
+from arignote.graph import Variable, apply_op
 from arignote.runtime import interpreter_random
 from arignote.sandbox import multinomial
 from arignote.scalar import upcast
@@ -322,7 +322,9 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         """Move the generator's state `2**134` steps on (the next stream's start)."""
         self.rstate = ff_2p134(self.rstate)
 
-    def get_substream_rstates(self, n_streams: int, dtype: str, inc_rstate: bool = True) -> np.ndarray:
+    def get_substream_rstates(
+        self, n_streams: int, dtype: str, inc_rstate: bool = True
+    ) -> np.ndarray:
         """`n_streams x 6` `int32` states, `2**72` steps apart, the first the
         generator's state (then moved on by `inc_rstate` unless False)."""
         n = int(n_streams)
@@ -340,7 +342,11 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         return guess_n_streams(size)
 
     def pretty_return(
-        self, node_rstate: SharedVariable, new_rstate: Variable, sample: Variable, size: Any,
+        self,
+        node_rstate: SharedVariable,
+        new_rstate: Variable,
+        sample: Variable,
+        size: Any,
         nstreams: Any,
     ) -> Variable:
         """Record a draw: `sample.rstate`, `sample.update`, the state's
@@ -354,8 +360,14 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
     # --- distributions -------------------------------------------------------------
 
     def uniform(
-        self, size: Any, low: Any = 0.0, high: Any = 1.0, ndim: int | None = None,
-        dtype: str | None = None, nstreams: int | None = None, **kwargs: Any,
+        self,
+        size: Any,
+        low: Any = 0.0,
+        high: Any = 1.0,
+        ndim: int | None = None,
+        dtype: str | None = None,
+        nstreams: int | None = None,
+        **kwargs: Any,
     ) -> Variable:
         """Samples of `size` uniform on (`low`, `high`) (both excluded), of `dtype`
         (default: of `low` and `high`, at least `floatX`)."""
@@ -378,14 +390,19 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         r = u * (high - low) + low
         if u.broadcastable != r.broadcastable:
             raise NotImplementedError(
-                "Increase the size to match the broadcasting pattern of `low` and `high` "
-                "arguments"
+                "Increase the size to match the broadcasting pattern of `low` and `high` arguments"
             )
         return r
 
     def binomial(
-        self, size: Any = None, n: Any = 1, p: Any = 0.5, ndim: int | None = None,
-        dtype: str = "int64", nstreams: int | None = None, **kwargs: Any,
+        self,
+        size: Any = None,
+        n: Any = 1,
+        p: Any = 0.5,
+        ndim: int | None = None,
+        dtype: str = "int64",
+        nstreams: int | None = None,
+        **kwargs: Any,
     ) -> Variable:
         """`cast(uniform(size) < p, dtype)` (only `n == 1`)."""
         if not (isinstance(n, int | np.integer) and n == 1):
@@ -395,8 +412,14 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         return T.cast(T.lt(x, p), dtype)
 
     def multinomial(
-        self, size: Any = None, n: Any = 1, pvals: Any = None, ndim: int | None = None,
-        dtype: str = "int64", nstreams: int | None = None, **kwargs: Any,
+        self,
+        size: Any = None,
+        n: Any = 1,
+        pvals: Any = None,
+        ndim: int | None = None,
+        dtype: str = "int64",
+        nstreams: int | None = None,
+        **kwargs: Any,
     ) -> Variable:
         """Counts of `n` draws from each row of the matrix `pvals` (`size` and `ndim`
         must be None)."""
@@ -416,14 +439,22 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
                 "use the ndim argument."
             )
         if pvals.ndim != 2:
-            raise NotImplementedError("MRG_RandomStreams.multinomial only implemented for pvals.ndim = 2")
+            raise NotImplementedError(
+                "MRG_RandomStreams.multinomial only implemented for pvals.ndim = 2"
+            )
         count = (T.shape(pvals)[0] * n,)
         unis = self.uniform(size=T.stack(count), ndim=1, nstreams=nstreams, **kwargs)
         return multinomial.MultinomialFromUniform(dtype)(pvals, unis, T.as_tensor_variable(n))
 
     def choice(
-        self, size: Any = 1, a: Any = None, replace: bool = True, p: Any = None,
-        ndim: int | None = None, dtype: str = "int64", nstreams: int | None = None,
+        self,
+        size: Any = 1,
+        a: Any = None,
+        replace: bool = True,
+        p: Any = None,
+        ndim: int | None = None,
+        dtype: str = "int64",
+        nstreams: int | None = None,
         **kwargs: Any,
     ) -> Variable:
         """`size` indices drawn without replacement from each row of `p` (only
@@ -449,8 +480,14 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         return multinomial.ChoiceFromUniform(odtype=dtype)(p, unis, T.as_tensor_variable(size))
 
     def multinomial_wo_replacement(
-        self, size: Any = None, n: Any = 1, pvals: Any = None, ndim: int | None = None,
-        dtype: str = "int64", nstreams: int | None = None, **kwargs: Any,
+        self,
+        size: Any = None,
+        n: Any = 1,
+        pvals: Any = None,
+        ndim: int | None = None,
+        dtype: str = "int64",
+        nstreams: int | None = None,
+        **kwargs: Any,
     ) -> Variable:
         """Deprecated: `choice(size=n, replace=False, p=pvals)`."""
         warnings.warn(
@@ -460,12 +497,26 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         )
         if size is not None:
             raise ValueError("multinomial_wo_replacement: size must be None")
-        return self.choice(size=n, a=None, replace=False, p=pvals, dtype=dtype,
-                           nstreams=nstreams, ndim=ndim, **kwargs)
+        return self.choice(
+            size=n,
+            a=None,
+            replace=False,
+            p=pvals,
+            dtype=dtype,
+            nstreams=nstreams,
+            ndim=ndim,
+            **kwargs,
+        )
 
     def normal(
-        self, size: Any, avg: Any = 0.0, std: Any = 1.0, ndim: int | None = None,
-        dtype: str | None = None, nstreams: int | None = None, truncate: bool = False,
+        self,
+        size: Any,
+        avg: Any = 0.0,
+        std: Any = 1.0,
+        ndim: int | None = None,
+        dtype: str | None = None,
+        nstreams: int | None = None,
+        truncate: bool = False,
         **kwargs: Any,
     ) -> Variable:
         """Normal samples of `size` by Box-Muller on an even number of uniforms
@@ -478,8 +529,9 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         avg, std = T.cast(avg, dtype), T.cast(std, dtype)
         n_odd = T.prod(size_v, dtype="int64")
         n_even = n_odd + n_odd % 2
-        uniform = self.uniform(T.stack([n_even]), low=0.0, high=1.0, ndim=1, dtype=dtype,
-                               nstreams=nstreams, **kwargs)
+        uniform = self.uniform(
+            T.stack([n_even]), low=0.0, high=1.0, ndim=1, dtype=dtype, nstreams=nstreams, **kwargs
+        )
         half = n_even // 2
         u1, u2 = uniform[:half], uniform[half:]
         r = T.sqrt(-2.0 * T.log(u1))
@@ -494,8 +546,13 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         return samples * std + avg
 
     def _truncated(
-        self, z0: Variable, z1: Variable, trig: tuple[Variable, Variable], dtype: str,
-        nstreams: Any, kwargs: dict[str, Any],
+        self,
+        z0: Variable,
+        z1: Variable,
+        trig: tuple[Variable, Variable],
+        dtype: str,
+        nstreams: Any,
+        kwargs: dict[str, Any],
     ) -> Variable:
         """Theano's redraw of the samples beyond +-2: new radii from uniforms on
         (e**-2, 1) with the same angles."""
@@ -507,8 +564,9 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         fix0, fix1 = nonzero(bad0)[0], nonzero(bad1)[0]
         n_fix = T.shape(fix0)[0] + T.shape(fix1)[0]
         lower = T.constant(1.0 / np.e**2, dtype=dtype)
-        u_fix = self.uniform(T.stack([n_fix]), low=lower, high=1.0, ndim=1, dtype=dtype,
-                             nstreams=nstreams, **kwargs)
+        u_fix = self.uniform(
+            T.stack([n_fix]), low=lower, high=1.0, ndim=1, dtype=dtype, nstreams=nstreams, **kwargs
+        )
         r_fix = T.sqrt(-2.0 * T.log(u_fix))
         n0 = T.shape(fix0)[0]
         z0_fixed = r_fix[:n0] * cos_theta[fix0]
@@ -516,14 +574,28 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         return S.concatenate([z0_valid, z0_fixed, z1_valid, z1_fixed])
 
     def truncated_normal(
-        self, size: Any, avg: Any = 0.0, std: Any = 1.0, ndim: int | None = None,
-        dtype: str | None = None, nstreams: int | None = None, **kwargs: Any,
+        self,
+        size: Any,
+        avg: Any = 0.0,
+        std: Any = 1.0,
+        ndim: int | None = None,
+        dtype: str | None = None,
+        nstreams: int | None = None,
+        **kwargs: Any,
     ) -> Variable:
         """A normal truncated at 2 standard deviations, scaled so that its standard
         deviation is `std`."""
         std = std / T.constant(0.87962566103423978)
-        return self.normal(size=size, avg=avg, std=std, truncate=True, ndim=ndim, dtype=dtype,
-                           nstreams=nstreams, **kwargs)
+        return self.normal(
+            size=size,
+            avg=avg,
+            std=std,
+            truncate=True,
+            ndim=ndim,
+            dtype=dtype,
+            nstreams=nstreams,
+            **kwargs,
+        )
 
 
 def _check_seed_words(seed: Any) -> None:
@@ -561,26 +633,32 @@ def _check_size(size: Any) -> Variable:
     if isinstance(size, T.SymbolicShape):
         return T.as_tensor_variable(size)
     if isinstance(size, Variable):
-        if size.ndim == 1:
-            return size
-        if size.ndim == 0:
-            return T.stack([size])
-        raise ValueError("Theano variable must have 1 dimension to be a valid size.", size)
+        return _check_size_variable(size)
     if isinstance(size, int | np.integer):
         return T.as_tensor_variable(np.asarray([size], dtype="int64"))
     if not isinstance(size, tuple | list):
         raise ValueError("Size must be a int, tuple, list or Theano variable.", size)
     for i in size:
-        if isinstance(i, Variable):
-            if i.ndim != 0:
-                raise ValueError("Non-scalar Theano variable in size", size, i)
-        elif isinstance(i, int | np.integer):
-            if i <= 0:
-                raise ValueError("Non-positive dimensions not allowed in size.", size, i)
-        else:
-            raise ValueError(
-                "Only Theano variables and integers are allowed in a size-tuple.", size, i
-            )
+        _check_size_entry(size, i)
     if all(isinstance(i, int | np.integer) for i in size):
         return T.as_tensor_variable(np.asarray(size, dtype="int64"))
     return T.stack([T.cast(i, "int64") for i in size])
+
+
+def _check_size_variable(size: Variable) -> Variable:
+    if size.ndim == 1:
+        return size
+    if size.ndim == 0:
+        return T.stack([size])
+    raise ValueError("Theano variable must have 1 dimension to be a valid size.", size)
+
+
+def _check_size_entry(size: Any, i: Any) -> None:
+    if isinstance(i, Variable):
+        if i.ndim != 0:
+            raise ValueError("Non-scalar Theano variable in size", size, i)
+    elif isinstance(i, int | np.integer):
+        if i <= 0:
+            raise ValueError("Non-positive dimensions not allowed in size.", size, i)
+    else:
+        raise ValueError("Only Theano variables and integers are allowed in a size-tuple.", size, i)
