@@ -5,23 +5,26 @@ sample shape read from the `dynamic` operands; run-time checks that no length is
 negative, that the state has a stream and 6 columns, and that there are at most `2**31 - 1` samples,
 Theano's limit) and its kernel (`MULTI_KERNELS`).
 
-The kernel is one loop over the streams (an `ag.parallel_for` when parallel loops are
-on: streams are independent) whose body loads the stream's six `i32` words, runs an
-`scf.for` over the flat sample positions `s, s + n, s + 2n, ...` carrying them in
-registers (one MRG31k3p step, an `i32` → float conversion and a store per position),
-and stores the final words into the new state. Only `arith` integer ops and one
-`sitofp`/`mulf`: the same loop body can become a GPU thread's body (one stream a
-thread). The samples are written through a flat row-major view of the result buffer
-(`memref.reinterpret_cast`), or through a flat scratch buffer copied into a strided one.
+The kernel copies the state into the new state (viewed as rows of 6 `i32` words)
+and steps it in place: a loop over rounds `r`, in each an inner loop over the streams
+`k` (independent, so the iterations overlap and LLVM may vectorise them) that loads a
+stream's six words, runs one MRG31k3p step, stores the words back and stores the
+sample at flat position `r * n + k` (the last round stops at the sample count): Theano's
+order. With parallel loops, the streams are split into ranges, one per part, each
+running every round over its range. Only `arith` integer ops and one `sitofp`/`mulf`
+per sample (`mrg_step`, `to_unit_float`): the same step can become a GPU thread's
+body (one stream a thread). The samples are written through a flat row-major view of
+the result buffer (`memref.reinterpret_cast`), or through a flat scratch buffer copied
+into a strided one (the state likewise).
 
 ```mlir
 %s2, %u = ag.mrg_uniform %s[%n] {shape = array<i64: -9223372036854775808>}
     : tensor<?x6xi32>, tensor<i64> -> tensor<?x6xi32>, tensor<?xf32>
-// becomes, per stream %k (in an ag.parallel_for over [0, %streams)):
-%w:6 = memref.load %state[%k, %c0..%c5] ...
-%last:6 = scf.for %i = %k to %total step %streams iter_args(...) { <one step>;
-    memref.store %sample, %flat[%i] }
-memref.store %last#0, %new_state[%k, %c0] ...
+// becomes (%words: the new state as memref<?x6xi32>, a copy of %s):
+scf.for %r = %c0 to %rounds step %c1 {
+  scf.for %k = %c0 to %streams_this_round step %c1 {
+    %w:6 = memref.load %words[%k, %c0..%c5]; <one step>; memref.store ... %words[%k, ..]
+    memref.store %sample, %flat[%r * %n + %k] } }
 ```
 """
 
@@ -37,7 +40,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from arignote.dialects import ag
 from arignote.dialects.ag import random
 from arignote.lowering import ag_scalar, parallel_loops
-from arignote.lowering.ag_kernels import MULTI_KERNELS
+from arignote.lowering.ag_kernels import MULTI_KERNELS, copy
 from arignote.lowering.ag_shapes import (
     MULTI_VALUE_SHAPE_RULES,
     Check,
@@ -167,6 +170,10 @@ def to_unit_float(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:
     return b.insert(arith.MulfOp(as_float, ag_scalar.constant(b, norm, t))).result
 
 
+STEP_WORK = 30
+"""The units of parallel work (elementwise ops, see `parallel_loops`) of one sample: an
+MRG31k3p step is about 30 integer ops."""
+
 # --- kernel ----------------------------------------------------------------------------
 
 
@@ -209,53 +216,94 @@ def _copy_back(b: Builder, flat: SSAValue, out: Buffer) -> None:
     b.insert(memref.DeallocOp.get(flat))
 
 
-def emit_stream(
+def _words(b: Builder, state: Buffer, new_state: Buffer) -> tuple[Buffer, bool]:
+    """A copy of the state (one flat loop when both are contiguous) as
+    `memref<?x6xi32>`: the new state's buffer viewed so when its layout is the identity,
+    else a scratch buffer (True: copy it into the new state after the rounds). The
+    columns are checked to be 6; a static row length lets LLVM vectorise the rounds'
+    loads and stores (an interleaved group)."""
+    rows = as_index(b, new_state.dims[0])
+    view = MemRefType(i32, [DYNAMIC_INDEX, 6])
+    if not isinstance(new_state.type.layout, NoneAttr):
+        scratch = b.insert(memref.AllocOp.get(i32, shape=[DYNAMIC_INDEX, 6], dynamic_sizes=[rows]))
+        words = Buffer(scratch.memref, (rows, 6))
+        copy(b, state, words)
+        return words, True
+    copy(b, state, new_state)
+    cast = memref.ReinterpretCastOp(
+        new_state.memref, [], [rows], [], [0], [DYNAMIC_INDEX, 6], [6, 1], view
+    )
+    return Buffer(b.insert(cast).result, (rows, 6)), False
+
+
+def _ceil_div(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """`ceil(x / y)` of `index` values, `x >= 0`, `y > 0`."""
+    less_one = b.insert(arith.SubiOp(y, index_constant(b, 1))).result
+    return b.insert(arith.DivUIOp(b.insert(arith.AddiOp(x, less_one)), y)).result
+
+
+def emit_streams(
     b: Builder,
-    k: SSAValue,
-    buffers: tuple[Buffer, Buffer, SSAValue],
-    bounds: tuple[SSAValue, SSAValue],
+    span: tuple[SSAValue, SSAValue],
+    words: Buffer,
+    flat: SSAValue,
+    sizes: tuple[SSAValue, SSAValue],
 ) -> None:
-    """Stream `k`: its samples at flat positions `k, k + n, ...` below `total`."""
-    state, new_state, flat = buffers
-    total, streams = bounds
-    columns = [index_constant(b, c) for c in range(6)]
-    words = [load(b, state, [k, c]) for c in columns]
+    """Streams `begin..end` (`span`) for every round: in round `r`, stream `k` gives
+    the sample at flat position `r * n + k` (those below `total`). The streams of a
+    round are independent, so the inner loop runs them side by side (and LLVM may
+    vectorise it: the words are rows of 6)."""
+    begin, end = span
+    total, streams = sizes
+    rounds = _ceil_div(b, total, streams)
     t = flat.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
+    columns = [index_constant(b, c) for c in range(6)]
 
-    def step(inner: Builder, i: SSAValue, carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
-        new, value = mrg_step(inner, carried)
-        inner.insert(memref.StoreOp.get(to_unit_float(inner, value, t), flat, [i]))
-        return new
+    def round_(inner: Builder, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+        first = inner.insert(arith.MuliOp(r, streams)).result
+        left = inner.insert(arith.SubiOp(total, first)).result
+        smaller = inner.insert(arith.CmpiOp(end, left, "ult")).result
+        stop = inner.insert(arith.SelectOp(smaller, end, left)).result
 
-    last = for_loop(b, k, total, streams, words, step)
-    for word, c in zip(last, columns, strict=True):
-        store(b, word, new_state, [k, c])
+        def stream(body: Builder, k: SSAValue, __: Sequence[SSAValue]) -> list[SSAValue]:
+            current = [load(body, words, [k, c]) for c in columns]
+            new, value = mrg_step(body, current)
+            for word, c in zip(new, columns, strict=True):
+                store(body, word, words, [k, c])
+            position = body.insert(arith.AddiOp(first, k)).result
+            body.insert(memref.StoreOp.get(to_unit_float(body, value, t), flat, [position]))
+            return []
+
+        for_loop(inner, begin, stop, index_constant(inner, 1), [], stream)
+        return []
+
+    for_loop(b, index_constant(b, 0), rounds, index_constant(b, 1), [], round_)
 
 
 def emit_mrg_uniform(
     b: Builder, op: Operation, outs: Sequence[Buffer], ins: Sequence[Buffer]
 ) -> None:
-    """The loop over streams (parallel when parallel loops are on)."""
+    """The state copied into the new state, then the rounds over ranges of streams
+    (ranges in parallel when parallel loops are on) stepping it in place."""
     new_state, sample = outs
     state = ins[0]
     streams = as_index(b, state.dims[0])
     total = _total(b, sample.dims)
     flat, scratch = _flat(b, sample, total)
-    buffers, bounds = (state, new_state, flat), (total, streams)
-    one = index_constant(b, 1)
+    words, words_scratch = _words(b, state, new_state)
 
     def part(inner: Builder, begin: SSAValue, end: SSAValue, _: SSAValue) -> None:
-        def each(level: Builder, k: SSAValue, __: Sequence[SSAValue]) -> list[SSAValue]:
-            emit_stream(level, k, buffers, bounds)
-            return []
-
-        for_loop(inner, begin, end, one, [], each)
+        emit_streams(inner, (begin, end), words, flat, (total, streams))
 
     if parallel_loops.enabled() and not parallel_loops.inside_parallel(b):
-        per_stream = b.insert(arith.DivUIOp(total, streams)).result
-        parallel_loops.parallel_for(b, streams, per_stream, 1, part)
+        samples = _ceil_div(b, total, streams)
+        work = b.insert(arith.MuliOp(samples, index_constant(b, STEP_WORK))).result
+        parallel_loops.parallel_for(b, streams, work, 8, part)
     else:
         part(b, index_constant(b, 0), streams, index_constant(b, 0))
+    if words_scratch:
+        copy(b, words, new_state)
+        b.insert(memref.DeallocOp.get(words.memref))
     if scratch:
         _copy_back(b, flat, sample)
 
