@@ -30,7 +30,7 @@ scf.for %r = %c0 to %rounds step %c1 {
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
@@ -75,9 +75,10 @@ def mrg_uniform_rule(
 ) -> tuple[list[list[Dim]], list[Check]]:
     """The state keeps its shape; the samples have `shape`'s lengths (the dynamic ones
     read from the operands)."""
-    assert isinstance(op, ag.MrgUniformOp)
+    assert isinstance(op, ag.MrgUniformOp | ag.MrgBinomialOp)
     b = context.builder
-    values = iter(context.value(1 + k) for k in range(len(op.dynamic)))
+    first = len(op.operands) - len(op.dynamic)
+    values = iter(context.value(first + k) for k in range(len(op.dynamic)))
     lengths: list[Dim] = [e if e != ag.DYNAMIC_VALUE else next(values) for e in op.shape_list]
     state_dims: list[Dim] = [dims[0][0], 6]
     if not context.emit_checks:
@@ -242,12 +243,17 @@ def _ceil_div(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     return b.insert(arith.DivUIOp(b.insert(arith.AddiOp(x, less_one)), y)).result
 
 
+Finish = Callable[[Builder, SSAValue], SSAValue]
+"""The element stored for a sample's integer in `1..M1` (`to_unit_float`, or a mask)."""
+
+
 def emit_streams(
     b: Builder,
     span: tuple[SSAValue, SSAValue],
     words: Buffer,
     flat: SSAValue,
     sizes: tuple[SSAValue, SSAValue],
+    finish: Finish,
 ) -> None:
     """Streams `begin..end` (`span`) for every round: in round `r`, stream `k` gives
     the sample at flat position `r * n + k` (those below `total`). The streams of a
@@ -256,7 +262,6 @@ def emit_streams(
     begin, end = span
     total, streams = sizes
     rounds = _ceil_div(b, total, streams)
-    t = flat.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
     columns = [index_constant(b, c) for c in range(6)]
 
     def round_(inner: Builder, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
@@ -271,13 +276,31 @@ def emit_streams(
             for word, c in zip(new, columns, strict=True):
                 store(body, word, words, [k, c])
             position = body.insert(arith.AddiOp(first, k)).result
-            body.insert(memref.StoreOp.get(to_unit_float(body, value, t), flat, [position]))
+            body.insert(memref.StoreOp.get(finish(body, value), flat, [position]))
             return []
 
         for_loop(inner, begin, stop, index_constant(inner, 1), [], stream)
         return []
 
     for_loop(b, index_constant(b, 0), rounds, index_constant(b, 1), [], round_)
+
+
+def _finish(b: Builder, op: Operation, ins: Sequence[Buffer], out: Attribute) -> Finish:
+    """`ag.mrg_uniform`: the float sample; `ag.mrg_binomial`: `cast(u < p)`, `p` read
+    once here."""
+    if not isinstance(op, ag.MrgBinomialOp):
+        return lambda inner, value: to_unit_float(inner, value, out)
+    p = load(b, ins[1], [])
+    drawn, compared = op.uniform_type, p.type
+
+    def mask(inner: Builder, value: SSAValue) -> SSAValue:
+        u = to_unit_float(inner, value, drawn)
+        if compared != drawn:  # f32 uniforms compared with an f64 p: widened, exact
+            u = inner.insert(arith.ExtFOp(u, compared)).result  # pyright: ignore[reportArgumentType]
+        below = inner.insert(arith.CmpfOp(u, p, "olt")).result
+        return ag_scalar.cast(inner, below, out)
+
+    return mask
 
 
 def emit_mrg_uniform(
@@ -287,13 +310,14 @@ def emit_mrg_uniform(
     (ranges in parallel when parallel loops are on) stepping it in place."""
     new_state, sample = outs
     state = ins[0]
+    finish = _finish(b, op, ins, sample.element_type)
     streams = as_index(b, state.dims[0])
     total = _total(b, sample.dims)
     flat, scratch = _flat(b, sample, total)
     words, words_scratch = _words(b, state, new_state)
 
     def part(inner: Builder, begin: SSAValue, end: SSAValue, _: SSAValue) -> None:
-        emit_streams(inner, (begin, end), words, flat, (total, streams))
+        emit_streams(inner, (begin, end), words, flat, (total, streams), finish)
 
     if parallel_loops.enabled() and not parallel_loops.inside_parallel(b):
         samples = _ceil_div(b, total, streams)
@@ -309,4 +333,6 @@ def emit_mrg_uniform(
 
 
 MULTI_VALUE_SHAPE_RULES[ag.MrgUniformOp] = mrg_uniform_rule
+MULTI_VALUE_SHAPE_RULES[ag.MrgBinomialOp] = mrg_uniform_rule
 MULTI_KERNELS[ag.MrgUniformOp] = emit_mrg_uniform
+MULTI_KERNELS[ag.MrgBinomialOp] = emit_mrg_uniform

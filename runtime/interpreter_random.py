@@ -14,6 +14,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 
 from arignote.dialects import ag
 from arignote.dialects.ag import random
+from arignote.runtime.dtypes import numpy_dtype
 from arignote.runtime.interpreter import Array, _label, _operands, check_value
 
 
@@ -71,17 +72,47 @@ def check_draw(label: str, rstate: Array, shape: tuple[int, ...]) -> None:
         )
 
 
+def _sample_shape(op: ag.MrgUniformOp | ag.MrgBinomialOp, dynamic: Any) -> tuple[int, ...]:
+    lengths = iter(int(v) for v in dynamic)
+    return tuple(next(lengths) if e == ag.DYNAMIC_VALUE else e for e in op.shape_list)
+
+
+def _dtype(t: Any) -> Any:
+    return np.float32 if t == f32 else np.float64
+
+
 @register_impls
 class RandomFunctions(InterpreterFunctions):
-    """NumPy implementation of `ag.mrg_uniform`."""
+    """NumPy implementations of `ag.mrg_uniform` and `ag.mrg_binomial`."""
+
+    @impl(ag.MrgBinomialOp)
+    def run_mrg_binomial(
+        self, interpreter: Interpreter, op: ag.MrgBinomialOp, args: PythonValues
+    ) -> PythonValues:
+        rstate, p, *dynamic = _operands(op, args)
+        shape = _sample_shape(op, dynamic)
+        label = _label(op)
+        check_draw(label, rstate, shape)
+        count = int(np.prod(shape, dtype=np.int64))
+        state, flat = mrg_draw(rstate, count, _dtype(op.uniform_type))
+        mask = flat.astype(p.dtype) < p
+        out_type = ag.tensor_type(op.sample)
+        return (
+            check_value(label, "result #0", state, op.new_rstate.type),
+            check_value(
+                label,
+                "result #1",
+                mask.reshape(shape).astype(numpy_dtype(out_type.element_type)),
+                out_type,
+            ),
+        )
 
     @impl(ag.MrgUniformOp)
     def run_mrg_uniform(
         self, interpreter: Interpreter, op: ag.MrgUniformOp, args: PythonValues
     ) -> PythonValues:
         rstate, *dynamic = _operands(op, args)
-        lengths = iter(int(v) for v in dynamic)
-        shape = tuple(next(lengths) if e == ag.DYNAMIC_VALUE else e for e in op.shape_list)
+        shape = _sample_shape(op, dynamic)
         label = _label(op)
         check_draw(label, rstate, shape)
         dtype = np.float32 if ag.tensor_type(op.sample).element_type == f32 else np.float64

@@ -218,7 +218,7 @@ REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
 # random streams (issue 14, mrg): MRG31k3p
-from arignote.dialects.ag.random import RANDOM_OPS, MrgUniformOp  # noqa: E402
+from arignote.dialects.ag.random import RANDOM_OPS, MrgBinomialOp, MrgUniformOp  # noqa: E402
 
 Ag = Dialect(
     "ag",
@@ -255,6 +255,7 @@ Ag = Dialect(
 __all__ = [
     # random streams (issue 14, mrg)
     "RANDOM_OPS",
+    "MrgBinomialOp",
     "MrgUniformOp",
     "PYTHON_OPS",
     "PythonOp",

@@ -172,5 +172,108 @@ def _is_state(t: TensorType) -> bool:
     return len(shape) == 2 and shape[1] in (6, DYNAMIC) and shape[0] != 0
 
 
-RANDOM_OPS: tuple[type[IRDLOperation], ...] = (MrgUniformOp,)
+@irdl_op_definition
+class MrgBinomialOp(IRDLOperation):
+    """A 0/1 mask of `shape`: `cast(u < p)` for the uniforms `u` that `ag.mrg_uniform`
+    draws in `uniform_type` from the same streams (same order, same new state), compared
+    in `p`'s type (`u` widened to f64 if `p` is f64), cast to the mask's element type
+    (Theano's `binomial` with `n = 1` and a scalar `p`). The uniforms are never stored:
+    the comparison is fused into the generating loop (dropout masks).
+
+    ```mlir
+    %s2, %m = ag.mrg_binomial %s, %p[%n] {shape = array<i64: -9223372036854775808>,
+        uniform_type = f32} : tensor<?x?xi32>, tensor<f32>, tensor<i64>
+        -> tensor<?x?xi32>, tensor<?xf32>
+    ```
+    """
+
+    name = "ag.mrg_binomial"
+
+    rstate = operand_def(TensorType)
+    """The streams' state, as `ag.mrg_uniform`'s."""
+    p = operand_def(TensorType)
+    """The probability of a 1: a 0-d `f32` or `f64` (at least `uniform_type`)."""
+    dynamic = var_operand_def(TensorType)
+    """The run-time sample lengths, in the order of `shape`'s DYNAMIC_VALUE entries."""
+    shape = prop_def(DenseArrayBase)
+    """The mask shape: a length or DYNAMIC_VALUE per axis."""
+    uniform_type = prop_def(Attribute)
+    """The type the uniforms are drawn in (`f32` or `f64`, Theano's conversion)."""
+
+    new_rstate = result_def(TensorType)
+    sample = result_def(TensorType)
+    """The mask: 0 or 1, of any numeric or bool element type."""
+
+    assembly_format = (
+        "$rstate `,` $p `[` $dynamic `]` attr-dict `:` type($rstate) `,` type($p) "
+        "(`,` type($dynamic)^)? `->` type($new_rstate) `,` type($sample)"
+    )
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        rstate: SSAValue | Operation,
+        p: SSAValue | Operation,
+        shape: Sequence[int],
+        dynamic: Sequence[SSAValue | Operation] = (),
+        uniform_type: Attribute = f64,
+        dtype: Attribute = f64,
+    ):
+        state = SSAValue.get(rstate)
+        result = sample_shape(self.name, shape)
+        super().__init__(
+            operands=[state, SSAValue.get(p), [SSAValue.get(d) for d in dynamic]],
+            properties={"shape": _i64_array(shape), "uniform_type": uniform_type},
+            result_types=[state.type, TensorType(dtype, result)],
+        )
+
+    @property
+    def shape_list(self) -> tuple[int, ...]:
+        return _array_values(self, "shape")
+
+    def verify_(self) -> None:
+        _verify_state(self, self.rstate.type, self.new_rstate.type)
+        _verify_shape(self, self.shape_list, self.dynamic, tensor_type(self.sample))
+        if self.uniform_type not in (f32, f64):
+            raise VerifyException(
+                f"'{self.name}' op uniform_type must be f32 or f64, got {self.uniform_type}"
+            )
+        pt = self.p.type
+        wide_enough = pt == TensorType(f64, []) or (
+            pt == TensorType(f32, []) and self.uniform_type == f32
+        )
+        if not wide_enough:
+            raise VerifyException(
+                f"'{self.name}' op p must be a 0-d f32 or f64 tensor at least as wide as "
+                f"uniform_type {self.uniform_type}, got {pt}"
+            )
+
+
+def _verify_state(op: Operation, st: Attribute, new: Attribute) -> None:
+    if not (isinstance(st, TensorType) and st.element_type == i32 and _is_state(st)):
+        raise VerifyException(f"'{op.name}' op rstate must be an i32 matrix of 6 columns, got {st}")
+    if new != st:
+        raise VerifyException(f"'{op.name}' op new_rstate must have rstate's type {st}, got {new}")
+
+
+def _verify_shape(
+    op: Operation, entries: Sequence[int], dynamic: Sequence[SSAValue], t: TensorType
+) -> None:
+    try:
+        shape = sample_shape(op.name, entries)
+    except ValueError as e:
+        raise VerifyException(f"'{op.name}' op {str(e).split(': ', 1)[1]}") from e
+    if list(entries).count(DYNAMIC_VALUE) != len(dynamic):
+        raise VerifyException(
+            f"'{op.name}' op has {len(dynamic)} dynamic operands but its shape "
+            f"names {list(entries).count(DYNAMIC_VALUE)}"
+        )
+    _check_dynamic_operands(op, "length", dynamic)
+    if tuple(t.get_shape()) != shape:
+        expected = "x".join("?" if d == DYNAMIC else str(d) for d in shape)
+        raise VerifyException(f"'{op.name}' op sample must have shape <{expected}>, got {t}")
+
+
+RANDOM_OPS: tuple[type[IRDLOperation], ...] = (MrgUniformOp, MrgBinomialOp)
 """The random-number ops."""

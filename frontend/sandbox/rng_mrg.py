@@ -32,11 +32,13 @@ from arignote.dialects import ag
 from arignote.gradient import undefined_grad
 from arignote.graph import Variable, apply_op
 from arignote.runtime import interpreter_random
+from arignote.runtime.dtypes import element_type
 from arignote.sandbox import multinomial
 from arignote.scalar import upcast
 from arignote.tensor import basic as T
 from arignote.tensor import subtensor as S
 from arignote.tensor.basic_utils import get_vector_length
+from arignote.tensor.grad_rules import RULES
 from arignote.tensor.shape_ops import nonzero
 
 M1 = np.asarray(np.int32(2147483647))
@@ -219,14 +221,21 @@ def _draw(rstate: Any, size: Any, ndim: int | None, dtype: str) -> list[Variable
     state = T.as_tensor_variable(rstate)
     if state.dtype != "int32" or state.ndim != 2:
         raise TypeError(f"mrg_uniform: rstate must be an int32 matrix, got {state.type}")
-    static: list[int] = []
-    dynamic: list[Variable] = []
-    for e in _size_entries(size, ndim):
-        static.append(_entry(e, dynamic))
+    static, dynamic = _size_operands(size, ndim)
     element = f32 if dtype == "float32" else f64
     op = ag.MrgUniformOp(state.value, static, [d.value for d in dynamic], element)
     new_state = apply_op(op)
     return [new_state, Variable(op.results[1])]
+
+
+def _size_operands(size: Any, ndim: int | None) -> tuple[list[int], list[Variable]]:
+    """The `shape` entries of a draw (ints, `DYNAMIC_VALUE` for a run-time length) and
+    its dynamic operands."""
+    static: list[int] = []
+    dynamic: list[Variable] = []
+    for e in _size_entries(size, ndim):
+        static.append(_entry(e, dynamic))
+    return static, dynamic
 
 
 def _entry(e: Any, dynamic: list[Variable]) -> int:
@@ -404,12 +413,43 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         nstreams: int | None = None,
         **kwargs: Any,
     ) -> Variable:
-        """`cast(uniform(size) < p, dtype)` (only `n == 1`)."""
+        """`cast(uniform(size) < p, dtype)` (only `n == 1`). With a scalar float `p` the
+        comparison runs inside the generating loop (`ag.mrg_binomial`): the same values
+        and state, and no array of uniforms (a dropout mask)."""
         if not (isinstance(n, int | np.integer) and n == 1):
             raise NotImplementedError("MRG_RandomStreams.binomial with n > 1")
         p = undefined_grad(T.as_tensor_variable(p))
-        x = self.uniform(size=size, nstreams=nstreams, **kwargs)
-        return T.cast(T.lt(x, p), dtype)
+        drawn = upcast(
+            config.floatX, T.as_tensor_variable(0.0).dtype, T.as_tensor_variable(1.0).dtype
+        )
+        compared = upcast(drawn, p.dtype)
+        fusable = (
+            p.ndim == 0 and compared in ("float32", "float64") and drawn in ("float32", "float64")
+        )
+        if not fusable or "target" in kwargs:
+            x = self.uniform(size=size, nstreams=nstreams, **kwargs)
+            return T.cast(T.lt(x, p), dtype)
+        if kwargs:
+            raise TypeError(f"uniform() got unexpected keyword arguments {list(kwargs)}")
+        _check_uniform_size(size)
+        orig_nstreams = nstreams
+        if nstreams is None:
+            nstreams = self.n_streams(size)
+        node_rstate = shared(self.get_substream_rstates(nstreams, drawn))
+        node_rstate.tag.is_rng = True
+        static, dynamic = _size_operands(size, ndim)
+        state = T.as_tensor_variable(node_rstate)
+        op = ag.MrgBinomialOp(
+            state.value,
+            T.cast(p, compared).value,
+            static,
+            [d.value for d in dynamic],
+            element_type(drawn),
+            element_type(dtype),
+        )
+        new_rstate = apply_op(op)
+        mask = Variable(op.results[1])
+        return self.pretty_return(node_rstate, new_rstate, mask, size, orig_nstreams)
 
     def multinomial(
         self,
@@ -662,3 +702,13 @@ def _check_size_entry(size: Any, i: Any) -> None:
             raise ValueError("Non-positive dimensions not allowed in size.", size, i)
     else:
         raise ValueError("Only Theano variables and integers are allowed in a size-tuple.", size, i)
+
+
+def _no_gradient(op: Any, inputs: Any, outputs: Any, grads: Any) -> list[Any]:
+    """The draws carry no gradient to their operands (the state and sizes are integers;
+    `binomial`'s `p` reaches the mask through a comparison)."""
+    return [None] * len(inputs)
+
+
+# random streams (issue 14, mrg)
+RULES.update({ag.MrgUniformOp: _no_gradient, ag.MrgBinomialOp: _no_gradient})

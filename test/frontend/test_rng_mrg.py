@@ -18,6 +18,7 @@ import pytest
 
 import arignote
 import arignote.tensor as T
+from arignote.dialects import ag
 from arignote.gradient import NullTypeGradError
 from arignote.sandbox import rng_mrg
 from arignote.sandbox.rng_mrg import MRG_RandomStreams, guess_n_streams
@@ -383,3 +384,40 @@ def test_run_time_errors(backend):
     R.updates()[0][0].set_value(np.zeros((2, 5), dtype=np.int32))
     with pytest.raises(ValueError, match="6 columns"):
         f(1)
+
+
+# --- the fused binomial (dropout masks) -------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("floatx", ["float32", "float64"])
+def test_binomial_mask_fused_equals_uniform_below_p(backend, floatx):
+    """`binomial` with a scalar `p` is one `ag.mrg_binomial` (no uniform array): the
+    same mask and state as `cast(uniform < p)` from the same seed, for an `f32` and an
+    `f64` `p`, odd symbolic sizes and a dropout layer `x * mask / keep`."""
+    with arignote.configuration.change_flags(floatX=floatx):
+        x = T.fmatrix()
+        keep32, keep64 = T.fscalar(), T.dscalar()
+        fused = MRG_RandomStreams(42)
+        masks = [
+            fused.binomial(size=x.shape, p=keep32, dtype="float32", nstreams=5),
+            fused.binomial(size=(3, 7), p=keep64, nstreams=4),
+        ]
+        layer = x * fused.binomial(size=x.shape, p=0.7, dtype=x.dtype) / np.float32(0.7)
+        plain = MRG_RandomStreams(42)
+        references = [
+            T.cast(T.lt(plain.uniform(size=x.shape, nstreams=5), keep32), "float32"),
+            T.cast(T.lt(plain.uniform(size=(3, 7), nstreams=4), keep64), "int64"),
+            x * T.cast(T.lt(plain.uniform(size=x.shape), 0.7), x.dtype) / np.float32(0.7),
+        ]
+    assert all(isinstance(m.value.owner, ag.MrgBinomialOp) for m in masks)
+    assert [m.dtype for m in masks] == ["float32", "int64"]
+    f = arignote.function([x, keep32, keep64], [*masks, layer], mode=mode(backend))
+    g = arignote.function([x, keep32, keep64], references, mode=mode(backend))
+    xv = np.random.default_rng(0).random((5, 9)).astype(np.float32)
+    for _ in range(2):
+        got, expected = f(xv, np.float32(0.3), 0.6), g(xv, np.float32(0.3), 0.6)
+        for a, e in zip(got, expected, strict=True):
+            assert a.dtype == e.dtype
+            np.testing.assert_array_equal(a, e)
+    assert 0 < got[0].sum() < got[0].size

@@ -33,3 +33,17 @@ func.func @negative(%s: tensor<?x6xi32>) {
   %s2, %u = ag.mrg_uniform %s[] {shape = array<i64: -3>} : tensor<?x6xi32> -> tensor<?x6xi32>, tensor<3xf32>  // expected-error {{'ag.mrg_uniform' op shape [-3] has a negative length}}
   func.return
 }
+
+// -----
+
+func.func @binomial_p_narrower(%s: tensor<?x6xi32>, %p: tensor<f32>) {
+  %s2, %m = ag.mrg_binomial %s, %p[] {shape = array<i64: 3>, uniform_type = f64} : tensor<?x6xi32>, tensor<f32> -> tensor<?x6xi32>, tensor<3xi64>  // expected-error {{'ag.mrg_binomial' op p must be a 0-d f32 or f64 tensor at least as wide as uniform_type f64, got tensor<f32>}}
+  func.return
+}
+
+// -----
+
+func.func @binomial_shape(%s: tensor<?x6xi32>, %p: tensor<f64>) {
+  %s2, %m = ag.mrg_binomial %s, %p[] {shape = array<i64: 3>, uniform_type = f64} : tensor<?x6xi32>, tensor<f64> -> tensor<?x6xi32>, tensor<4xi64>  // expected-error {{'ag.mrg_binomial' op sample must have shape <3>, got tensor<4xi64>}}
+  func.return
+}
