@@ -30,7 +30,8 @@ from arignote.compile.sharedvalue import SharedVariable, shared
 from arignote.configuration import config
 from arignote.dialects import ag
 from arignote.gradient import undefined_grad
-from arignote.graph import Variable, apply_op
+from arignote.graph import _OP_VIEWS, Variable, apply_op
+from arignote.graph import Op as GraphOp
 from arignote.runtime import interpreter_random
 from arignote.runtime.dtypes import element_type
 from arignote.sandbox import multinomial
@@ -710,5 +711,18 @@ def _no_gradient(op: Any, inputs: Any, outputs: Any, grads: Any) -> list[Any]:
     return [None] * len(inputs)
 
 
+class _DrawView(GraphOp):
+    """How a draw shows in printed graphs: Theano's `mrg_uniform{TensorType(float32,
+    matrix),no_inplace}` style, as `mrg_uniform{float32}` / `mrg_binomial{float32}`."""
+
+    def __str__(self) -> str:
+        assert self.ir_op is not None
+        kind = self.ir_op.name.removeprefix("ag.")
+        return f"{kind}{{{Variable(self.ir_op.results[1]).dtype}}}"
+
+    __repr__ = __str__
+
+
 # random streams (issue 14, mrg)
 RULES.update({ag.MrgUniformOp: _no_gradient, ag.MrgBinomialOp: _no_gradient})
+_OP_VIEWS.update({ag.MrgUniformOp: _DrawView, ag.MrgBinomialOp: _DrawView})

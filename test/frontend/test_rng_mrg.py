@@ -421,3 +421,18 @@ def test_binomial_mask_fused_equals_uniform_below_p(backend, floatx):
             assert a.dtype == e.dtype
             np.testing.assert_array_equal(a, e)
     assert 0 < got[0].sum() < got[0].size
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mrg_uniform_op_serial(backend):
+    """Theano's `test_consistency_cpu_serial`, one substream: `mrg_uniform.new` on a
+    one-stream state gives the stream's samples one after the other."""
+    state = arignote.shared(np.array([[12345] * 6], dtype="int32"))
+    new_state, sample = rng_mrg.mrg_uniform.new(state, None, "float64", (1,))
+    state.default_update = new_state
+    f = arignote.function([], sample, mode=mode(backend))
+    np.testing.assert_array_equal(np.concatenate([f() for _ in range(5)]), JAVA[:5])
+    op = rng_mrg.mrg_uniform(T.TensorType("float32", (False, False)))
+    assert str(op) == "mrg_uniform{TensorType(float32, matrix),no_inplace}"
+    _, s = op(state, (2, 1))
+    assert s.dtype == "float32" and s.broadcastable == (False, True)
