@@ -92,6 +92,7 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
     ag_extra_ops,
     ag_fused,
     ag_indexing,
+    ag_random,  # random streams (issue 14, mrg)
     ag_rowwise,
     ag_scan,
     ag_softmax,  # nnet functions (issue 14)

@@ -869,6 +869,7 @@ def make_interpreter(
     from arignote.runtime.interpreter_complex import AgComplexFunctions
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_lapack import LapackFunctions
+    from arignote.runtime.interpreter_random import RandomFunctions  # issue 14, mrg
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
@@ -880,6 +881,7 @@ def make_interpreter(
         AgComplexFunctions(),
         RowwiseFunctions(),
         LapackFunctions(),
+        RandomFunctions(),
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

@@ -229,6 +229,9 @@ from arignote.dialects.ag.softmax import (  # noqa: E402
     softmax_shape_source,
 )
 
+# random streams (issue 14, mrg): MRG31k3p
+from arignote.dialects.ag.random import RANDOM_OPS, MrgBinomialOp, MrgUniformOp  # noqa: E402
+
 Ag = Dialect(
     "ag",
     [
@@ -257,11 +260,16 @@ Ag = Dialect(
         *PYTHON_OPS,
         *EXTRA_OPS,
         *SOFTMAX_OPS,  # nnet functions (issue 14)
+        *RANDOM_OPS,
     ],
     [],
 )
 
 __all__ = [
+    # random streams (issue 14, mrg)
+    "RANDOM_OPS",
+    "MrgBinomialOp",
+    "MrgUniformOp",
     "PYTHON_OPS",
     "PythonOp",
     "DATA_SHAPE_OPS",
