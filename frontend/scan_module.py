@@ -262,25 +262,7 @@ def _trace(
                 trace.placeholders.append(_placeholder(_row_ir(out.initial), f"out{i}_t{k:+d}"))
     returned, trace.condition = _split_condition(fn(*trace.placeholders, *non_seqs))
     trace.outputs, updates = _split_returned(returned)
-    _add_default_updates(trace, updates)
     return trace, updates
-
-
-def _add_default_updates(trace: _Trace, updates: dict[Any, Any]) -> None:
-    """The `default_update` of every shared variable the step reads that has no update
-    (random streams' states, issue 14): the step's update, fed back from step to step,
-    as Theano's scan takes them (its inner function collects them)."""
-    from arignote.compile.function import _shared_read
-
-    values = [o.value for o in trace.outputs]
-    if trace.condition is not None:
-        values.append(trace.condition.value)
-    updated = {id(k) for k in updates}
-    for sv in _shared_read(values):
-        default = getattr(sv, "default_update", None)
-        if default is not None and id(sv) not in updated:
-            updates[sv] = default
-            updated.add(id(sv))
 
 
 def _feed_back_updates(trace: _Trace, outs: list[_Output], updates: dict[Any, Any]) -> list[Any]:
