@@ -95,6 +95,16 @@ from arignote.dialects.ag.extra_ops import (
     SearchSortedOp,
     SortOp,
 )
+# --- convolution (issue 14, conv) ---
+from arignote.dialects.ag.conv import (
+    CONV_OPS,
+    ConvBase,
+    ConvGradInputsOp,
+    ConvGradWeightsOp,
+    ConvOp,
+    ConvParams,
+    conv_out_length,
+)
 from arignote.dialects.ag.fused import (
     DESTROY_MAP_ATTRIBUTE,
     POINTWISE_OPS,
@@ -244,11 +254,20 @@ Ag = Dialect(
         *PARALLEL_OPS,
         *PYTHON_OPS,
         *EXTRA_OPS,
+        *CONV_OPS,  # convolution (issue 14, conv)
     ],
     [],
 )
 
 __all__ = [
+    # convolution (issue 14, conv)
+    "CONV_OPS",
+    "ConvBase",
+    "ConvGradInputsOp",
+    "ConvGradWeightsOp",
+    "ConvOp",
+    "ConvParams",
+    "conv_out_length",
     "PYTHON_OPS",
     "PythonOp",
     "DATA_SHAPE_OPS",
