@@ -155,7 +155,7 @@ def grad_weights_rule(
 ) -> tuple[list[Dim], list[Check]]:
     assert isinstance(op, ag.ConvGradWeightsOp)
     b = context.builder
-    x, gy = dims
+    x, gy = dims[0], dims[1]
     groups = op.params.groups
     kernel = _sizes(context, len(x) - 2)
     checks = _multiple_check(op, b, x[1]) + _multiple_check(op, b, gy[1])
@@ -169,7 +169,7 @@ def grad_inputs_rule(
 ) -> tuple[list[Dim], list[Check]]:
     assert isinstance(op, ag.ConvGradInputsOp)
     b = context.builder
-    gy, w = dims
+    gy, w = dims[0], dims[1]
     sizes = _sizes(context, len(w) - 2)
     checks = _multiple_check(op, b, w[0])
     outs, fit = _out_lengths(b, op, sizes, w[2:])
