@@ -108,8 +108,7 @@ def _out_lengths(
 def _group_checks(op: ag.ConvBase, b: Builder, channels: Dim, per_group: Dim) -> list[Check]:
     groups = op.params.groups
     message = (
-        f"{op_label(op)}: the input has %d channels but the filters take %d per group "
-        f"of {groups}"
+        f"{op_label(op)}: the input has %d channels but the filters take %d per group of {groups}"
     )
     return _equal(message, channels, mul(b, per_group, groups), (channels, per_group))
 
@@ -126,8 +125,7 @@ def _multiple_check(op: ag.ConvBase, b: Builder, out_channels: Dim) -> list[Chec
 def _grad_checks(op: ag.ConvBase, grad: Sequence[Dim], expected: Sequence[Idx]) -> list[Check]:
     shown = ", ".join("%d" for _ in grad)
     message = (
-        f"{op_label(op)}: the output gradient has shape ({shown}), the convolution gives "
-        f"({shown})"
+        f"{op_label(op)}: the output gradient has shape ({shown}), the convolution gives ({shown})"
     )
     checks: list[Check] = []
     for g, e in zip(grad, expected, strict=True):
@@ -237,7 +235,9 @@ def _tap_positions(
     positions: list[SSAValue] = []
     inside: Cond = True
     for axis, (ki, oi) in enumerate(zip(k, o, strict=True)):
-        at = sub(b, add(b, mul(b, oi, p.strides[axis]), mul(b, ki, p.dilations[axis])), p.pads[axis])
+        at = sub(
+            b, add(b, mul(b, oi, p.strides[axis]), mul(b, ki, p.dilations[axis])), p.pads[axis]
+        )
         if p.pads[axis]:
             ok = both(b, cmp(b, "sge", at, 0), cmp(b, "slt", at, g.sizes[axis]))
             inside = both(b, inside, ok)
@@ -383,8 +383,16 @@ def emit_conv(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> 
         w_at = _at(inner, w_base, mul(inner, mul(inner, fg, group), g.rows), size)
         row = add(inner, mul(inner, n, g.out_channels), mul(inner, fg, group))
         out_at = _at(inner, out_base, mul(inner, row, g.cols), size)
-        _gemm(inner, t, (False, False), (m, g.cols, g.rows),
-              (w_at, _max1(inner, g.rows)), (col_ptr, g.cols), (out_at, g.cols), 0.0)
+        _gemm(
+            inner,
+            t,
+            (False, False),
+            (m, g.cols, g.rows),
+            (w_at, _max1(inner, g.rows)),
+            (col_ptr, g.cols),
+            (out_at, g.cols),
+            0.0,
+        )
 
     _per_image(b, g.batch, groups, one)
     b.insert(memref.DeallocOp.get(col.memref))
@@ -411,8 +419,16 @@ def emit_grad_weights(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buff
         row = add(inner, mul(inner, n, g.out_channels), mul(inner, fg, group))
         gy_at = _at(inner, gy_base, mul(inner, row, g.cols), size)
         out_at = _at(inner, out_base, mul(inner, mul(inner, fg, group), g.rows), size)
-        _gemm(inner, t, (False, True), (fg, g.rows, g.cols),
-              (gy_at, g.cols), (col_ptr, g.cols), (out_at, _max1(inner, g.rows)), 1.0)
+        _gemm(
+            inner,
+            t,
+            (False, True),
+            (fg, g.rows, g.cols),
+            (gy_at, g.cols),
+            (col_ptr, g.cols),
+            (out_at, _max1(inner, g.rows)),
+            1.0,
+        )
 
     _per_image(b, g.batch, groups, one)
     b.insert(memref.DeallocOp.get(col.memref))
@@ -442,8 +458,16 @@ def emit_grad_inputs(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffe
         w_at = _at(inner, w_base, mul(inner, mul(inner, fg, group), g.rows), size)
         row = add(inner, mul(inner, n, g.out_channels), mul(inner, fg, group))
         gy_at = _at(inner, gy_base, mul(inner, row, g.cols), size)
-        _gemm(inner, t, (True, False), (g.rows, g.cols, fg),
-              (w_at, _max1(inner, g.rows)), (gy_at, g.cols), (col_ptr, g.cols), 0.0)
+        _gemm(
+            inner,
+            t,
+            (True, False),
+            (g.rows, g.cols, fg),
+            (w_at, _max1(inner, g.rows)),
+            (gy_at, g.cols),
+            (col_ptr, g.cols),
+            0.0,
+        )
         _col2im(inner, op, col, out, n, mul(inner, g.per_group, group), g, channels)
 
     _per_image(b, g.batch, groups, one)

@@ -813,8 +813,8 @@ def make_interpreter(
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_complex import AgComplexFunctions
-    from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_conv import ConvFunctions  # convolution (issue 14)
+    from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module

@@ -39,6 +39,17 @@ from arignote.dialects.ag.base import (
 )
 from arignote.dialects.ag.complex import COMPLEX_OPS, ComplexOp, ImagOp, RealOp
 from arignote.dialects.ag.control import IfOp, YieldOp
+
+# --- convolution (issue 14, conv) ---
+from arignote.dialects.ag.conv import (
+    CONV_OPS,
+    ConvBase,
+    ConvGradInputsOp,
+    ConvGradWeightsOp,
+    ConvOp,
+    ConvParams,
+    conv_out_length,
+)
 from arignote.dialects.ag.data_shapes import (  # shapes and indexing (issue 13 item 3)
     DATA_SHAPE_OPS,
     AssertOp,
@@ -94,16 +105,6 @@ from arignote.dialects.ag.extra_ops import (
     CumulativeOp,
     SearchSortedOp,
     SortOp,
-)
-# --- convolution (issue 14, conv) ---
-from arignote.dialects.ag.conv import (
-    CONV_OPS,
-    ConvBase,
-    ConvGradInputsOp,
-    ConvGradWeightsOp,
-    ConvOp,
-    ConvParams,
-    conv_out_length,
 )
 from arignote.dialects.ag.fused import (
     DESTROY_MAP_ATTRIBUTE,

@@ -28,8 +28,8 @@ from arignote.dialects import ag
 from arignote.dialects.ag.conv import conv_shape
 from arignote.graph import Variable, apply_op
 from arignote.tensor import basic, subtensor
-from arignote.tensor.type import upcast_dtypes
 from arignote.tensor.shape_ops import check, specify_shape
+from arignote.tensor.type import upcast_dtypes
 
 __all__ = [
     "AbstractConv",
@@ -277,7 +277,9 @@ def border_mode_to_pad(mode: Any, convdim: int, kshp: Sequence[Any]) -> tuple[tu
     `'half'`, or a tuple of ints and pairs of ints; Theano's undilated formulas)."""
     if isinstance(mode, tuple):
         if len(mode) != convdim:
-            raise ValueError(f"invalid border_mode {mode} which must be a tuple of length {convdim}")
+            raise ValueError(
+                f"invalid border_mode {mode} which must be a tuple of length {convdim}"
+            )
         border: list[tuple[Any, Any]] = []
         for m in mode:
             if _known(m) and m >= 0:
@@ -299,7 +301,7 @@ def border_mode_to_pad(mode: Any, convdim: int, kshp: Sequence[Any]) -> tuple[tu
     if mode == "valid":
         return ((0, 0),) * convdim
     raise ValueError(
-        f"invalid border_mode {mode}, which must be either \"valid\", \"full\", \"half\", an "
+        f'invalid border_mode {mode}, which must be either "valid", "full", "half", an '
         f"integer or a tuple of length {convdim}"
     )
 
@@ -368,9 +370,7 @@ def _check_border_mode(name: str, mode: Any, convdim: int) -> list[Any]:
     for m in mode:
         if _known(m) and m >= 0:
             modes.append(int(m))
-        elif (
-            isinstance(m, tuple | list) and len(m) == 2 and all(_known(v) and v >= 0 for v in m)
-        ):
+        elif isinstance(m, tuple | list) and len(m) == 2 and all(_known(v) and v >= 0 for v in m):
             modes.append((int(m[0]), int(m[1])))
         else:
             raise bad
@@ -422,8 +422,7 @@ def _lengths(v: Variable, first: int) -> list[Any]:
     """The lengths of `v`'s axes from `first` on: ints where its type knows them."""
     shape = ag.value_shape(v.value)
     return [
-        n if n != ag.DYNAMIC else basic.shape_i(v, i)
-        for i, n in enumerate(shape) if i >= first
+        n if n != ag.DYNAMIC else basic.shape_i(v, i) for i, n in enumerate(shape) if i >= first
     ]
 
 
@@ -636,7 +635,9 @@ def conv3d_grad_wrt_inputs(
     num_groups: int = 1,
 ) -> Variable:
     """The gradient of `conv3d` with respect to its input (see `conv2d_grad_wrt_inputs`)."""
-    c = _Conv("conv3d_grad_wrt_inputs", 3, border_mode, subsample, filter_dilation, num_groups, False)
+    c = _Conv(
+        "conv3d_grad_wrt_inputs", 3, border_mode, subsample, filter_dilation, num_groups, False
+    )
     return _grad_inputs(c, output_grad, filters, input_shape, filter_shape, filter_flip)
 
 
@@ -697,12 +698,25 @@ def separable_conv2d(
     `(depth multiplier * channels, 1, rows, columns)`) followed by a 1x1 pointwise one
     (Theano's `separable_conv2d`; the subsampling is the depthwise one's)."""
     depthwise = conv2d(
-        input, depthwise_filters, input_shape, depthwise_filter_shape, border_mode,
-        subsample, filter_flip, filter_dilation, num_groups=num_channels,
+        input,
+        depthwise_filters,
+        input_shape,
+        depthwise_filter_shape,
+        border_mode,
+        subsample,
+        filter_flip,
+        filter_dilation,
+        num_groups=num_channels,
     )
     return conv2d(
-        depthwise, pointwise_filters, None, pointwise_filter_shape, "valid", (1, 1),
-        filter_flip, (1, 1),
+        depthwise,
+        pointwise_filters,
+        None,
+        pointwise_filter_shape,
+        "valid",
+        (1, 1),
+        filter_flip,
+        (1, 1),
     )
 
 
@@ -721,12 +735,25 @@ def separable_conv3d(
 ) -> Variable:
     """The 3-d `separable_conv2d`."""
     depthwise = conv3d(
-        input, depthwise_filters, input_shape, depthwise_filter_shape, border_mode,
-        subsample, filter_flip, filter_dilation, num_groups=num_channels,
+        input,
+        depthwise_filters,
+        input_shape,
+        depthwise_filter_shape,
+        border_mode,
+        subsample,
+        filter_flip,
+        filter_dilation,
+        num_groups=num_channels,
     )
     return conv3d(
-        depthwise, pointwise_filters, None, pointwise_filter_shape, "valid", (1, 1, 1),
-        filter_flip, (1, 1, 1),
+        depthwise,
+        pointwise_filters,
+        None,
+        pointwise_filter_shape,
+        "valid",
+        (1, 1, 1),
+        filter_flip,
+        (1, 1, 1),
     )
 
 
@@ -754,8 +781,16 @@ def causal_conv1d(
     shape4 = None if input_shape is None else (*input_shape[:2], 1, input_shape[2])
     fshape4 = (*filter_shape[:2], 1, filter_shape[2])
     out = conv2d(
-        x4, w4, shape4, fshape4, ((0, 0), (pad, 0)), (1, subsample), filter_flip,
-        (1, filter_dilation), num_groups, unshared,
+        x4,
+        w4,
+        shape4,
+        fshape4,
+        ((0, 0), (pad, 0)),
+        (1, subsample),
+        filter_flip,
+        (1, filter_dilation),
+        num_groups,
+        unshared,
     )
     return subtensor.getitem(out, (slice(None), slice(None), 0))
 
@@ -828,12 +863,26 @@ class BaseAbstractConv:
             tuple(filter_dilation) if filter_dilation is not None else (1,) * convdim
         )
         self.num_groups, self.unshared = num_groups, unshared
-        _Conv(type(self).__name__, convdim, border_mode, self.subsample,
-              self.filter_dilation, num_groups, unshared)
+        _Conv(
+            type(self).__name__,
+            convdim,
+            border_mode,
+            self.subsample,
+            self.filter_dilation,
+            num_groups,
+            unshared,
+        )
 
     def _params(self, name: str) -> _Conv:
-        return _Conv(name, self.convdim, self.border_mode, self.subsample,
-                      self.filter_dilation, self.num_groups, self.unshared)
+        return _Conv(
+            name,
+            self.convdim,
+            self.border_mode,
+            self.subsample,
+            self.filter_dilation,
+            self.num_groups,
+            self.unshared,
+        )
 
 
 class AbstractConv(BaseAbstractConv):
@@ -865,14 +914,39 @@ class AbstractConv_gradInputs(BaseAbstractConv):
 
 
 def _fixed_rank(base: type, convdim: int, name: str) -> type:
-    def __init__(self: Any, imshp: Any = None, kshp: Any = None, border_mode: Any = "valid",
-                 subsample: Any = None, filter_flip: bool = True, filter_dilation: Any = None,
-                 num_groups: int = 1, unshared: bool = False) -> None:
-        base.__init__(self, convdim, imshp, kshp, border_mode, subsample, filter_flip,
-                      filter_dilation, num_groups, unshared)
+    def __init__(
+        self: Any,
+        imshp: Any = None,
+        kshp: Any = None,
+        border_mode: Any = "valid",
+        subsample: Any = None,
+        filter_flip: bool = True,
+        filter_dilation: Any = None,
+        num_groups: int = 1,
+        unshared: bool = False,
+    ) -> None:
+        base.__init__(
+            self,
+            convdim,
+            imshp,
+            kshp,
+            border_mode,
+            subsample,
+            filter_flip,
+            filter_dilation,
+            num_groups,
+            unshared,
+        )
 
-    return type(name, (base,), {"__init__": __init__, "convdim": convdim,
-                                "__doc__": f"`{base.__name__}` of {convdim}-d convolutions."})
+    return type(
+        name,
+        (base,),
+        {
+            "__init__": __init__,
+            "convdim": convdim,
+            "__doc__": f"`{base.__name__}` of {convdim}-d convolutions.",
+        },
+    )
 
 
 AbstractConv2d = _fixed_rank(AbstractConv, 2, "AbstractConv2d")
@@ -881,4 +955,3 @@ AbstractConv2d_gradWeights = _fixed_rank(AbstractConv_gradWeights, 2, "AbstractC
 AbstractConv3d_gradWeights = _fixed_rank(AbstractConv_gradWeights, 3, "AbstractConv3d_gradWeights")
 AbstractConv2d_gradInputs = _fixed_rank(AbstractConv_gradInputs, 2, "AbstractConv2d_gradInputs")
 AbstractConv3d_gradInputs = _fixed_rank(AbstractConv_gradInputs, 3, "AbstractConv3d_gradInputs")
-

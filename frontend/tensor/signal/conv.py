@@ -31,7 +31,9 @@ def conv2d(
     if w.ndim not in (2, 3):
         raise TypeError(f"signal.conv2d: filters must be a 2-D or 3-D tensor, got {w.ndim}-D")
     if border_mode not in ("valid", "full"):
-        raise ValueError(f"signal.conv2d: border_mode must be 'valid' or 'full', got {border_mode!r}")
+        raise ValueError(
+            f"signal.conv2d: border_mode must be 'valid' or 'full', got {border_mode!r}"
+        )
     x4 = basic.dimshuffle(x, ("x", "x", 0, 1) if x.ndim == 2 else (0, "x", 1, 2))
     w4 = basic.dimshuffle(w, ("x", "x", 0, 1) if w.ndim == 2 else (0, "x", 1, 2))
     out = abstract_conv.conv2d(x4, w4, border_mode=border_mode, subsample=tuple(subsample))
