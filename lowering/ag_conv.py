@@ -202,8 +202,8 @@ def _product(b: Builder, values: Sequence[Idx]) -> Idx:
 
 def _flat(b: Builder, ivs: Sequence[SSAValue], lengths: Sequence[Idx]) -> Idx:
     """The row-major position of `ivs` in an array of `lengths`."""
-    flat: Idx = 0
-    for iv, n in zip(ivs, lengths, strict=True):
+    flat: Idx = ivs[0]
+    for iv, n in zip(ivs[1:], lengths[1:], strict=True):
         flat = add(b, mul(b, flat, n), iv)
     return flat
 

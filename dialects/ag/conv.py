@@ -261,6 +261,10 @@ def _static_lengths(given: Sequence[int] | None, count: int) -> Shape:
     return tuple(given)
 
 
+def _operand_rank(t: Attribute) -> int:
+    return t.get_num_dims() if isinstance(t, TensorType) else 0
+
+
 def _result_rank(op: IRDLOperation, result: SSAValue, rank: int) -> TensorType:
     t = result.type
     if not isinstance(t, TensorType) or t.get_num_dims() != rank:
@@ -383,7 +387,7 @@ class ConvGradWeightsOp(ConvBase):
         )
 
     def verify_(self) -> None:
-        rank = len(self.sizes) + 2
+        rank = _operand_rank(self.input.type)
         _verify_sizes(self.name, self.sizes, rank - 2)
         rt = _result_rank(self, self.result, rank)
         kernel = tuple(rt.get_shape()[2:])
@@ -443,7 +447,7 @@ class ConvGradInputsOp(ConvBase):
         )
 
     def verify_(self) -> None:
-        rank = len(self.sizes) + 2
+        rank = _operand_rank(self.grad.type)
         _verify_sizes(self.name, self.sizes, rank - 2)
         rt = _result_rank(self, self.result, rank)
         sizes = tuple(rt.get_shape()[2:])
