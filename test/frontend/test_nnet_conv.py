@@ -358,3 +358,80 @@ def test_older_paths(backend: str) -> None:
     _close(sig, ref_conv(mv[None, None], kv[:, None])[0], 4)
     _close(abstract, ref_conv(X, W, pads=(2, 1), strides=(1, 2)), 24)
     assert gi.shape == (2, 4, 6, 5)
+
+
+def _upsampled_two_by_two(two_by_two: np.ndarray, ratio: int) -> np.ndarray:
+    """Theano's reference for bilinear upsampling of a 2x2 image (its test's
+    `get_upsampled_twobytwo_mat`): interpolation weights 0..ratio, edges repeated."""
+    kern = np.arange(ratio + 1)
+    up = two_by_two[:, :, :, :1] * kern[::-1] + two_by_two[:, :, :, 1:] * kern
+    up = up[:, :, :1, :] * kern[::-1][:, None] + up[:, :, 1:, :] * kern[:, None]
+    for _ in range((ratio - 1) // 2):
+        up = np.concatenate([up[:, :, :1, :], up, up[:, :, -1:, :]], axis=2)
+        up = np.concatenate([up[:, :, :, :1], up, up[:, :, :, -1:]], axis=3)
+    if ratio % 2 == 0:
+        up = np.concatenate([up, up[:, :, -1:, :]], axis=2)
+        up = np.concatenate([up, up[:, :, :, -1:]], axis=3)
+    return up / float(ratio) ** 2
+
+
+# Theano's test_fractional_bilinear_upsampling: channel 0 of the 3 (the others add 4, 8)
+FRACTIONAL = np.array(
+    [
+        [1.0, 1.2, 1.8, 2.0],
+        [1.28571429, 1.48571429, 2.08571429, 2.28571429],
+        [2.42857143, 2.62857143, 3.22857143, 3.42857143],
+        [3.0, 3.2, 3.8, 4.0],
+    ]
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bilinear_upsampling(backend: str) -> None:
+    two = np.array([[[[1, 2], [3, 4]]]], dtype="float64")
+    x = T.tensor4("x")
+    ratios = [2, 3, 4]
+    outputs = [ac.bilinear_upsampling(x, r, use_1D_kernel=one) for r in ratios for one in (1, 0)]
+    three = np.arange(1, 13, dtype="float64").reshape(1, 3, 2, 2)
+    outputs.append(ac.bilinear_upsampling(x, frac_ratio=((7, 4), (5, 3)), use_1D_kernel=False))
+    outputs += [ac.bilinear_kernel_1D(3, normalize=False), ac.bilinear_kernel_2D(2)]
+    fn = arignote.function([x], outputs[:-3], mode=mode(backend))
+    got = fn(two)
+    for i, r in enumerate(ratios):
+        np.testing.assert_allclose(got[2 * i], _upsampled_two_by_two(two, r), rtol=1e-12)
+        np.testing.assert_allclose(got[2 * i + 1], _upsampled_two_by_two(two, r), rtol=1e-12)
+    frac, k1, k2 = arignote.function([x], outputs[-3:], mode=mode(backend))(three)
+    for c in range(3):
+        np.testing.assert_allclose(frac[0, c], FRACTIONAL + 4 * c, rtol=1e-6)
+    np.testing.assert_array_equal(k1, [1, 2, 3, 2, 1])
+    np.testing.assert_allclose(k2, np.outer([1, 2, 1], [1, 2, 1]) / 4)
+    with pytest.raises(ValueError, match="1D kernel"):
+        ac.bilinear_upsampling(x, frac_ratio=(3, 2))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_separable_causal_assert_shape(backend: str) -> None:
+    rng = np.random.default_rng(13)
+    x, dw, pw = T.tensor4("x"), T.tensor4("dw"), T.tensor4("pw")
+    s, f = T.tensor3("s"), T.tensor3("f")
+    outputs = [
+        ac.separable_conv2d(x, dw, pw, num_channels=4, border_mode=1),
+        ac.causal_conv1d(s, f, filter_shape=(3, 2, 3), filter_dilation=2),
+        ac.assert_shape(x, (None, 4, 7, None), "x has the wrong shape"),
+    ]
+    fn = arignote.function([x, dw, pw, s, f], outputs, mode=mode(backend))
+    dwv = rng.uniform(-1, 1, (8, 1, 3, 3))  # depth multiplier 2
+    pwv = rng.uniform(-1, 1, (5, 8, 1, 1))
+    sv, fv = rng.uniform(-1, 1, (2, 2, 9)), rng.uniform(-1, 1, (3, 2, 3))
+    sep, causal, same = fn(X, dwv, pwv, sv, fv)
+    depthwise = ref_conv(X, dwv, pads=1, groups=4)
+    _close(sep, ref_conv(depthwise, pwv), 8 * 9 * 4)
+    # output t sees inputs t - 4, t - 2, t (dilation 2), zeros before the start
+    padded = np.pad(sv, [(0, 0), (0, 0), (4, 0)])
+    expected = ref_conv(padded[:, :, None], fv[:, :, None], dil=(1, 2))[:, :, 0]
+    _close(causal, expected, 6)
+    assert causal.shape == (2, 3, 9)
+    np.testing.assert_array_equal(same, X)
+    checked = arignote.function([x], outputs[2] * 2, mode=mode(backend))
+    with pytest.raises(ValueError, match="x has the wrong shape"):
+        checked(X[:, :3])

@@ -19,6 +19,7 @@ run time (`specify_shape`: a `ValueError` naming both shapes). `unshared=True`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -798,22 +799,42 @@ def causal_conv1d(
 # --- bilinear upsampling -----------------------------------------------------------------
 
 
-def bilinear_kernel_1D(ratio: int, normalize: bool = True) -> Variable:
-    """The 1-d bilinear interpolation kernel of `ratio`: `[1, 2, ..., ratio, ..., 2, 1]`
-    (length `2 * ratio - 1`), divided by `ratio` when `normalize`."""
+def bilinear_kernel_1D(ratio: Any, normalize: bool = True) -> Variable:
+    """The 1-d bilinear interpolation kernel of `ratio` (an int or an integer scalar):
+    `[1, 2, ..., ratio, ..., 2, 1]`, divided by `ratio` when `normalize` (floatX)."""
     from arignote import config
 
-    half = np.arange(1, ratio + 1, dtype=config.floatX)
-    kern = np.concatenate([half, half[-2::-1]])
+    half = subtensor.arange(1, basic.add(ratio, 1), dtype=config.floatX)
+    kern = subtensor.concatenate([half, subtensor.getitem(half, slice(-2, None, -1))])
     if normalize:
-        kern = kern / ratio
-    return basic.constant(kern.astype(config.floatX))
+        kern = basic.true_div(kern, basic.cast(basic.as_tensor_variable(ratio), config.floatX))
+    return kern
 
 
-def bilinear_kernel_2D(ratio: int, normalize: bool = True) -> Variable:
-    """The 2-d bilinear kernel: the outer product of `bilinear_kernel_1D` with itself."""
-    k = bilinear_kernel_1D(ratio, normalize)
-    return basic.dimshuffle(k, (0, "x")) * basic.dimshuffle(k, ("x", 0))
+def bilinear_kernel_2D(ratio: Any, normalize: bool = True) -> Variable:
+    """The 2-d bilinear kernel: the outer product of the 1-d kernels of the vertical and
+    horizontal ratios (`ratio` an int, an integer scalar or a pair)."""
+    vertical, horizontal = ratio if isinstance(ratio, tuple) else (ratio, ratio)
+    hkern = basic.dimshuffle(bilinear_kernel_1D(horizontal, normalize), ("x", 0))
+    vkern = basic.dimshuffle(bilinear_kernel_1D(vertical, normalize), (0, "x"))
+    return basic.mul(hkern, vkern)
+
+
+def _as_float(x: Variable) -> Variable:
+    """`x`, in floatX unless it is float32 or float64."""
+    from arignote import config
+
+    return x if x.dtype in ("float32", "float64") else _cast(x, config.floatX)
+
+
+def _edge_padded(x: Variable) -> tuple[Variable, Variable, Variable]:
+    """`x` as `(batch * channels, 1, rows + 2, columns + 2)` with its first and last rows
+    and columns repeated; and its row and column counts."""
+    rows, cols = basic.shape_i(x, 2), basic.shape_i(x, 3)
+    up = subtensor.reshape(x, (-1, 1, rows, cols))
+    up = subtensor.concatenate([up[:, :, :1, :], up, up[:, :, -1:, :]], axis=2)
+    up = subtensor.concatenate([up[:, :, :, :1], up, up[:, :, :, -1:]], axis=3)
+    return up, rows, cols
 
 
 def bilinear_upsampling(
@@ -824,13 +845,95 @@ def bilinear_upsampling(
     num_input_channels: Any = None,
     use_1D_kernel: bool = True,
 ) -> Variable:
-    """Not supported yet: Theano's bilinear upsampling (a NotImplementedError)."""
-    raise NotImplementedError("bilinear_upsampling is not supported yet")
+    """`input` `(batch, channels, rows, columns)` upsampled `ratio` times along both
+    spatial axes by bilinear interpolation (Theano's: edges repeated, then transposed
+    convolutions with the bilinear kernel, one 1-d kernel per axis or one 2-d kernel);
+    a `frac_ratio` goes to `frac_bilinear_upsampling`."""
+    if frac_ratio:
+        if use_1D_kernel:
+            raise ValueError(
+                "For fractional ratios 1D kernel method not implemented. You may want to "
+                "pass use_1D_kernel as False"
+            )
+        return frac_bilinear_upsampling(input, frac_ratio=frac_ratio)
+    if not _known(ratio) or ratio < 1:
+        raise ValueError(f"bilinear_upsampling: ratio must be a positive int, got {ratio!r}")
+    x = _as_float(_tensor("bilinear_upsampling", "input", input, 4))
+    r = int(ratio)
+    up, rows, cols = _edge_padded(x)
+    pad = 2 * r - (r - 1) // 2 - 1
+    if use_1D_kernel:
+        kern = basic.cast(bilinear_kernel_1D(r), x.dtype)
+        by_rows = conv2d_grad_wrt_inputs(
+            up,
+            basic.dimshuffle(kern, ("x", "x", 0, "x")),
+            (None, 1, rows * r, cols + 2),
+            border_mode=(pad, 0),
+            subsample=(r, 1),
+        )
+        out = conv2d_grad_wrt_inputs(
+            by_rows,
+            basic.dimshuffle(kern, ("x", "x", "x", 0)),
+            (None, 1, rows * r, cols * r),
+            border_mode=(0, pad),
+            subsample=(1, r),
+        )
+    else:
+        kern = basic.cast(bilinear_kernel_2D(r), x.dtype)
+        out = conv2d_grad_wrt_inputs(
+            up,
+            basic.dimshuffle(kern, ("x", "x", 0, 1)),
+            (None, 1, rows * r, cols * r),
+            border_mode=(pad, pad),
+            subsample=(r, r),
+        )
+    shape = (basic.shape_i(x, 0), basic.shape_i(x, 1), rows * r, cols * r)
+    return subtensor.reshape(out, shape)
+
+
+def _reduced(fraction: Any) -> tuple[int, int]:
+    if not (isinstance(fraction, tuple) and len(fraction) == 2 and all(map(_known, fraction))):
+        raise ValueError(f"frac_ratio: expected (numerator, denominator), got {fraction!r}")
+    p, q = int(fraction[0]), int(fraction[1])
+    if p < 1 or q < 1:
+        raise ValueError(f"frac_ratio: expected positive ints, got {fraction!r}")
+    d = math.gcd(p, q)
+    return p // d, q // d
+
+
+def _zeros_beside(kern: Variable, before: Any, after: Any, axis: int) -> Variable:
+    """`kern` with `before` and `after` zeros along `axis` (2 or 3)."""
+    shape = [basic.shape_i(kern, i) for i in range(4)]
+    parts = []
+    for n in (before, after):
+        shape[axis] = n
+        parts.append(subtensor.zeros(list(shape), dtype=kern.dtype))
+    return subtensor.concatenate([parts[0], kern, parts[1]], axis=axis)
 
 
 def frac_bilinear_upsampling(input: Any, frac_ratio: Any) -> Variable:
-    """Not supported: Theano's fractional-ratio bilinear upsampling."""
-    raise NotImplementedError("frac_bilinear_upsampling is not supported")
+    """`input` `(batch, channels, rows, columns)` upsampled by the fractional ratio
+    `frac_ratio` (`(numerator, denominator)`, or one such pair per axis) by bilinear
+    interpolation (Theano's construction: the padded bilinear kernel convolved with the
+    edge-padded input, dilated by the numerator, strided by the denominator)."""
+    if not isinstance(frac_ratio, tuple):
+        raise ValueError("frac_ratio must be a tuple")
+    if isinstance(frac_ratio[0], tuple):
+        (p0, q0), (p1, q1) = (_reduced(f) for f in frac_ratio)
+        ratio, stride = (p0, p1), (q0, q1)
+    else:
+        p, q = _reduced(frac_ratio)
+        ratio, stride = (p, p), (q, q)
+    x = _as_float(_tensor("frac_bilinear_upsampling", "input", input, 4))
+    up, rows, cols = _edge_padded(x)
+    double = [(2 * n - 1) * r + 1 for n, r in zip((rows, cols), ratio, strict=True)]
+    pad = [d // 2 for d in double]
+    kern = basic.cast(basic.dimshuffle(bilinear_kernel_2D(ratio), ("x", "x", 0, 1)), x.dtype)
+    kern = _zeros_beside(kern, pad[0], double[0] - pad[0], 2)
+    kern = _zeros_beside(kern, pad[1], double[1] - pad[1], 3)
+    out = conv2d(kern, up, subsample=stride, filter_dilation=ratio)
+    shape = (basic.shape_i(x, 0), basic.shape_i(x, 1), basic.shape_i(out, 2), basic.shape_i(out, 3))
+    return subtensor.reshape(out, shape)
 
 
 # --- the op classes, as Theano's users construct them ------------------------------------
