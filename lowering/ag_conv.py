@@ -95,6 +95,8 @@ def _out_lengths(
     for axis, (n, k) in enumerate(zip(sizes, kernel, strict=True)):
         s, d, q = p.strides[axis], p.dilations[axis], p.pads[axis]
         span = sub(b, add(b, n, 2 * q), add(b, mul(b, sub(b, k, 1), d), 1))
+        empty_message = f"{label}: the filters have an empty spatial axis {axis}: %d"
+        checks += _holds(empty_message, cmp(b, "sge", k, 1), k, k, (k,))
         fits = cmp(b, "sge", span, 0)
         message = (
             f"{label}: along spatial axis {axis}, the filter length %d (dilation {d}) does "

@@ -34,6 +34,9 @@ def _fail(op: ag.ConvBase, message: str) -> ValueError:
 def out_lengths(op: ag.ConvBase, sizes: Sequence[int], kernel: Sequence[int]) -> list[int]:
     """The output lengths (ValueError naming `op` when the kernel does not fit)."""
     p = op.params
+    for axis, k in enumerate(kernel):
+        if k < 1:
+            raise _fail(op, f"the filters have an empty spatial axis {axis}: {k}")
     outs = [
         ag.conv_out_length(n, k, s, d, q)
         for n, k, s, d, q in zip(sizes, kernel, p.strides, p.dilations, p.pads, strict=True)

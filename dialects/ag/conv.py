@@ -113,6 +113,8 @@ class ConvParams:
                 sizes, kernel, self.strides, self.dilations, self.pads, strict=True
             )
         ]
+        if any(k != DYNAMIC and k < 1 for k in kernel):
+            raise ValueError(f"the kernel {shape_str(kernel)} has an empty axis")
         if any(o != DYNAMIC and o < 1 for o in outs):
             raise ValueError(
                 f"the kernel {shape_str(kernel)} (dilated) does not fit the input "

@@ -297,6 +297,8 @@ def test_run_time_shape_errors(backend: str) -> None:
         fn(X, W)  # 4 input channels, filters take 4 per group of 2
     with pytest.raises(ValueError, match="fit"):
         fn(X[:, :, :2], WG)  # 3 rows of kernel, 2 rows of input
+    with pytest.raises(ValueError, match="empty spatial axis 1: 0"):
+        fn(X, WG[:, :, :, :0])
 
 
 def test_bad_arguments() -> None:

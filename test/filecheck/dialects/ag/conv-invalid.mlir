@@ -83,3 +83,10 @@ func.func @grad_inputs_filters(%g: tensor<?x3x6x6xf32>, %w: tensor<2x1x3x3xf32>,
   %0 = ag.conv_grad_inputs %g, %w[%h, %h] {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, groups = 1 : i64} : tensor<?x3x6x6xf32>, tensor<2x1x3x3xf32>, tensor<i64>, tensor<i64> -> tensor<?x1x8x8xf32>  // expected-error {{'ag.conv_grad_inputs' op filters 2x1x3x3 and output gradient ?x3x6x6 differ}}
   func.return
 }
+
+// -----
+
+func.func @conv_empty_kernel(%x: tensor<?x1x8x8xf32>, %w: tensor<2x1x0x3xf32>) {
+  %0 = ag.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, groups = 1 : i64} : tensor<?x1x8x8xf32>, tensor<2x1x0x3xf32> -> tensor<?x2x9x6xf32>  // expected-error {{'ag.conv' op the kernel 0x3 has an empty axis}}
+  func.return
+}
