@@ -437,3 +437,34 @@ def test_separable_causal_assert_shape(backend: str) -> None:
     checked = arignote.function([x], outputs[2] * 2, mode=mode(backend))
     with pytest.raises(ValueError, match="x has the wrong shape"):
         checked(X[:, :3])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_corr_wrappers(backend: str) -> None:
+    from arignote.tensor.nnet import corr, corr3d
+
+    rng = np.random.default_rng(14)
+    x, w, gy = T.tensor4("x"), T.tensor4("w"), T.tensor4("gy")
+    v, u = T.tensor5("v"), T.tensor5("u")
+    y = nnet.conv2d(x, w, filter_flip=False)
+    gx, gw = T.grad((y * gy).sum(), [x, w])
+    outputs = [
+        corr.CorrMM(border_mode=(1, 0), subsample=(2, 1))(x, w),
+        corr.CorrMM_gradWeights()(x, gy),
+        corr.CorrMM_gradInputs()(w, gy),
+        corr.CorrMM_gradWeights(subsample=(1, 1))(x, gy, shape=(3, 2)),
+        gx,
+        gw,
+        corr3d.Corr3dMM(subsample=(1, 2, 1))(v, u),
+    ]
+    fn = arignote.function([x, w, gy, v, u], outputs, mode=mode(backend))
+    vv, uv = rng.uniform(-1, 1, (1, 2, 4, 5, 4)), rng.uniform(-1, 1, (3, 2, 2, 2, 2))
+    gyv = rng.uniform(-1, 1, (2, 6, 5, 7))
+    fwd, by_weights, by_inputs, by_shape, gxv, gwv, c3 = fn(X, W, gyv, vv, uv)
+    _close(fwd, ref_conv(X, W, pads=(1, 0), strides=(2, 1), flip=False), 24)
+    np.testing.assert_allclose(by_weights, gwv, atol=1e-12)
+    np.testing.assert_allclose(by_shape, gwv, atol=1e-12)
+    np.testing.assert_allclose(by_inputs, gxv, atol=1e-12)
+    _close(c3, ref_conv(vv, uv, strides=(1, 2, 1), flip=False), 16)
+    with pytest.raises(ValueError, match="shape must be given"):
+        corr.CorrMM_gradInputs(subsample=(2, 2))(w, gy)
