@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, NoneAttr
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
+from arignote.dialects.ag.conv import pad_text
 from arignote.lowering import ag_scalar
 from arignote.lowering.ag_blas import (
     NO_TRANS,
@@ -83,6 +84,19 @@ GroupBody = Callable[[Builder, SSAValue, int], None]
 # --- shape rules -----------------------------------------------------------------------
 
 
+def _pad(b: Builder, op: ag.ConvBase, axis: int, kernel: Dim) -> Idx:
+    """The zeros `op` adds on each side of spatial `axis` for a kernel of length
+    `kernel` (`'half'` and `'full'` follow the kernel length, maybe known at run time
+    only)."""
+    p = op.params
+    pad, d = p.pads[axis], p.dilations[axis]
+    if pad == ag.PAD_HALF:
+        return div(b, add(b, mul(b, sub(b, kernel, 1), d), 1), 2)
+    if pad == ag.PAD_FULL:
+        return mul(b, sub(b, kernel, 1), d)
+    return pad
+
+
 def _out_lengths(
     b: Builder, op: ag.ConvBase, sizes: Sequence[Dim], kernel: Sequence[Dim]
 ) -> tuple[list[Idx], list[Check]]:
@@ -93,14 +107,14 @@ def _out_lengths(
     checks: list[Check] = []
     label = op_label(op)
     for axis, (n, k) in enumerate(zip(sizes, kernel, strict=True)):
-        s, d, q = p.strides[axis], p.dilations[axis], p.pads[axis]
-        span = sub(b, add(b, n, 2 * q), add(b, mul(b, sub(b, k, 1), d), 1))
+        s, d, q = p.strides[axis], p.dilations[axis], _pad(b, op, axis, k)
+        span = sub(b, add(b, n, mul(b, q, 2)), add(b, mul(b, sub(b, k, 1), d), 1))
         empty_message = f"{label}: the filters have an empty spatial axis {axis}: %d"
         checks += _holds(empty_message, cmp(b, "sge", k, 1), k, k, (k,))
         fits = cmp(b, "sge", span, 0)
         message = (
             f"{label}: along spatial axis {axis}, the filter length %d (dilation {d}) does "
-            f"not fit the input length %d padded by {q}"
+            f"not fit the input length %d padded by {pad_text(p.pads[axis])}"
         )
         checks += _holds(message, fits, k, n)
         outs.append(add(b, div(b, select(b, fits, span, 0), s), 1))
@@ -237,10 +251,9 @@ def _tap_positions(
     positions: list[SSAValue] = []
     inside: Cond = True
     for axis, (ki, oi) in enumerate(zip(k, o, strict=True)):
-        at = sub(
-            b, add(b, mul(b, oi, p.strides[axis]), mul(b, ki, p.dilations[axis])), p.pads[axis]
-        )
-        if p.pads[axis]:
+        pad = _pad(b, op, axis, g.kernel[axis])
+        at = sub(b, add(b, mul(b, oi, p.strides[axis]), mul(b, ki, p.dilations[axis])), pad)
+        if pad != 0:
             ok = both(b, cmp(b, "sge", at, 0), cmp(b, "slt", at, g.sizes[axis]))
             inside = both(b, inside, ok)
             at = select(b, ok, at, 0)

@@ -45,9 +45,17 @@ def out_lengths(op: ag.ConvBase, sizes: Sequence[int], kernel: Sequence[int]) ->
         raise _fail(
             op,
             f"the filters of spatial shape {tuple(kernel)} (dilation {list(p.dilations)}) do "
-            f"not fit the input of spatial shape {tuple(sizes)} padded by {list(p.pads)}",
+            f"not fit the input of spatial shape {tuple(sizes)} padded by "
+            f"{_pads(op, kernel)}",
         )
     return outs
+
+
+def _pads(op: ag.ConvBase, kernel: Sequence[int]) -> list[int]:
+    """The zeros added on each side of each spatial axis (`'half'` and `'full'` entries
+    resolved for `kernel`)."""
+    p = op.params
+    return [ag.resolve_pad(q, k, d) for q, k, d in zip(p.pads, kernel, p.dilations, strict=True)]
 
 
 def _check_groups(op: ag.ConvBase, channels: int, per_group: int, out_channels: int) -> None:
@@ -74,7 +82,7 @@ def _windows(op: ag.ConvBase, x: Array, kernel: Sequence[int], outs: Sequence[in
     """`(N, C, *out, *kernel)`: the input taps each output position sees."""
     p = op.params
     rank = len(kernel)
-    padded = np.pad(x, [(0, 0), (0, 0), *((q, q) for q in p.pads)])
+    padded = np.pad(x, [(0, 0), (0, 0), *((q, q) for q in _pads(op, kernel))])
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, p.dilations, strict=True)]
     view = sliding_window_view(padded, extent, axis=tuple(range(2, 2 + rank)))
     steps = (
@@ -126,7 +134,8 @@ def conv_grad_inputs(op: ag.ConvBase, gy: Array, w: Array, sizes: Sequence[int])
     outs = out_lengths(op, sizes, w.shape[2:])
     _check_grad(op, gy, gy.shape[0], w.shape[0], outs)
     channels = w.shape[1] * g
-    padded = [n + 2 * q for n, q in zip(sizes, p.pads, strict=True)]
+    pads = _pads(op, w.shape[2:])
+    padded = [n + 2 * q for n, q in zip(sizes, pads, strict=True)]
     gx = np.zeros((gy.shape[0], channels, *padded), dtype=gy.dtype)
     o = O_AXES[:rank]
     gyg, wg = _grouped(gy, g, 1), _grouped(w, g, 0)
@@ -137,7 +146,7 @@ def conv_grad_inputs(op: ag.ConvBase, gy: Array, w: Array, sizes: Sequence[int])
             for t, d, n, s in zip(tap, p.dilations, outs, p.strides, strict=True)
         )
         gx[(slice(None), slice(None), *where)] += part.reshape(gy.shape[0], channels, *outs)
-    crop = tuple(slice(q, q + n) for q, n in zip(p.pads, sizes, strict=True))
+    crop = tuple(slice(q, q + n) for q, n in zip(pads, sizes, strict=True))
     return np.ascontiguousarray(gx[(slice(None), slice(None), *crop)])
 
 

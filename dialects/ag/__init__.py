@@ -43,12 +43,15 @@ from arignote.dialects.ag.control import IfOp, YieldOp
 # --- convolution (issue 14, conv) ---
 from arignote.dialects.ag.conv import (
     CONV_OPS,
+    PAD_FULL,
+    PAD_HALF,
     ConvBase,
     ConvGradInputsOp,
     ConvGradWeightsOp,
     ConvOp,
     ConvParams,
     conv_out_length,
+    resolve_pad,
 )
 from arignote.dialects.ag.data_shapes import (  # shapes and indexing (issue 13 item 3)
     DATA_SHAPE_OPS,
@@ -269,6 +272,9 @@ __all__ = [
     "ConvOp",
     "ConvParams",
     "conv_out_length",
+    "PAD_FULL",
+    "PAD_HALF",
+    "resolve_pad",
     "PYTHON_OPS",
     "PythonOp",
     "DATA_SHAPE_OPS",

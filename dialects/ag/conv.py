@@ -6,9 +6,11 @@ f64): an input `(batch, channels, *spatial)`, filters `(out_channels, channels /
 groups, *kernel)` and an output `(batch, out_channels, *out)`. The properties are one
 entry per spatial axis: `strides` (Theano's `subsample`), `dilations`
 (`filter_dilation`) and `pads` (zeros added on both sides of the input, Theano's
-`border_mode` as numbers); `groups` splits the channels (`num_groups`). The ops
-*correlate* (no filter flip: the frontend flips the filters for Theano's
-`filter_flip=True`). Along an axis
+`border_mode`: a number, or `PAD_HALF` / `PAD_FULL` for `'half'` / `'full'`, whose
+padding `(dilation * (kernel - 1) + 1) // 2` / `dilation * (kernel - 1)` follows the
+kernel length, known at run time only for filters of dynamic shape); `groups` splits
+the channels (`num_groups`). The ops *correlate* (no filter flip: the frontend flips
+the filters for Theano's `filter_flip=True`). Along an axis
 
     out = (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
 
@@ -58,13 +60,36 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import DYNAMIC, Shape, _expect_result, shape_str
 
+PAD_HALF = -1
+"""A `pads` entry: Theano's `'half'`, `(dilation * (kernel - 1) + 1) // 2` zeros."""
+PAD_FULL = -2
+"""A `pads` entry: Theano's `'full'`, `dilation * (kernel - 1)` zeros."""
+
+
+_SENTINELS = {("pads", PAD_HALF), ("pads", PAD_FULL)}
+
+
+def resolve_pad(pad: int, kernel: int, dilation: int) -> int:
+    """The zeros a `pads` entry adds on each side for a kernel of length `kernel`."""
+    if pad == PAD_HALF:
+        return (dilation * (kernel - 1) + 1) // 2
+    if pad == PAD_FULL:
+        return dilation * (kernel - 1)
+    return pad
+
+
+def pad_text(pad: int) -> str:
+    """A `pads` entry for messages."""
+    return {PAD_HALF: "'half'", PAD_FULL: "'full'"}.get(pad, str(pad))
+
 
 def conv_out_length(size: int, kernel: int, stride: int, dilation: int, pad: int) -> int:
     """The output length along one axis (`DYNAMIC` if `size` or `kernel` is); may be
     below 1 for sizes that do not fit (the callers reject those)."""
     if DYNAMIC in (size, kernel):
         return DYNAMIC
-    return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    padding = resolve_pad(pad, kernel, dilation)
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
 def _merge(what: str, a: int, b: int) -> int:
@@ -93,7 +118,7 @@ class ConvParams:
 
     def check(self, rank: int) -> None:
         """ValueError unless there is one positive stride and dilation and one pad >= 0
-        per spatial axis and `groups` >= 1."""
+        (or `PAD_HALF`, `PAD_FULL`) per spatial axis and `groups` >= 1."""
         for what, values, least in (
             ("strides", self.strides, 1),
             ("dilations", self.dilations, 1),
@@ -101,7 +126,7 @@ class ConvParams:
         ):
             if len(values) != rank:
                 raise ValueError(f"{what} has {len(values)} entries for {rank} spatial axes")
-            if any(v < least for v in values):
+            if any(v < least and (what, v) not in _SENTINELS for v in values):
                 raise ValueError(f"{what} must be >= {least}, got {list(values)}")
         if self.groups < 1:
             raise ValueError(f"groups must be >= 1, got {self.groups}")
@@ -118,7 +143,7 @@ class ConvParams:
         if any(o != DYNAMIC and o < 1 for o in outs):
             raise ValueError(
                 f"the kernel {shape_str(kernel)} (dilated) does not fit the input "
-                f"{shape_str(sizes)} padded by {list(self.pads)}"
+                f"{shape_str(sizes)} padded by [{', '.join(map(pad_text, self.pads))}]"
             )
         return outs
 

@@ -83,6 +83,7 @@ CASES: list[tuple[str, dict[str, Any], np.ndarray, dict[str, Any]]] = [
     ("valid", {}, W, {}),
     ("full", {"border_mode": "full"}, W, {"pads": (2, 1)}),
     ("half", {"border_mode": "half"}, W, {"pads": (1, 1)}),
+    ("full-hinted", {"border_mode": "full", "filter_shape": (6, 4, 3, 2)}, W, {"pads": (2, 1)}),
     ("int", {"border_mode": 1}, W, {"pads": 1}),
     ("pair", {"border_mode": (2, 1)}, W, {"pads": (2, 1)}),
     ("asymmetric", {"border_mode": ((1, 2), 0)}, W, {"pads": ((1, 2), 0)}),

@@ -5,9 +5,10 @@ Every convolution is one of the `ag` conv ops (`dialects/ag/conv.py`): `ag.conv`
 correlates; `filter_flip=True` (a true convolution, the default) reverses the filters'
 spatial axes first. `border_mode` becomes zero padding: `'valid'` none, `'full'`
 `dilation * (k - 1)`, `'half'` `(dilation * (k - 1) + 1) // 2`, an int or a tuple of
-ints that many on both sides. A padding the op cannot hold (an asymmetric pair
-`(left, right)`, or `'half'`/`'full'` of filters whose length is only known at run
-time) is added to the input explicitly (zeros around it). Gradients are the other two
+ints that many on both sides (`'half'`/`'full'` of filters whose length is only known
+at run time: the op's `PAD_HALF`/`PAD_FULL`, resolved from the filter length). The
+asymmetric part of a pair `(left, right)` is added to the input explicitly (zeros
+around it). Gradients are the other two
 ops: with respect to the input `ag.conv_grad_inputs`, to the filters
 `ag.conv_grad_weights`; each op's gradient is again one of the three, so second
 derivatives work.
@@ -335,12 +336,23 @@ class _Conv:
         self.groups = int(num_groups)
         self.modes = _check_border_mode(name, border_mode, convdim)
 
-    def pads(self, kernel: Sequence[Any]) -> list[tuple[Any, Any]]:
-        """The (left, right) padding of each axis for the kernel lengths `kernel` (ints
-        or symbolic scalars)."""
-        return [
-            _pad_pair(m, k, d) for m, k, d in zip(self.modes, kernel, self.dilation, strict=True)
-        ]
+    def pads(self, kernel: Sequence[Any]) -> tuple[list[int], list[tuple[Any, Any]]]:
+        """Per axis, for the kernel lengths `kernel` (ints, or symbolic where unknown):
+        the symmetric padding the op takes (`ag.PAD_HALF` / `ag.PAD_FULL` for `'half'` /
+        `'full'` of a kernel length known only at run time), and the asymmetric rest,
+        added to the input explicitly."""
+        inside: list[int] = []
+        extra: list[tuple[Any, Any]] = []
+        for m, k, d in zip(self.modes, kernel, self.dilation, strict=True):
+            if isinstance(m, str) and m != "valid" and not _known(k):
+                inside.append(ag.PAD_HALF if m == "half" else ag.PAD_FULL)
+                extra.append((0, 0))
+                continue
+            left, right = _pad_pair(m, k, d)
+            common = min(left, right)
+            inside.append(int(common))
+            extra.append((left - common, right - common))
+        return inside, extra
 
 
 def _int_tuple(name: str, what: str, value: Any, count: int, least: int) -> tuple[int, ...]:
@@ -431,17 +443,6 @@ def _flip(w: Variable, convdim: int) -> Variable:
     return subtensor.getitem(w, (slice(None),) * 2 + (slice(None, None, -1),) * convdim)
 
 
-def _split_pads(pads: Sequence[tuple[Any, Any]]) -> tuple[list[int], list[tuple[Any, Any]]]:
-    """The symmetric padding the op takes per axis, and the rest, added explicitly."""
-    inside: list[int] = []
-    extra: list[tuple[Any, Any]] = []
-    for left, right in pads:
-        common = min(left, right) if _known(left) and _known(right) else 0
-        inside.append(int(common))
-        extra.append((left - common, right - common))
-    return inside, extra
-
-
 def _any_extra(extra: Sequence[tuple[Any, Any]]) -> bool:
     return any(not (_known(a) and a == 0 and _known(b) and b == 0) for a, b in extra)
 
@@ -489,7 +490,7 @@ def _conv(
     w = _hinted(c.name, "filter_shape", w, filter_shape)
     if filter_flip:
         w = _flip(w, c.convdim)
-    inside, extra = _split_pads(c.pads(_lengths(w, 2)))
+    inside, extra = c.pads(_lengths(w, 2))
     x = _pad_input(x, extra)
     _static_check(c, x, w, inside)
     return apply_op(ag.ConvOp(x.value, w.value, c.subsample, c.dilation, inside, c.groups))
@@ -560,7 +561,7 @@ def _grad_inputs(
         raise ValueError(f"{c.name}: the spatial lengths of input_shape must be known")
     if filter_flip:
         w = _flip(w, c.convdim)
-    inside, extra = _split_pads(c.pads(_lengths(w, 2)))
+    inside, extra = c.pads(_lengths(w, 2))
     padded = [n + a + b for n, (a, b) in zip(sizes, extra, strict=True)]
     values = [_size_value(c.name, n).value for n in padded]
     static = [int(n) if _known(n) else ag.DYNAMIC for n in padded]
@@ -589,7 +590,7 @@ def _grad_weights(
     kernel = [filter_shape[2 + i] for i in range(c.convdim)]
     if any(k is None for k in kernel):
         raise ValueError(f"{c.name}: the spatial lengths of filter_shape must be known")
-    inside, extra = _split_pads(c.pads(kernel))
+    inside, extra = c.pads(kernel)
     x = _pad_input(x, extra)
     values = [_size_value(c.name, k).value for k in kernel]
     static = [int(k) if _known(k) else ag.DYNAMIC for k in kernel]

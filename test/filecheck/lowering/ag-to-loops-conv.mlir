@@ -62,6 +62,26 @@ func.func @grad_inputs(%g: tensor<?x?x?x?xf64>, %w: tensor<?x?x?x?xf64>, %h: ten
 // CHECK-NEXT:      memref.store %[[NEW]], %out0[%[[I]], %{{.*}}, %[[POS]], %{{.*}}]
 // CHECK:         memref.dealloc %[[COL]] : memref<?x?xf64>
 
+// 'half' padding (pads = -1) of filters whose length is known at run time only: the
+// padding (k - 1) / 2 is computed from the filter length, and the im2col loads test
+// the bounds of that axis only.
+
+func.func @half(%x: tensor<?x?x?x?xf32>, %w: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %0 = ag.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: -1, 0>, groups = 1 : i64} : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  func.return %0 : tensor<?x?x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @half__shape(
+// CHECK-SAME:    "ag.conv: along spatial axis 0, the filter length %d (dilation 1) does not fit the input length %d padded by 'half'"
+// CHECK-LABEL: func.func @half(
+// CHECK:         scf.for
+// CHECK:           %[[PAD:.*]] = arith.divsi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[AT:.*]] = arith.subi %{{.*}}, %[[PAD]] : index
+// CHECK:           %[[LO:.*]] = arith.cmpi sge, %[[AT]]
+// CHECK-NEXT:      %[[HI:.*]] = arith.cmpi slt, %[[AT]]
+// CHECK:           memref.load %arg0
+// CHECK-NEXT:      arith.select
+
 // The BLAS functions are declared once, at the end of the module.
 // CHECK-DAG:   func.func private @scipy_cblas_sgemm(
 // CHECK-DAG:   func.func private @scipy_cblas_dgemm(

@@ -90,3 +90,10 @@ func.func @conv_empty_kernel(%x: tensor<?x1x8x8xf32>, %w: tensor<2x1x0x3xf32>) {
   %0 = ag.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, groups = 1 : i64} : tensor<?x1x8x8xf32>, tensor<2x1x0x3xf32> -> tensor<?x2x9x6xf32>  // expected-error {{'ag.conv' op the kernel 0x3 has an empty axis}}
   func.return
 }
+
+// -----
+
+func.func @conv_pads(%x: tensor<?x1x8x8xf32>, %w: tensor<2x1x3x3xf32>) {
+  %0 = ag.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: -3, 0>, groups = 1 : i64} : tensor<?x1x8x8xf32>, tensor<2x1x3x3xf32> -> tensor<?x2x6x6xf32>  // expected-error {{'ag.conv' op pads must be >= 0, got [-3, 0]}}
+  func.return
+}
