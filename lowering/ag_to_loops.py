@@ -88,6 +88,7 @@ from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
 from arignote.lowering import (  # noqa: F401 - register rules and kernels
+    ag_conv,  # convolution (issue 14, conv)
     ag_data_shapes,
     ag_extra_ops,
     ag_fused,

@@ -867,6 +867,7 @@ def make_interpreter(
     from arignote.runtime.control import AgControlFunctions  # its module imports this one
     from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_complex import AgComplexFunctions
+    from arignote.runtime.interpreter_conv import ConvFunctions  # convolution (issue 14)
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_random import RandomFunctions  # issue 14, mrg
@@ -882,6 +883,7 @@ def make_interpreter(
         RowwiseFunctions(),
         LapackFunctions(),
         RandomFunctions(),
+        ConvFunctions(),  # convolution (issue 14, conv)
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

@@ -39,6 +39,20 @@ from arignote.dialects.ag.base import (
 )
 from arignote.dialects.ag.complex import COMPLEX_OPS, ComplexOp, ImagOp, RealOp
 from arignote.dialects.ag.control import IfOp, YieldOp
+
+# --- convolution (issue 14, conv) ---
+from arignote.dialects.ag.conv import (
+    CONV_OPS,
+    PAD_FULL,
+    PAD_HALF,
+    ConvBase,
+    ConvGradInputsOp,
+    ConvGradWeightsOp,
+    ConvOp,
+    ConvParams,
+    conv_out_length,
+    resolve_pad,
+)
 from arignote.dialects.ag.data_shapes import (  # shapes and indexing (issue 13 item 3)
     DATA_SHAPE_OPS,
     AssertOp,
@@ -214,9 +228,13 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 )
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
-# nnet functions (issue 14): row-wise softmax and its gradient
 # custom ops (issue 13 item 8): Python code called from the graph
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
+
+# random streams (issue 14, mrg): MRG31k3p
+from arignote.dialects.ag.random import RANDOM_OPS, MrgBinomialOp, MrgUniformOp  # noqa: E402
+
+# nnet functions (issue 14): row-wise softmax and its gradient
 from arignote.dialects.ag.softmax import (  # noqa: E402
     SOFTMAX_OPS,
     XENT_OPS,
@@ -228,9 +246,6 @@ from arignote.dialects.ag.softmax import (  # noqa: E402
     SoftmaxXentPairOp,
     softmax_shape_source,
 )
-
-# random streams (issue 14, mrg): MRG31k3p
-from arignote.dialects.ag.random import RANDOM_OPS, MrgBinomialOp, MrgUniformOp  # noqa: E402
 
 Ag = Dialect(
     "ag",
@@ -261,6 +276,7 @@ Ag = Dialect(
         *EXTRA_OPS,
         *SOFTMAX_OPS,  # nnet functions (issue 14)
         *RANDOM_OPS,
+        *CONV_OPS,  # convolution (issue 14, conv)
     ],
     [],
 )
@@ -270,6 +286,17 @@ __all__ = [
     "RANDOM_OPS",
     "MrgBinomialOp",
     "MrgUniformOp",
+    # convolution (issue 14, conv)
+    "CONV_OPS",
+    "ConvBase",
+    "ConvGradInputsOp",
+    "ConvGradWeightsOp",
+    "ConvOp",
+    "ConvParams",
+    "conv_out_length",
+    "PAD_FULL",
+    "PAD_HALF",
+    "resolve_pad",
     "PYTHON_OPS",
     "PythonOp",
     "DATA_SHAPE_OPS",

@@ -601,3 +601,75 @@ def _softmax_xent_grad(
 
 
 RULES.update({ag.SoftmaxXentOp: _softmax_xent, ag.SoftmaxXentGradOp: _softmax_xent_grad})
+# --- convolution (issue 14, conv) ------------------------------------------------------
+#
+# The three conv ops are bilinear, and each one's partial derivatives are the other two
+# (with the same strides, dilations, pads and groups): so second derivatives are conv
+# ops again.
+
+
+def _conv_params(op: Operation) -> tuple[Any, ...]:
+    assert isinstance(op, ag.ConvBase)
+    p = op.params
+    return p.strides, p.dilations, p.pads, p.groups
+
+
+def _sizes_of(v: Variable) -> list[Any]:
+    return [T.shape_i(v, i).value for i in range(2, v.ndim)]
+
+
+def _static_of(v: Variable) -> list[int]:
+    return list(ag.value_shape(v.value)[2:])
+
+
+def _conv_inputs_grad(op: Operation, gy: Variable, w: Variable, like: Variable) -> Variable:
+    return apply_op(
+        ag.ConvGradInputsOp(gy.value, w.value, _sizes_of(like), *_conv_params(op),
+                            spatial=_static_of(like))
+    )
+
+
+def _conv_weights_grad(op: Operation, x: Variable, gy: Variable, like: Variable) -> Variable:
+    return apply_op(
+        ag.ConvGradWeightsOp(x.value, gy.value, _sizes_of(like), *_conv_params(op),
+                             kernel=_static_of(like))
+    )
+
+
+def _conv_forward(op: Operation, x: Variable, w: Variable) -> Variable:
+    return apply_op(ag.ConvOp(x.value, w.value, *_conv_params(op)))
+
+
+def _conv(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    x, w = inputs
+    g = T.cast(gz[0], outputs[0].dtype)
+    return [_conv_inputs_grad(op, g, w, x), _conv_weights_grad(op, x, g, w)]
+
+
+def _conv_grad_weights(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # gW = weights_grad(x, gy): d/dx = inputs_grad(gy, G), d/dgy = conv(x, G)
+    x, gy = inputs[0], inputs[1]
+    g = T.cast(gz[0], outputs[0].dtype)
+    terms = [_conv_inputs_grad(op, gy, g, x), _conv_forward(op, x, g)]
+    return terms + [None] * (len(inputs) - 2)
+
+
+def _conv_grad_inputs(
+    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
+):
+    # gX = inputs_grad(gy, w): d/dgy = conv(G, w), d/dw = weights_grad(G, gy)
+    gy, w = inputs[0], inputs[1]
+    g = T.cast(gz[0], outputs[0].dtype)
+    terms = [_conv_forward(op, g, w), _conv_weights_grad(op, g, gy, w)]
+    return terms + [None] * (len(inputs) - 2)
+
+
+RULES.update(
+    {
+        ag.ConvOp: _conv,
+        ag.ConvGradWeightsOp: _conv_grad_weights,
+        ag.ConvGradInputsOp: _conv_grad_inputs,
+    }
+)

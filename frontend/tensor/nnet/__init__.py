@@ -117,3 +117,92 @@ __all__ = [
     "softsign",
     "ultra_fast_sigmoid",
 ]
+
+# --- convolution (issue 14, conv) --------------------------------------------------------
+
+from typing import Any  # noqa: E402
+
+from arignote.graph import Variable  # noqa: E402
+from arignote.tensor.nnet import abstract_conv  # noqa: E402
+from arignote.tensor.nnet.abstract_conv import (  # noqa: E402
+    conv2d_grad_wrt_inputs,
+    conv3d,
+    separable_conv2d,
+)
+
+__all__ += [
+    "abstract_conv",
+    "conv2d",
+    "conv2d_grad_wrt_inputs",
+    "conv2d_transpose",
+    "conv3d",
+    "separable_conv2d",
+]
+
+
+def conv2d(
+    input: Any,
+    filters: Any,
+    input_shape: Any = None,
+    filter_shape: Any = None,
+    border_mode: Any = "valid",
+    subsample: Any = (1, 1),
+    filter_flip: bool = True,
+    image_shape: Any = None,
+    filter_dilation: Any = (1, 1),
+    num_groups: int = 1,
+    unshared: bool = False,
+    **kwargs: Any,
+) -> Variable:
+    """Theano's `nnet.conv2d`: `abstract_conv.conv2d` (see docs/nnet_conv.md), with the
+    deprecated `image_shape` alias of `input_shape`; other keyword arguments are
+    ignored with a warning, `imshp_logical`/`kshp_logical` are a ValueError."""
+    import warnings
+
+    if "imshp_logical" in kwargs or "kshp_logical" in kwargs:
+        raise ValueError(
+            "Keyword arguments 'imshp_logical' and 'kshp_logical' for conv2d are not "
+            "supported anymore"
+        )
+    if kwargs:
+        warnings.warn(
+            f"{list(kwargs)} are now deprecated in `tensor.nnet.abstract_conv.conv2d` "
+            "interface and will be ignored.",
+            stacklevel=2,
+        )
+    if image_shape is not None:
+        warnings.warn(
+            "The `image_shape` keyword argument to `tensor.nnet.conv2d` is deprecated, it "
+            "has been renamed to `input_shape`.",
+            stacklevel=2,
+        )
+        if input_shape is not None:
+            raise ValueError("input_shape and image_shape should not be provided at the same time.")
+        input_shape = image_shape
+    return abstract_conv.conv2d(
+        input, filters, input_shape, filter_shape, border_mode, subsample, filter_flip,
+        filter_dilation, num_groups, unshared,
+    )
+
+
+def conv2d_transpose(
+    input: Any,
+    filters: Any,
+    output_shape: Any,
+    filter_shape: Any = None,
+    border_mode: Any = "valid",
+    input_dilation: Any = (1, 1),
+    filter_flip: bool = True,
+    filter_dilation: Any = (1, 1),
+    num_groups: int = 1,
+    unshared: bool = False,
+) -> Variable:
+    """The transposed convolution: the gradient of `conv2d` with respect to its input,
+    `input` taking the output gradient's place; `filters` are `(input channels, output
+    channels, rows, columns)` and `input_dilation` is the forward `subsample`."""
+    return abstract_conv.conv2d_grad_wrt_inputs(
+        output_grad=input, filters=filters, input_shape=output_shape,
+        filter_shape=filter_shape, border_mode=border_mode, subsample=input_dilation,
+        filter_flip=filter_flip, filter_dilation=filter_dilation, num_groups=num_groups,
+        unshared=unshared,
+    )
