@@ -92,6 +92,7 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
     ag_extra_ops,
     ag_fused,
     ag_indexing,
+    ag_pool,  # pooling (issue 14 item 2)
     ag_rowwise,
     ag_scan,
 )

@@ -815,6 +815,7 @@ def make_interpreter(
     from arignote.runtime.interpreter_complex import AgComplexFunctions
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_lapack import LapackFunctions
+    from arignote.runtime.interpreter_pool import PoolFunctions  # pooling (issue 14)
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
 
@@ -826,6 +827,7 @@ def make_interpreter(
         AgComplexFunctions(),
         RowwiseFunctions(),
         LapackFunctions(),
+        PoolFunctions(),  # pooling (issue 14 item 2)
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

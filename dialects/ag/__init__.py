@@ -171,6 +171,22 @@ from arignote.dialects.ag.math import (
     SoftplusOp,
 )
 from arignote.dialects.ag.parallel import PARALLEL_OPS, ParallelForOp, ParallelWidthOp
+
+# --- pooling (issue 14 item 2, area pool) ---
+from arignote.dialects.ag.pool import (
+    AVERAGE_MODES,
+    POOL_MODES,
+    POOL_OPS,
+    TIES,
+    AveragePoolGradOp,
+    MaxPoolGradGradOp,
+    MaxPoolGradOp,
+    PoolBase,
+    PoolOp,
+    check_pool_parameters,
+    pooled_length,
+    pooled_shape,
+)
 from arignote.dialects.ag.reductions import (
     ReduceMaxOp,
     ReduceMinOp,
@@ -244,6 +260,7 @@ Ag = Dialect(
         *PARALLEL_OPS,
         *PYTHON_OPS,
         *EXTRA_OPS,
+        *POOL_OPS,  # pooling (issue 14 item 2)
     ],
     [],
 )
@@ -256,6 +273,20 @@ __all__ = [
     "FlatNonzeroOp",
     "SpecifyShapeOp",
     "specify_shape_shape",
+
+    # pooling (issue 14 item 2, area pool)
+    "AVERAGE_MODES",
+    "POOL_MODES",
+    "POOL_OPS",
+    "TIES",
+    "AveragePoolGradOp",
+    "MaxPoolGradGradOp",
+    "MaxPoolGradOp",
+    "PoolBase",
+    "PoolOp",
+    "check_pool_parameters",
+    "pooled_length",
+    "pooled_shape",
 
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",
