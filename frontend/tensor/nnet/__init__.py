@@ -113,3 +113,7 @@ def binary_crossentropy(output: Any, target: Any) -> Variable:
     first = basic.mul(t, basic.log(o))
     second = basic.mul(basic.sub(1, t), basic.log(basic.sub(1, o)))
     return basic.neg(basic.add(first, second))
+
+# --- pooling and neighbours (issue 14 item 2, area pool): Theano's submodule
+# theano.tensor.nnet.neighbours (images2neibs, neibs2images, Images2Neibs) ---
+from arignote.tensor.nnet import neighbours  # noqa: E402, F401
