@@ -262,6 +262,9 @@ class _PoolOpBase:
         ws_ = _parameter(ws, "ws", nd)
         stride_ = ws_ if stride is None else _parameter(stride, "stride", nd)
         pad_ = (0,) * nd if pad is None else _parameter(pad, "pad", nd)
+        for name, values in (("ws", ws_), ("stride", stride_)):
+            if min(values) < 1:
+                raise ValueError(f"{type(self).__name__}: {name} must be positive, got {values}")
         if check_pad and max(pad_) != 0 and not self.ignore_border:
             raise NotImplementedError("padding works only with ignore_border=True")
         if check_pad and any(p >= w for p, w in zip(pad_, ws_, strict=True)):
