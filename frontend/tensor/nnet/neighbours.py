@@ -2,12 +2,12 @@
 class `Images2Neibs`.
 
 `images2neibs` is a composition of tensor operations, no op of its own: the image axes
-are padded (zeros for `half` and `full`, the opposite border for `wrap_centered`), then
-for each of the `r * c` positions of a neighbourhood one strided slice takes that
-position of every neighbourhood, and the slices are stacked into the columns of the
-result. Its gradient is therefore the sum of the slices' gradients (in every mode;
-Theano has one for `valid` and `ignore_borders` only), and native code copies with
-vectorised loops.
+are padded with zeros for `half` and `full`, the positions of each neighbourhood's rows
+and columns are computed with `arange` (modulo the image's size for `wrap_centered`),
+and one advanced-indexing gather with the two broadcast position arrays reads every
+neighbourhood at once; a reshape makes the rows. Its gradient is therefore the
+scatter-add of that gather (in every mode; Theano has one for `valid` and
+`ignore_borders` only).
 
 `neib_shape` and `neib_step` must be known when the graph is built (ints or constant
 tensors). A `valid` (`half`, `full`) input whose image shape does not fit the
@@ -37,15 +37,23 @@ def _pair(value: Any, what: str) -> tuple[int, int]:
     if isinstance(value, TensorConstant):
         value = value.data
     elif isinstance(value, Variable):
-        raise NotImplementedError(
-            f"images2neibs: {what} must be known when the graph is built (ints or a "
-            f"constant), got the symbolic {value}"
-        )
+        _symbolic(value, what)
+    elif isinstance(value, list | tuple) and any(isinstance(v, Variable) for v in value):
+        value = [v.data if isinstance(v, TensorConstant) else _symbolic(v, what) for v in value]
     array = np.asarray(value)
     if array.dtype.kind not in "iu" or array.shape != (2,):
         raise TypeError(f"images2neibs: {what} must be two ints, got {value!r}")
     first, second = (int(v) for v in array)
     return first, second
+
+
+def _symbolic(value: Any, what: str) -> Any:
+    if isinstance(value, Variable):
+        raise NotImplementedError(
+            f"images2neibs: {what} must be known when the graph is built (ints or a "
+            f"constant), got the symbolic {value}"
+        )
+    return value
 
 
 class Images2Neibs:
@@ -87,8 +95,8 @@ class Images2Neibs:
             raise ValueError(f"neib_shape values <=0. Got {list(shape)}")
         if self.mode == "wrap_centered" and (shape[0] % 2 != 1 or shape[1] % 2 != 1):
             raise TypeError("Images2Neibs: in mode wrap_centered need patch with odd shapes")
-        padded, grid = _prepare(x, shape, step, self.mode)
-        return _gather(padded, shape, step, grid)
+        images, positions = _prepare(x, shape, step, self.mode)
+        return _gather(images, shape, positions)
 
 
 def _consistent(x: Variable, axis: int, shape: tuple[int, int], step: tuple[int, int], mode: str):
@@ -113,59 +121,62 @@ def _pad_zeros(x: Variable, widths: tuple[int, int]) -> Variable:
     return st.set_subtensor(T.zeros(shape, dtype=x.dtype)[region], x)
 
 
-def _wrap(x: Variable, widths: tuple[int, int]) -> Variable:
-    """`x` with `widths[k]` rows (columns) of the opposite border added on each side."""
-    for axis, w in zip((2, 3), widths, strict=True):
-        if w == 0:
-            continue
-        before = (slice(None),) * axis
-        head = st.getitem(x, before + (slice(-w, None),))
-        tail = st.getitem(x, before + (slice(None, w),))
-        x = st.concatenate([head, x, tail], axis=axis)
-    return x
+def _positions(count: Any, length: int, step: int, shift: int, wrap: Any = None) -> Variable:
+    """`(count, length)` image positions: row `a` of neighbourhood position `i` is
+    `a * step + i - shift` (modulo `wrap` when given)."""
+    starts = T.dimshuffle(T.arange(count) * step, 0, "x")
+    positions = starts + T.dimshuffle(T.arange(length) - shift, "x", 0)
+    return positions if wrap is None else positions % wrap
 
 
 def _prepare(
     x: Variable, shape: tuple[int, int], step: tuple[int, int], mode: str
-) -> tuple[Variable, list[Any]]:
-    """The padded images of `mode` and the number of neighbourhoods along each axis."""
+) -> tuple[Variable, list[Variable]]:
+    """The images to read (padded with zeros for `half` and `full`) and, per image axis,
+    the positions of each neighbourhood's rows (columns)."""
     if mode == "wrap_centered":
         for axis in (2, 3):
             fits = T.ge(x.shape[axis], shape[axis - 2])
-            x = check(
-                x,
-                fits,
-                "Images2Neibs: in wrap_centered mode, don't support image "
-                f"shapes smaller then the patch shapes: neib_shape={shape}",
+            message = (
+                "Images2Neibs: in wrap_centered mode, don't support image shapes smaller "
+                f"then the patch shapes: neib_shape={shape}"
             )
-        grid = [(x.shape[a] + step[a - 2] - 1) // step[a - 2] for a in (2, 3)]
-        return _wrap(x, (shape[0] // 2, shape[1] // 2)), grid
+            x = check(x, fits, message)
+        return x, [
+            _positions(
+                (x.shape[a] + step[a - 2] - 1) // step[a - 2],
+                shape[a - 2],
+                step[a - 2],
+                shape[a - 2] // 2,
+                x.shape[a],
+            )
+            for a in (2, 3)
+        ]
     if mode != "ignore_borders":
         for axis in (2, 3):
             x = _consistent(x, axis, shape, step, mode)
     widths = {"half": (shape[0] // 2, shape[1] // 2), "full": (shape[0] - 1, shape[1] - 1)}
     padded = _pad_zeros(x, widths.get(mode, (0, 0)))
-    grid = [T.maximum((padded.shape[a] - shape[a - 2]) // step[a - 2] + 1, 0) for a in (2, 3)]
-    return padded, grid
+    counts = [T.maximum((padded.shape[a] - shape[a - 2]) // step[a - 2] + 1, 0) for a in (2, 3)]
+    return padded, [_positions(counts[a - 2], shape[a - 2], step[a - 2], 0) for a in (2, 3)]
 
 
-def _gather(
-    x: Variable, shape: tuple[int, int], step: tuple[int, int], grid: list[Any]
-) -> Variable:
+def _gather(x: Variable, shape: tuple[int, int], positions: list[Variable]) -> Variable:
     """Row `((n * C + s) * gc + a) * gd + b`, column `i * c + j` of the result is
-    `x[n, s, a * step[0] + i, b * step[1] + j]`."""
-    columns = []
-    for i in range(shape[0]):
-        for j in range(shape[1]):
-            strided = st.getitem(
-                x, (slice(None), slice(None), slice(i, None, step[0]), slice(j, None, step[1]))
-            )
-            columns.append(
-                st.getitem(strided, (Ellipsis, slice(None, grid[0]), slice(None, grid[1])))
-            )
-    stacked = st.stack(*columns, axis=4)
-    rows = x.shape[0] * x.shape[1] * grid[0] * grid[1]
-    return st.reshape(stacked, T.stack([rows, shape[0] * shape[1]]), ndim=2)
+    `x[n, s, rows[a, i], cols[b, j]]`: one gather with broadcast index arrays into
+    `(n, s, a, b, i, j)`, then a reshape."""
+    rows, cols = positions
+    gathered = st.getitem(
+        x,
+        (
+            slice(None),
+            slice(None),
+            T.dimshuffle(rows, 0, "x", 1, "x"),
+            T.dimshuffle(cols, "x", 0, "x", 1),
+        ),
+    )
+    count = x.shape[0] * x.shape[1] * rows.shape[0] * cols.shape[0]
+    return st.reshape(gathered, T.stack([count, shape[0] * shape[1]]), ndim=2)
 
 
 def images2neibs(
