@@ -29,13 +29,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
 from arignote.lowering import ag_scalar, parallel_loops
-from arignote.lowering.ag_indexing import Idx, add, cmp, div, mul, select, smax, smin, sub
+from arignote.lowering.ag_indexing import (
+    Cond,
+    Idx,
+    add,
+    both,
+    cmp,
+    div,
+    mul,
+    select,
+    smax,
+    smin,
+    sub,
+)
 from arignote.lowering.ag_kernels import KERNELS
 from arignote.lowering.ag_shapes import (
     VALUE_SHAPE_RULES,
@@ -315,10 +328,77 @@ def _scatter(
         one_image(b, [])
 
 
+# --- gathers for disjoint windows: max_pool_grad, average_pool_grad ---------------------
+
+Term = Callable[[Builder, Sequence[SSAValue], list[SSAValue]], SSAValue]
+"""What the window at pooled indices gives the input position at indices (both full)."""
+
+
+def _disjoint(op: ag.PoolBase) -> bool:
+    """Whether each input position lies in at most one window (`stride >= ws`)."""
+    return all(s >= w for s, w in zip(op.stride_list, op.ws_list, strict=True))
+
+
+def _gather_grad(
+    b: Builder, op: ag.PoolBase, out: Buffer, pooled: Sequence[Dim], term: Term
+) -> None:
+    """`out[.., r] = term(window o of r)` where position `r` lies in window `o = (r +
+    pad) // stride` (with `(r + pad) % stride < ws` and `o` < the window count), else 0:
+    one pass writing each position once. The window index is clamped into range, so a
+    load never leaves its buffer; with no window at all the result is zeros."""
+    lead = len(out.dims) - op.nd
+    zero = ag_scalar.constant(b, 0, out.element_type)
+
+    def element(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        window: list[SSAValue] = list(ivs[:lead])
+        inside: Cond = True
+        for r, count, w, s, p in zip(
+            ivs[lead:], pooled[lead:], op.ws_list, op.stride_list, op.pad_list, strict=True
+        ):
+            q = add(inner, r, p)
+            o = div(inner, q, s)
+            fits = cmp(inner, "slt", sub(inner, q, mul(inner, o, s)), w)
+            last = sub(inner, count, 1)
+            inside = both(inner, inside, both(inner, fits, cmp(inner, "sle", o, last)))
+            window.append(as_index(inner, smin(inner, o, last)))
+        value = term(inner, window, list(ivs))
+        if inside is not True:
+            value = inner.insert(arith.SelectOp(_cond(inner, inside), value, zero)).result
+        store(inner, value, out, ivs)
+
+    nonempty: Cond = True
+    for count in pooled[lead:]:
+        nonempty = both(b, nonempty, cmp(b, "sgt", count, 0))
+    bounds = [as_index(b, d) for d in out.dims]
+    if nonempty is True:
+        _nest(b, bounds, element, 2)
+        return
+    gather, zeros = Block(), Block()
+    _nest(Builder(InsertPoint.at_end(gather)), bounds, element, 2)
+    loop_nest(Builder(InsertPoint.at_end(zeros)), bounds, lambda nb, ivs: store(nb, zero, out, ivs))
+    for block in (gather, zeros):
+        block.add_op(scf.YieldOp())
+    b.insert(scf.IfOp(_cond(b, nonempty), [], Region(gather), Region(zeros)))
+
+
+def _cond(b: Builder, c: Cond) -> SSAValue:
+    if isinstance(c, bool):
+        return b.insert(arith.ConstantOp.from_int_and_width(int(c), 1)).result
+    return c
+
+
 def emit_max_pool_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     assert isinstance(op, ag.MaxPoolGradOp)
     x, maximum, gz = ins
     zero = ag_scalar.constant(b, 0, x.element_type)
+    if _disjoint(op):
+
+        def term(nb: Builder, window: Sequence[SSAValue], at: list[SSAValue]) -> SSAValue:
+            hit = _is_max(nb, load(nb, x, at), load(nb, maximum, window))
+            return nb.insert(arith.SelectOp(hit, load(nb, gz, window), zero)).result
+
+        _gather_grad(b, op, out, maximum.dims, term)
+        return
 
     def share(nb: Builder, ivs: Sequence[SSAValue], _: object) -> SSAValue:
         return load(nb, gz, ivs)
@@ -345,6 +425,14 @@ def emit_average_pool_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence
     def test(nb: Builder, ivs: Sequence[SSAValue], at: Sequence[SSAValue], g: SSAValue):
         return g
 
+    if _disjoint(op):
+
+        def term(nb: Builder, window: Sequence[SSAValue], at: list[SSAValue]) -> SSAValue:
+            bounds = window_bounds(nb, op, window[lead:], x.dims[lead:])
+            return share(nb, window, bounds)
+
+        _gather_grad(b, op, out, gz.dims, term)
+        return
     _scatter(b, op, out, gz.dims, share, test)
 
 

@@ -44,7 +44,11 @@ OPTIONS = [
     ((3, 3), (3, 3), (0, 0), False),
     ((2, 2), (3, 1), (1, 0), True),
     ((9, 2), (1, 1), (0, 0), False),
+    ((2, 2), (3, 2), (1, 1), True),
 ]
+# the gradients: overlapping windows (native code scatters) and disjoint ones, with
+# padding and partial windows (native code gathers)
+GRAD_OPTIONS = [OPTIONS[1], OPTIONS[2], OPTIONS[3], OPTIONS[6]]
 
 
 def mode(backend: str) -> arignote.Mode:
@@ -187,24 +191,27 @@ def test_empty_and_small_images(backend: str) -> None:
     window without; an empty batch gives an empty result."""
     x = T.dtensor4("x")
     outs = [pool_2d(x, (4, 4), True), pool_2d(x, (4, 4), False)]
-    f = arignote.function([x], outs, mode=mode(backend))
+    grads = [arignote.grad(T.sum(y), x) for y in outs]
+    f = arignote.function([x], outs + grads, mode=mode(backend))
     value = np.random.RandomState(3).randn(2, 1, 3, 2)
-    small, partial = f(value)
+    small, partial, no_grad, grad = f(value)
     assert small.shape == (2, 1, 0, 0)
     np.testing.assert_array_equal(partial[..., 0, 0], value.max(axis=(2, 3)))
+    np.testing.assert_array_equal(no_grad, np.zeros_like(value))
+    np.testing.assert_array_equal(grad, value == value.max(axis=(2, 3), keepdims=True))
     empty = f(np.zeros((0, 3, 5, 5)))
-    assert [r.shape for r in empty] == [(0, 3, 1, 1), (0, 3, 2, 2)]
+    assert [r.shape for r in empty] == [(0, 3, 1, 1), (0, 3, 2, 2), (0, 3, 5, 5), (0, 3, 5, 5)]
 
 
 # --- gradients -----------------------------------------------------------------------
 
 
 def _all_pools(x: Any) -> Any:
-    """Every mode, with padding and strides, and with partial windows (no
-    ignore_border), pooled and flattened into one vector (one verify_grad)."""
+    """Every mode and gradient option pooled and flattened into one vector (one
+    verify_grad)."""
     parts = [
         T.flatten(pool_2d(x, ws, ib, st, pad, how))
-        for (ws, st, pad, ib), how in itertools.product(OPTIONS[1:3], MODES)
+        for (ws, st, pad, ib), how in itertools.product(GRAD_OPTIONS, MODES)
     ]
     return T.concatenate(parts)
 
@@ -225,6 +232,7 @@ def test_gradient_matches_reference(backend: str) -> None:
     rng = np.random.RandomState(5)
     value = rng.randn(2, 2, 7, 6)
     cases = [((3, 2), (2, 1), (1, 1), True), ((2, 3), (1, 2), (0, 0), False)]
+    cases += [((2, 2), (3, 2), (1, 1), True), ((3, 3), None, (0, 0), False)]
     outs = []
     for ws, st, pad, ib in cases:
         y = pool_2d(x, ws, ib, st, pad, "max")
