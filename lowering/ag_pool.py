@@ -15,10 +15,12 @@ and `hi = start + ws`, a loop of a constant `ws` trips that LLVM unrolls.
   sum of `eval` where `input == output` (with `ties = "first"` also a flag: only the
   first such position counts). Averages divide by `hi - lo` per axis
   (`average_exc_pad`) or by `min(start + ws, h + pad) - start` (`average_inc_pad`).
-- `max_pool_grad`, `average_pool_grad`: a scatter per leading position (an image): the
-  image's gradient is zeroed, then each window adds its output gradient (where `input
-  == output`, or divided by the window's count) to its positions. Images are independent,
-  so the leading axes run in parallel.
+- `max_pool_grad`, `average_pool_grad`: with disjoint windows (`stride >= ws` on every
+  axis) a gather per input position, which lies in at most the window `(r + pad) //
+  stride`: one pass writing each position once. Otherwise a scatter per leading
+  position (an image): the image's gradient is zeroed, then each window adds its output
+  gradient (where `input == output`, or divided by the window's count) to its positions.
+  Images are independent, so the leading axes run in parallel.
 
 The shape rules compute the pooled lengths (`ag.pooled_length` in index arithmetic) and
 check that the gradient operands have them.

@@ -54,12 +54,13 @@ func.func @average_pool(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
 // CHECK-NEXT:      %[[AVG:.*]] = arith.divf %[[SUM]], %[[F]] : f64
 // CHECK-NEXT:      memref.store %[[AVG]], %out0
 
-// The max pool's gradient: per image (leading position), the image's gradient is zeroed,
-// then each window adds its output gradient where the input equals the window's maximum.
-// The shape function checks that output and grad have the pooled input's shape.
+// The max pool's gradient with overlapping windows (stride 1 < ws 2): per image (leading
+// position), the image's gradient is zeroed, then each window adds its output gradient
+// where the input equals the window's maximum. The shape function checks that output and
+// grad have the pooled input's shape.
 
 func.func @max_pool_grad(%x: tensor<?x?x?xf32>, %y: tensor<?x?x?xf32>, %g: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
-  %0 = ag.max_pool_grad %x, %y, %g {ws = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0>, ignore_border = true, mode = "max"} : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  %0 = ag.max_pool_grad %x, %y, %g {ws = array<i64: 2, 2>, stride = array<i64: 1, 1>, pad = array<i64: 0, 0>, ignore_border = true, mode = "max"} : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
   func.return %0 : tensor<?x?x?xf32>
 }
 
@@ -77,3 +78,28 @@ func.func @max_pool_grad(%x: tensor<?x?x?xf32>, %y: tensor<?x?x?xf32>, %g: tenso
 // CHECK-NEXT:          %[[OLD:.*]] = memref.load %out0[%[[N]], %[[R]], %[[C]]]
 // CHECK-NEXT:          %[[NEW:.*]] = arith.addf %[[OLD]], %[[TERM]] : f32
 // CHECK-NEXT:          memref.store %[[NEW]], %out0[%[[N]], %[[R]], %[[C]]]
+
+// With disjoint windows (stride >= ws) the gradient is a gather: position r reads window
+// min(r // stride, count - 1), kept when r % stride < ws and r // stride < count; each
+// position is written once. With no window along an axis the result is zeros.
+
+func.func @max_pool_grad_disjoint(%x: tensor<?x?x?xf32>, %y: tensor<?x?x?xf32>, %g: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = ag.max_pool_grad %x, %y, %g {ws = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0>, ignore_border = true, mode = "max"} : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  func.return %0 : tensor<?x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @max_pool_grad_disjoint(
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:                 %[[O:.*]] = arith.divsi %[[R]], %{{.*}} : index
+// CHECK:                 %[[XV:.*]] = memref.load %arg0[%[[N]], %[[R]], %[[C]]]
+// CHECK-NEXT:            %[[TOP:.*]] = memref.load %arg1[%[[N]], %{{.*}}, %{{.*}}]
+// CHECK-NEXT:            %[[HIT:.*]] = arith.cmpf oeq, %[[XV]], %[[TOP]] : f32
+// CHECK-NEXT:            %[[GZ:.*]] = memref.load %arg2[%[[N]], %{{.*}}, %{{.*}}]
+// CHECK-NEXT:            %[[TERM:.*]] = arith.select %[[HIT]], %[[GZ]], %{{.*}} : f32
+// CHECK-NEXT:            %[[KEPT:.*]] = arith.select %{{.*}}, %[[TERM]], %{{.*}} : f32
+// CHECK-NEXT:            memref.store %[[KEPT]], %out0[%[[N]], %[[R]], %[[C]]]
+// CHECK:         } else {
+// CHECK:               memref.store %{{.*}}, %out0
