@@ -355,6 +355,13 @@ def test_op_classes() -> None:
     node = Pool(True).make_node(x, (2, 2))
     assert node.outputs[0].ndim == 4
     assert isinstance(pool.AveragePoolGrad(True, "sum"), PoolGrad)
+    # the graph's views are named as Theano prints its nodes
+    y = pool_2d(x, (2, 2), True, mode="sum")
+    assert str(y.owner.op) == "Pool{ignore_border=True, mode='sum', ndim=2}"
+    g = arignote.grad(T.sum(pool_2d(x, (2, 2), False)), x)
+    assert str(g.owner.op) == "MaxPoolGrad{ignore_border=False, mode='max', ndim=2}"
+    rop = MaxPoolRop(True)(x, x, (2, 2))
+    assert str(rop.owner.op) == "MaxPoolRop{ignore_border=True, mode='max', ndim=2}"
 
 
 def test_deprecated_arguments() -> None:
