@@ -332,6 +332,42 @@ def test_r_op(backend: str) -> None:
 
 # --- the op classes, out_shape, arguments and errors ----------------------------------
 
+# Theano's test_DownsampleFactorMaxStride: window, stride, ignore_border, input shape,
+# output shape (rank 1 to 5, windows of 1 to 3 axes, larger than the stride or not)
+THEANO_SHAPES = [
+    ((1, 1), (5, 7), True, (4, 10, 16, 16), (4, 10, 4, 3)),
+    ((1, 1), (5, 7), False, (4, 10, 16, 16), (4, 10, 4, 3)),
+    ((3, 3), (1, 1), True, (4, 10, 16, 16), (4, 10, 14, 14)),
+    ((3, 3), (5, 7), True, (4, 10, 16, 16), (4, 10, 3, 2)),
+    ((3, 3), (1, 1), False, (4, 10, 16, 16), (4, 10, 14, 14)),
+    ((3, 3), (3, 3), False, (4, 10, 16, 16), (4, 10, 6, 6)),
+    ((3, 3), (5, 7), False, (4, 10, 16, 16), (4, 10, 4, 3)),
+    ((5, 3), (3, 3), True, (4, 10, 16, 16), (4, 10, 4, 5)),
+    ((5, 3), (3, 3), False, (4, 10, 16, 16), (4, 10, 5, 6)),
+    ((16, 16), (5, 7), True, (4, 10, 16, 16), (4, 10, 1, 1)),
+    ((16, 16), (1, 1), False, (4, 10, 16, 16), (4, 10, 1, 1)),
+    ((3,), (5,), True, (16,), (3,)),
+    ((5,), (3,), True, (2, 3, 16), (2, 3, 4)),
+    ((5, 1, 3), (3, 3, 3), True, (2, 16, 16, 16), (2, 4, 6, 5)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_theano_output_shapes(backend: str) -> None:
+    """`Pool.out_shape` and the compiled pools give the shapes of Theano's table."""
+    inputs, outs = [], []
+    for k, (ws, st, ib, shape, expected) in enumerate(THEANO_SHAPES):
+        assert Pool.out_shape(shape, ws, ib, st, ndim=len(ws)) == list(expected)
+        x = T.TensorType("float64", (False,) * len(shape))(f"x{k}")
+        inputs.append(x)
+        outs.append(Pool(ib, "max", len(ws))(x, ws, st))
+    rng = np.random.RandomState(10)
+    values = [rng.rand(*case[3]) for case in THEANO_SHAPES]
+    results = arignote.function(inputs, outs, mode=mode(backend))(*values)
+    for (ws, st, ib, _, expected), value, got in zip(THEANO_SHAPES, values, results, strict=True):
+        assert got.shape == expected
+        np.testing.assert_array_equal(got, reference_pool(value, ws, st, (0,) * len(ws), ib, "max"))
+
 
 def test_out_shape() -> None:
     assert Pool.out_shape((2, 3, 7, 5), (2, 2)) == [2, 3, 4, 3]
