@@ -1111,3 +1111,32 @@ class Assert(Op):
 
 
 _OP_VIEWS.update({ag.SpecifyShapeOp: SpecifyShape, ag.AssertOp: Assert, ag.FlatNonzeroOp: Nonzero})
+
+
+# pooling (issue 14 item 2, area pool): Theano's Pool, MaxPoolGrad, AveragePoolGrad,
+# DownsampleFactorMaxGradGrad and MaxPoolRop
+
+
+class Pool(Op):
+    """`Pool{ignore_border=True, mode='max', ndim=2}` (`ag.pool`; also the views of the
+    pooling gradients, named after Theano's classes)."""
+
+    def _theano_name(self) -> str:
+        op = self.ir_op
+        if isinstance(op, ag.MaxPoolGradGradOp):
+            return "MaxPoolRop" if op.first_only else "DownsampleFactorMaxGradGrad"
+        if isinstance(op, ag.MaxPoolGradOp):
+            return "MaxPoolGrad"
+        return "AveragePoolGrad" if isinstance(op, ag.AveragePoolGradOp) else "Pool"
+
+    @property
+    def props(self) -> str:
+        op = self.ir_op
+        assert isinstance(op, ag.PoolBase)
+        return f"ignore_border={op.ignore_border_value}, mode='{op.mode_value}', ndim={op.nd}"
+
+    def __str__(self) -> str:
+        return f"{self._theano_name()}{{{self.props}}}"
+
+
+_OP_VIEWS.update({cls: Pool for cls in ag.POOL_OPS})

@@ -93,6 +93,7 @@ from arignote.lowering import (  # noqa: F401 - register rules and kernels
     ag_extra_ops,
     ag_fused,
     ag_indexing,
+    ag_pool,  # pooling (issue 14 item 2)
     ag_random,  # random streams (issue 14, mrg)
     ag_rowwise,
     ag_scan,

@@ -870,6 +870,7 @@ def make_interpreter(
     from arignote.runtime.interpreter_conv import ConvFunctions  # convolution (issue 14)
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
     from arignote.runtime.interpreter_lapack import LapackFunctions
+    from arignote.runtime.interpreter_pool import PoolFunctions  # pooling (issue 14)
     from arignote.runtime.interpreter_random import RandomFunctions  # issue 14, mrg
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
@@ -884,6 +885,7 @@ def make_interpreter(
         LapackFunctions(),
         RandomFunctions(),
         ConvFunctions(),  # convolution (issue 14, conv)
+        PoolFunctions(),  # pooling (issue 14 item 2)
         AgControlFunctions(),
         FusedFunctions(),
         FuncFunctions(),

@@ -185,6 +185,22 @@ from arignote.dialects.ag.math import (
     SoftplusOp,
 )
 from arignote.dialects.ag.parallel import PARALLEL_OPS, ParallelForOp, ParallelWidthOp
+
+# --- pooling (issue 14 item 2, area pool) ---
+from arignote.dialects.ag.pool import (
+    AVERAGE_MODES,
+    POOL_MODES,
+    POOL_OPS,
+    TIES,
+    AveragePoolGradOp,
+    MaxPoolGradGradOp,
+    MaxPoolGradOp,
+    PoolBase,
+    PoolOp,
+    check_pool_parameters,
+    pooled_length,
+    pooled_shape,
+)
 from arignote.dialects.ag.reductions import (
     ReduceMaxOp,
     ReduceMinOp,
@@ -277,6 +293,7 @@ Ag = Dialect(
         *SOFTMAX_OPS,  # nnet functions (issue 14)
         *RANDOM_OPS,
         *CONV_OPS,  # convolution (issue 14, conv)
+        *POOL_OPS,  # pooling (issue 14 item 2)
     ],
     [],
 )
@@ -315,6 +332,20 @@ __all__ = [
     "SoftmaxXentOp",
     "SoftmaxXentPairOp",
     "softmax_shape_source",
+    # pooling (issue 14 item 2, area pool)
+    "AVERAGE_MODES",
+    "POOL_MODES",
+    "POOL_OPS",
+    "TIES",
+    "AveragePoolGradOp",
+    "MaxPoolGradGradOp",
+    "MaxPoolGradOp",
+    "PoolBase",
+    "PoolOp",
+    "check_pool_parameters",
+    "pooled_length",
+    "pooled_shape",
+
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",
     "EXTRA_OPS",

@@ -493,6 +493,18 @@ def _sort(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: li
 
 RULES.update({ag.CumSumOp: _cumulative, ag.CumProdOp: _cumulative, ag.SortOp: _sort})
 
+# --- pooling (issue 14 item 2, area pool): Theano's Pool, MaxPoolGrad, AveragePoolGrad and
+# DownsampleFactorMaxGradGrad gradients (see arignote.tensor.signal.pool) ---------------
+
+
+def _pooling(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    from arignote.tensor.signal.pool import GRAD_RULES
+
+    return GRAD_RULES[type(op)](op, inputs, outputs, gz)
+
+
+RULES.update({cls: _pooling for cls in ag.POOL_OPS})
+
 # --- complex numbers (issue 13 item 2, dtypes) -------------------------------------------
 #
 # Theano's convention: the gradient of a real cost C with respect to a complex z = x + iy

@@ -112,4 +112,8 @@ def r_rule(op: Operation) -> RRule | None:
         return _linear
     if isinstance(op, _ELEMENTWISE) and type(op) in RULES:
         return _elementwise
+    if isinstance(op, ag.PoolOp):  # pooling (issue 14 item 2): Theano's Pool.R_op
+        from arignote.tensor.signal.pool import pool_r_op
+
+        return pool_r_op
     return None

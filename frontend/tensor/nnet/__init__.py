@@ -206,3 +206,8 @@ def conv2d_transpose(
         filter_flip=filter_flip, filter_dilation=filter_dilation, num_groups=num_groups,
         unshared=unshared,
     )
+
+
+# --- pooling and neighbours (issue 14 item 2, area pool): Theano's submodule
+# theano.tensor.nnet.neighbours (images2neibs, neibs2images, Images2Neibs) ---
+from arignote.tensor.nnet import neighbours  # noqa: E402, F401
