@@ -60,7 +60,7 @@ def progress(total: int, quiet: bool, desc: str = "epochs"):
 def plot_curves(path: str | os.PathLike[str], curves: Mapping[str, Sequence[float]],
                 title: str, xlabel: str = "epoch", ylabel: str = "loss",
                 secondary: Mapping[str, Sequence[float]] | None = None,
-                secondary_label: str = "error (%)") -> Path:
+                secondary_label: str = "error (%)", logy: bool = False) -> Path:
     """Write a PNG of `curves` (and of `secondary` on a right-hand axis); its path."""
     import matplotlib
 
@@ -70,6 +70,8 @@ def plot_curves(path: str | os.PathLike[str], curves: Mapping[str, Sequence[floa
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
     for label, ys in curves.items():
         ax.plot(np.arange(1, len(ys) + 1), ys, label=label)
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

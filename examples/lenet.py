@@ -17,8 +17,8 @@ images for training, 297 for validation, 500 for the test; the test error report
 the one at the epoch of the best validation error.
 
 Accuracy reached (test set): the defaults (`--epochs 20 --nkerns 20 50 --hidden 500
-X
---hidden 100`) reaches >= 85 %.
+--batch 20 --lr 0.1`) reach about 99 %; the tests' small run (`--epochs 4 --nkerns 6 16
+--hidden 100`) reaches >= 85 % (about 95 %).
 
     python examples/lenet.py [--epochs 20] [--nkerns 20 50] [--hidden 500] [--batch 20]
                              [--lr 0.1] [--plot lenet_loss.png] [--quiet]
