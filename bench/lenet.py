@@ -178,19 +178,38 @@ def jax_build(x, labels, params):
     return step, float(step())
 
 
+def _pytensor_conv2d(pt):
+    """PyTensor's cross-correlation of (B, C, H, W) images with (O, C, kh, kw) filters:
+    Theano's `conv2d(..., filter_flip=False)` where PyTensor still has it (2.x), else
+    (PyTensor 3, which dropped `abstract_conv`) its batched `signal.convolve2d` over
+    broadcast (B, 1, C) x (1, O, C) planes, summed over C, with flipped filters."""
+    try:
+        from pytensor.tensor.conv.abstract_conv import conv2d
+    except ImportError:
+        from pytensor.tensor.signal import convolve2d
+
+        def conv2d(h, w):
+            planes = convolve2d(h.dimshuffle(0, "x", 1, 2, 3),
+                                w[:, :, ::-1, ::-1].dimshuffle("x", 0, 1, 2, 3), mode="valid")
+            return planes.sum(axis=2)
+
+        return conv2d
+    return lambda h, w: conv2d(h, w, filter_flip=False)
+
+
 def pytensor_build(x, labels, params):
     pytensor = optional_import("pytensor")
     if pytensor is None:
         return None
     import pytensor.tensor as pt
-    from pytensor.tensor.conv.abstract_conv import conv2d
 
     batch, _, side, _ = x.shape
     shared = [pytensor.shared(p.copy()) for p in params]
     w0, b0, w1, b1, w2, b2, w3, b3 = shared
+    conv2d = _pytensor_conv2d(pt)
 
     def conv_pool_tanh(h, w, b, n):
-        c = conv2d(h, w, filter_flip=False)
+        c = conv2d(h, w)
         m = w.get_value().shape[0]
         pooled = c.reshape((batch, m, n // 2, 2, n // 2, 2)).max(axis=(3, 5))
         return pt.tanh(pooled + b.dimshuffle("x", 0, "x", "x"))

@@ -71,13 +71,14 @@ def _checked(x, labels, loss, masks, params) -> tuple[float, float]:
     return float(loss), numpy_loss(x, labels, params, masks)
 
 
-def _theano_style_graph(T, xs, ys, shared, srng):
-    """The Theano idiom: `h * srng.binomial(h.shape, p=keep) / keep` after each layer."""
+def _theano_style_graph(T, xs, shared, draw):
+    """The Theano idiom: `h * srng.binomial(h.shape, p=keep) / keep` after each layer
+    (`draw(shape)` is the float32 binomial draw)."""
     w1, b1, w2, b2, w3, b3 = shared
     masks = []
 
     def dropout(h):
-        mask = srng.binomial(size=h.shape, n=1, p=KEEP, dtype="float32")
+        mask = draw(h.shape)
         masks.append(mask)
         return h * mask / np.float32(KEEP)
 
@@ -93,7 +94,9 @@ def arignote_build(x, labels, params):
 
     shared = [arignote.shared(p.copy()) for p in params]
     xs, ys = T.matrix("x", dtype="float32"), T.ivector("y")
-    masks, h, w3, b3 = _theano_style_graph(T, xs, ys, shared, MRG_RandomStreams(seed=1234))
+    srng = MRG_RandomStreams(seed=1234)
+    masks, h, w3, b3 = _theano_style_graph(
+        T, xs, shared, lambda shape: srng.binomial(size=shape, n=1, p=KEEP, dtype="float32"))
     logp = T.nnet.logsoftmax(T.dot(h, w3) + b3)
     loss = -T.mean(logp[T.arange(ys.shape[0]), ys])
     grads = arignote.grad(loss, shared)
@@ -200,7 +203,9 @@ def pytensor_build(x, labels, params):
 
     shared = [pytensor.shared(p.copy()) for p in params]
     xs, ys = pt.matrix("x", dtype="float32"), pt.ivector("y")
-    masks, h, w3, b3 = _theano_style_graph(pt, xs, ys, shared, RandomStream(seed=1234))
+    srng = RandomStream(seed=1234)  # its binomial is integer-valued: cast the mask
+    masks, h, w3, b3 = _theano_style_graph(
+        pt, xs, shared, lambda shape: pt.cast(srng.binomial(n=1, p=KEEP, size=shape), "float32"))
     logp = pt.special.log_softmax(pt.dot(h, w3) + b3, axis=1)
     loss = -pt.mean(logp[pt.arange(ys.shape[0]), ys])
     grads = pytensor.grad(loss, shared)

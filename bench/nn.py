@@ -90,7 +90,8 @@ def measure(name: str, build: Callable[[], tuple[Callable[[], object], Check] | 
 
 
 def torch_threads_note() -> str:
-    torch = sys.modules.get("torch")
+    """`, N threads` for PyTorch's rows (empty when it is not installed)."""
+    torch = common.optional_import("torch")
     return "" if torch is None else f", {torch.get_num_threads()} threads"
 
 
