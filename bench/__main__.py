@@ -1,7 +1,7 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
-Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath, trig
-(`all` runs each in turn).
+Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath, trig,
+lenet, mlp-dropout (`all` runs each in turn).
 `python -m bench <workload> --help` lists a workload's options.
 """
 
@@ -21,6 +21,8 @@ WORKLOADS = (
     "memory",
     "vecmath",
     "trig",
+    "lenet",
+    "mlp-dropout",
 )
 
 
@@ -32,7 +34,7 @@ def _dispatch(name: str, argv: list[str]) -> None:
     else:
         import importlib
 
-        importlib.import_module(f"bench.{name}").main(argv)
+        importlib.import_module(f"bench.{name.replace('-', '_')}").main(argv)
 
 
 def main() -> None:

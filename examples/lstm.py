@@ -6,24 +6,38 @@ The task: read a sequence of random numbers and output, at every step, the input
 The LSTM's step is an ordinary Python function traced once by `scan`; the loss is the
 mean squared error over all steps; `arignote.grad` backpropagates through time (a
 reverse scan) and each call of `train` takes one Adam step on the shared parameters
-through `updates`. The training stops once the loss has fallen by 10x.
+through `updates`; each iteration draws a fresh batch of generated sequences.
 
-    python examples/lstm.py [--iterations 400] [--linker cvm|py]
+Accuracy (on 32 fresh generated sequences, the steps from `DELAY` on): an output counts
+as right when it is within 0.05 of the delayed input (the inputs are uniform in [-1, 1],
+so a guess of 0 is right 5 % of the time). The defaults (`--iterations 300`) reach
+99.7 to 100 % and a loss 850x to 5500x lower (7 seeds tried); the tests' small run
+(`--iterations 120`) reaches >= 80 % (93 to 99 % in those seeds) and a loss more than 50x
+lower (300x to 900x).
+
+    python examples/lstm.py [--iterations 300] [--linker cvm|py] [--plot lstm_loss.png]
+                            [--quiet]
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-import arignote
-import arignote.tensor as T
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from example_utils import common_parser, plot_curves, progress  # noqa: E402
+
+import arignote  # noqa: E402
+import arignote.tensor as T  # noqa: E402
 
 DELAY = 2
 HIDDEN = 16
 STEPS = 12
 BATCH = 32
+TOLERANCE = 0.05  # an output within this of the target counts as right
 
 
 def _param(rng: np.random.Generator, shape: tuple[int, ...], name: str, scale: float = 0.3):
@@ -31,7 +45,7 @@ def _param(rng: np.random.Generator, shape: tuple[int, ...], name: str, scale: f
 
 
 def build(rng: np.random.Generator, linker: str, lr: float = 0.02):
-    """The compiled `train(x, y) -> loss` function (an Adam step per call)."""
+    """The compiled `train(x, y) -> loss` (an Adam step per call) and `predict(x)`."""
     gates = 4 * HIDDEN
     w = _param(rng, (1, gates), "W")  # input -> gates (i, f, o, g)
     u = _param(rng, (HIDDEN, gates), "U")  # hidden -> gates
@@ -61,7 +75,9 @@ def build(rng: np.random.Generator, linker: str, lr: float = 0.02):
     grads = arignote.grad(loss, params)
     updates = _adam(params, grads, lr)
     mode = arignote.Mode(linker=linker)
-    return arignote.function([x, y], loss, updates=updates, mode=mode)
+    train = arignote.function([x, y], loss, updates=updates, mode=mode)
+    predict = arignote.function([x], prediction, mode=mode)
+    return train, predict
 
 
 def _adam(params, grads, lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8):
@@ -85,30 +101,53 @@ def batch(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def train(iterations: int, linker: str, seed: int = 0, verbose: bool = True) -> list[float]:
-    """Train until the loss has fallen 10x (or `iterations` runs); the losses."""
+def accuracy(predict, rng: np.random.Generator) -> float:
+    """The fraction of outputs within `TOLERANCE` of the target on a fresh batch, over
+    the steps that have a delayed input to copy."""
+    x, y = batch(rng)
+    err = np.abs(predict(x) - y)[DELAY:]
+    return float(np.mean(err < TOLERANCE))
+
+
+def fit(iterations: int, linker: str, seed: int = 0, verbose: bool = True,
+        quiet: bool = True):
+    """Train for `iterations` Adam steps; the losses and the compiled `predict`."""
     rng = np.random.default_rng(seed)
-    step = build(rng, linker)
+    step, predict = build(rng, linker)
     losses: list[float] = []
+    bar = progress(iterations, quiet, desc="iterations")
     for it in range(iterations):
         losses.append(float(step(*batch(rng))))
-        if verbose and (it % 10 == 0 or losses[-1] <= losses[0] / 10):
-            print(f"iteration {it:4d}  loss {losses[-1]:.5f}")
-        if losses[-1] <= losses[0] / 10:
-            break
-    return losses
+        bar.update(1)
+        bar.set_postfix(loss=f"{losses[-1]:.5f}")
+        if verbose and (it % 20 == 0 or it == iterations - 1):
+            bar.write(f"iteration {it:4d}  loss {losses[-1]:.5f}")
+    bar.close()
+    return losses, predict
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=400)
+def train(iterations: int, linker: str, seed: int = 0, verbose: bool = True) -> list[float]:
+    """Train for `iterations` Adam steps; the losses."""
+    return fit(iterations, linker, seed, verbose)[0]
+
+
+def main(argv=None) -> dict:
+    parser = common_parser(__doc__, epochs=300, plot="lstm_loss.png")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="Adam steps, one fresh batch each (default: --epochs, 300)")
     parser.add_argument("--linker", default="cvm")
-    args = parser.parse_args()
-    losses = train(args.iterations, args.linker)
+    args = parser.parse_args(argv)
+    iterations = args.iterations or args.epochs
+    losses, predict = fit(iterations, args.linker, args.seed, verbose=not args.quiet,
+                          quiet=args.quiet)
+    acc = accuracy(predict, np.random.default_rng(args.seed + 1))
+    plot_curves(args.plot, {"MSE": losses}, title="LSTM delayed copy (arignote scan)",
+                xlabel="iteration", ylabel="mean squared error (log scale)", logy=True)
     ratio = losses[0] / losses[-1]
-    print(f"loss {losses[0]:.5f} -> {losses[-1]:.5f} ({ratio:.1f}x lower) in {len(losses)} steps")
-    if ratio < 10:
-        raise SystemExit("the loss did not fall by 10x")
+    print(f"loss {losses[0]:.5f} -> {losses[-1]:.5f} ({ratio:.1f}x lower) in {len(losses)} "
+          f"steps; accuracy {100 * acc:.1f} % (within {TOLERANCE} of the target); "
+          f"loss curve: {args.plot}")
+    return {"losses": losses, "accuracy": acc}
 
 
 if __name__ == "__main__":
