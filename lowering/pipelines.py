@@ -22,8 +22,11 @@ def loops_lowering(parallel_min_work: int = 0) -> str:
     return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{PARALLELIZE}"
 
 
-LLVM_LOWERING = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
-"""Loops over memrefs → the `llvm` dialect, ready for `xdsl.backend.llvm`.
+LLVM_LOWERING = (
+    "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts,merge-identical-functions"
+)
+"""Loops over memrefs → the `llvm` dialect, ready for `xdsl.backend.llvm`; each distinct
+outlined kernel once (`merge-identical-functions`).
 
 `convert-to-llvm` applies the patterns of `convert-arith-to-llvm, convert-math-to-llvm,
 convert-memref-to-llvm, convert-cf-to-llvm, convert-func-to-llvm` in one walk: the same
