@@ -1,6 +1,7 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
-Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath, trig
+Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, compile-scaling, overhead, memory,
+vecmath, trig
 (`all` runs each in turn).
 `python -m bench <workload> --help` lists a workload's options.
 """
@@ -17,6 +18,7 @@ WORKLOADS = (
     "mlp-2010",
     "rnn",
     "compile",
+    "compile-scaling",
     "overhead",
     "memory",
     "vecmath",
@@ -29,6 +31,10 @@ def _dispatch(name: str, argv: list[str]) -> None:
         from bench import mlp
 
         mlp.main_2010(argv)
+    elif name == "compile-scaling":
+        from bench import compile_scaling
+
+        compile_scaling.main(argv)
     else:
         import importlib
 
