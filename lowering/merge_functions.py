@@ -4,7 +4,8 @@ The layers of a network lower to the same loop nests over different buffers, and
 `parallelize` outlines each parallel loop into its own task, `@f__par<k>` (with its
 body, `@f__par<k>__body`): a 32-layer MLP's training step had 388 such functions
 (20 once merged), which LLVM optimized and compiled one by one (half the module).
-This pass keeps one function of each body and points every reference to the others
+This pass (not yet in `LLVM_LOWERING`: see `arignote.lowering.pipelines`) keeps one
+function of each body and points every reference to the others
 (`llvm.call`, `llvm.mlir.addressof`) at it, so that LLVM compiles each distinct kernel
 once per module.
 

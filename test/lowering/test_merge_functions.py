@@ -96,6 +96,7 @@ def test_kernels_of_a_deeper_net_are_no_more():
     with change_flags(openmp=True, openmp_elemwise_minsize=1):
         for layers in (3, 5):
             lowered = lower_to_llvm(_mlp_module(layers).clone(), "", loops_lowering(1))
+            apply_pipeline(make_context(), lowered.module, "merge-identical-functions")
             counts[layers] = sum("__par" in name for name in _names(lowered.module))
     assert counts[3] > 0
     assert counts[5] == counts[3], counts
