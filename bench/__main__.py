@@ -1,7 +1,7 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
-Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath, trig,
-lenet, mlp-dropout (`all` runs each in turn).
+Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, compile-scaling, overhead, memory,
+vecmath, trig, lenet, mlp-dropout (`all` runs each in turn).
 `python -m bench <workload> --help` lists a workload's options.
 """
 
@@ -17,6 +17,7 @@ WORKLOADS = (
     "mlp-2010",
     "rnn",
     "compile",
+    "compile-scaling",
     "overhead",
     "memory",
     "vecmath",
@@ -31,6 +32,10 @@ def _dispatch(name: str, argv: list[str]) -> None:
         from bench import mlp
 
         mlp.main_2010(argv)
+    elif name == "compile-scaling":
+        from bench import compile_scaling
+
+        compile_scaling.main(argv)
     else:
         import importlib
 

@@ -377,6 +377,14 @@ FLAGS: dict[str, Flag] = {
             expected=_BOOL,
         ),
         Flag(
+            "compile_progress",
+            True,
+            "Show a one-line progress display on stderr while a native compile runs "
+            "longer than 2 s (only when stderr is a terminal).",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
             "profile_optimizer",
             False,
             "With profile, also report the time spent in each graph rewrite.",

@@ -162,6 +162,12 @@ def _scf_to_cf() -> type[ModulePass]:
     return ConvertScfToCfPass
 
 
+def _merge_functions() -> type[ModulePass]:
+    from arignote.lowering.merge_functions import MergeIdenticalFunctionsPass
+
+    return MergeIdenticalFunctionsPass
+
+
 def _reconcile_casts() -> type[ModulePass]:
     from arignote.lowering.reconcile_casts import ReconcileUnrealizedCastsPass
 
@@ -193,6 +199,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     # xDSL's passes of these names, on the same patterns, without the walker's rounds
     "convert-scf-to-cf": _scf_to_cf,
     "reconcile-unrealized-casts": _reconcile_casts,
+    "merge-identical-functions": _merge_functions,
 }
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.

@@ -150,11 +150,13 @@ def apply_once(
     module: ModuleOp,
     visit: tuple[type[Operation], ...] | None = None,
     dce: bool = True,
+    reverse: bool = False,
 ) -> bool:
     """Apply `applier` once to every op of `module` (of the classes `visit` only, when
     given), in the order `module` lists them before the rewrite (pre-order: an op before
-    the ops in its regions); then, with `dce`, erase the trivially dead ops left.
-    Returns whether anything changed.
+    the ops in its regions; with `reverse`, the ops of each block last to first, still
+    each op before the ops in its regions); then, with `dce`, erase the trivially dead
+    ops left. Returns whether anything changed.
 
     For patterns whose rewrites leave no op that a pattern would rewrite again (every
     `convert-*-to-llvm` pattern, xDSL's `scf` to `cf` ones): the result is the fixed
@@ -163,7 +165,8 @@ def apply_once(
     ops, when `dce`), without its worklist (every op a rewrite inserts or touches is
     pushed, then popped to find no pattern) and its confirming second walk.
     """
-    ops = [op for op in module.body.walk() if visit is None or isinstance(op, visit)]
+    walk = module.body.walk(reverse=reverse)
+    ops = [op for op in walk if visit is None or isinstance(op, visit)]
     rewriter = PatternRewriter(InsertPoint.at_start(module.body.block))
     changed = False
     for op in ops:

@@ -8,6 +8,16 @@ confirms the fixed point) and every op a rewrite inserts; here only the `scf` op
 visited, each once, outer before inner (a rewrite inlines the regions of its op into the
 parent region, where the ops of the regions keep their turn), and the trivially dead ops
 are erased in one sweep at the end (`arignote.lowering.rewriting.apply_once`).
+
+The ops of each block are visited last to first, which keeps the pass linear in the
+size of a function. Each rewrite splits its op's block before the op
+(`Block.split_before`), which moves every op after it into a new block and finds the
+block's position by counting the blocks before it. First to last, each of a function's
+`n` top-level loop nests moved all the ops after it, and the blocks already made by
+the loops before it were counted over and over: quadratic (22 s of a 64-layer MLP's
+compile). Last to first, the ops after a loop are only those up to the next one,
+already split off, and the block split is still among the region's first few. The
+result is the same IR, block order included.
 """
 
 from __future__ import annotations
@@ -35,4 +45,4 @@ class ConvertScfToCfPass(ModulePass):
     name = "convert-scf-to-cf"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_once(_applier(), op, visit=(scf.IfOp, scf.ForOp, scf.IndexSwitchOp))
+        apply_once(_applier(), op, visit=(scf.IfOp, scf.ForOp, scf.IndexSwitchOp), reverse=True)

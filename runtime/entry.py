@@ -65,7 +65,8 @@ from __future__ import annotations
 import ctypes
 import sys
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
@@ -389,6 +390,12 @@ class _EntryBuilder:
         self.read: list[tuple[ir.Value, ir.Value, list[ir.Value], list[ir.Value]]] = []
         """Per input read so far: its object, data pointer, dimensions, byte strides."""
         self.fallback = self.entry.append_basic_block("fallback")
+        self.extents: ir.Value | None = None
+        """The stack table of each input's byte extent `[lo, hi)` (`input_extents`)."""
+        self.made = self.words(max(1, n_out), "made")
+        """The outputs made so far, released on a failure path (`release_made`)."""
+        self._release: ir.Function | None = None
+        self._overlaps: ir.Function | None = None
 
     # small helpers: every address is an opaque `ptr` plus a byte offset
 
@@ -440,6 +447,8 @@ class _EntryBuilder:
             desc, count = self.read_input(i, spec)
             descriptors.append(desc)
             elements = b.add(elements, count)
+        if any(spec.donor is not None for spec in self.outputs):
+            self.extents = self.input_extents()
         dims = self.call_shape(descriptors)
         outputs, out_descriptors, count = self.allocate_outputs(dims)
         self.compute(descriptors + out_descriptors, b.add(elements, count), outputs)
@@ -539,6 +548,7 @@ class _EntryBuilder:
         for j, spec in enumerate(self.outputs):
             sizes = [self.field(dims, 8 * (offset + k), _I64) for k in range(spec.rank)]
             obj = self.output_array(j, spec, self.at(dims, 8 * offset), sizes, objects)
+            self.put(obj, self.made, 8 * j)
             objects.append(obj)
             desc = self.descriptor(spec.rank, self.field(obj, lay.data, _PTR), f"out{j}_desc")
             stride: ir.Value = ir.Constant(_I64, 1)
@@ -655,7 +665,9 @@ class _EntryBuilder:
 
     def may_donate(self, a: int, shape: ir.Value, rank: int) -> ir.Value:
         """Whether input `a` is C-contiguous, writable, of the `rank` dimensions at
-        `shape`, and overlaps no other input's memory."""
+        `shape`, and overlaps no other input's memory (`@name__overlaps`, a loop over
+        the table of extents: written out per pair, the test of every donor against
+        every input made the entry point quadratic in the outputs)."""
         b = self.b
         obj, _, dims, _ = self.read[a]
         wanted = ir.Constant(_I32, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_WRITEABLE)
@@ -663,14 +675,67 @@ class _EntryBuilder:
         ok = b.icmp_signed("==", b.and_(flags, wanted), wanted)
         for k in range(rank):
             ok = b.and_(ok, b.icmp_signed("==", dims[k], self.field(shape, 8 * k, _I64)))
-        lo, hi, empty = self.extent(a)
+        assert self.extents is not None
+        n = ir.Constant(_I64, len(self.read))
+        overlaps = b.call(self.overlaps_function(), [self.extents, n, ir.Constant(_I64, a)])
+        return b.and_(ok, b.not_(overlaps))
+
+    def input_extents(self) -> ir.Value:
+        """A stack table of two words per input: the first and one past the last byte
+        it spans (the same, an empty range, when it has no element)."""
+        table = self.words(2 * len(self.read), "extents")
         for i in range(len(self.read)):
-            if i != a:
-                other_lo, other_hi, other_empty = self.extent(i)
-                below = b.icmp_unsigned("<=", other_hi, lo)
-                apart = b.or_(below, b.icmp_unsigned("<=", hi, other_lo))
-                ok = b.and_(ok, b.or_(apart, b.or_(empty, other_empty)))
-        return ok
+            lo, hi, empty = self.extent(i)
+            self.put(lo, table, 16 * i)
+            self.put(self.b.select(empty, lo, hi), table, 16 * i + 8)
+        return table
+
+    def overlaps_function(self) -> ir.Function:
+        """`i1 @name__overlaps(ptr %extents, i64 %n, i64 %a)`: whether the range of
+        entry `a` of the table meets that of another of its `n` entries (an empty range
+        meets none)."""
+        if self._overlaps is not None:
+            return self._overlaps
+        fn = ir.Function(
+            self.module, ir.FunctionType(_BOOL, [_PTR, _I64, _I64]), self.name + "__overlaps"
+        )
+        fn.linkage = "internal"
+        table, n, a = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        lo = b.load(b.gep(table, [b.mul(a, _C16)], source_etype=_I8), typ=_I64)
+        hi = b.load(b.gep(table, [b.add(b.mul(a, _C16), _C8)], source_etype=_I8), typ=_I64)
+        with _counted_loop(b, n) as i:
+            other_lo = b.load(b.gep(table, [b.mul(i, _C16)], source_etype=_I8), typ=_I64)
+            at_hi = b.add(b.mul(i, _C16), _C8)
+            other_hi = b.load(b.gep(table, [at_hi], source_etype=_I8), typ=_I64)
+            apart = b.or_(b.icmp_unsigned("<=", other_hi, lo), b.icmp_unsigned("<=", hi, other_lo))
+            empty = b.or_(b.icmp_unsigned("==", lo, hi), b.icmp_unsigned("==", other_lo, other_hi))
+            meets = b.and_(b.icmp_unsigned("!=", i, a), b.not_(b.or_(apart, empty)))
+            with b.if_then(meets, likely=False):
+                b.ret(ir.Constant(_BOOL, 1))
+        b.ret(ir.Constant(_BOOL, 0))
+        self._overlaps = fn
+        return fn
+
+    def release_made(self, count: int) -> None:
+        """Release the first `count` outputs made (`@name__release`, a loop over
+        `made`: written out at each failure path, the releases were quadratic in the
+        outputs)."""
+        if count == 0:
+            return
+        if self._release is None:
+            fn = ir.Function(
+                self.module, ir.FunctionType(ir.VoidType(), [_PTR, _I64]), self.name + "__release"
+            )
+            fn.linkage = "internal"
+            made, n = fn.args
+            b = ir.IRBuilder(fn.append_basic_block("entry"))
+            with _counted_loop(b, n) as i:
+                slot = b.gep(made, [b.mul(i, _C8)], source_etype=_I8)
+                b.call(self.decref, [b.load(slot, typ=_PTR)])
+            b.ret_void()
+            self._release = fn
+        self.b.call(self._release, [self.made, ir.Constant(_I64, count)])
 
     def extent(self, i: int) -> tuple[ir.Value, ir.Value, ir.Value]:
         """The bytes input `i` spans, `[lo, hi)` as integers, and whether it is empty."""
@@ -710,8 +775,7 @@ class _EntryBuilder:
         then = self.entry.append_basic_block(f"{what}_ok")
         b.cbranch(b.icmp_unsigned("==", obj, ir.Constant(_PTR, None)), failed, then)
         b.position_at_end(failed)
-        for other in made:
-            b.call(self.decref, [other])
+        self.release_made(len(made))
         return then
 
     def compute(
@@ -775,6 +839,30 @@ class _EntryBuilder:
         for j, obj in enumerate(outputs):
             b.call(self.list_set, [result, ir.Constant(_I64, j), obj])  # steals obj
         b.ret(result)
+
+
+_BOOL = ir.IntType(1)
+_C8, _C16 = ir.Constant(_I64, 8), ir.Constant(_I64, 16)
+
+
+@contextmanager
+def _counted_loop(b: ir.IRBuilder, n: ir.Value) -> Iterator[ir.Value]:
+    """`for (i = 0; i < n; i++) { <the with block> }` at `b`'s position; yields `i`,
+    then leaves `b` after the loop."""
+    head = b.append_basic_block("loop")
+    body = b.append_basic_block("body")
+    done = b.append_basic_block("done")
+    start = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(_I64, name="i")
+    i.add_incoming(ir.Constant(_I64, 0), start)
+    b.cbranch(b.icmp_signed("<", i, n), body, done)
+    b.position_at_end(body)
+    yield i
+    i.add_incoming(b.add(i, ir.Constant(_I64, 1)), b.block)
+    b.branch(head)
+    b.position_at_end(done)
 
 
 def entry_ir(

@@ -79,3 +79,16 @@ def test_memory_smoke(capsys):
     rows = [ln for ln in out.splitlines() if ln.startswith(("numpy ", "arignote "))]
     assert len(rows) == 2, out
     assert all("MiB" in ln for ln in rows), out
+
+
+def test_compile_scaling_smoke(capsys):
+    """`python -m bench compile-scaling` at tiny sizes: a row per case, cold and warm
+    times of arignote (the warm processes must hit the cache)."""
+    from bench import compile_scaling
+
+    argv = ["--mlp", "1", "--rnn", "1", "--no-lstm", "--repeats", "1", "--no-peers"]
+    assert compile_scaling.run(argv)
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines() if ln[:3] in ("mlp", "rnn")]
+    assert [row[0] for row in rows] == ["mlp-1", "rnn-1"]
+    for row in rows:
+        assert float(row[1].rstrip("s")) > 0 and float(row[2].rstrip("s")) > 0

@@ -293,6 +293,7 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     (`arignote.runtime.threadpool.prefetch`)."""
     from xdsl.dialects.func import FuncOp
 
+    from arignote.compile.progress import compile_progress
     from arignote.lowering.driver import lower_to_llvm
     from arignote.printing import register_prints
     from arignote.runtime.native import compile_function
@@ -305,10 +306,14 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
         prefetch()
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
-    lowered = lower_to_llvm(register_prints(module.clone()), graph_pipeline, loops_pipeline())
-    checks = lowered.checks.get(f"{symbol}__shape", [])
-    aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
-    return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)
+    with compile_progress(["lowering", "LLVM"]) as progress:
+        progress.stage("lowering")
+        copy = register_prints(module.clone())
+        lowered = lower_to_llvm(copy, graph_pipeline, loops_pipeline())
+        checks = lowered.checks.get(f"{symbol}__shape", [])
+        aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
+        progress.stage("LLVM")
+        return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)
 
 
 def _inplace_results(module: ModuleOp, symbol: str) -> dict[int, int]:

@@ -28,6 +28,7 @@
 // CHECK-NEXT:   convert-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-scf-to-cf {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   reconcile-unrealized-casts {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   merge-identical-functions {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: pipelines
 // CHECK-NEXT:   to-loops {{ +}}{{[^ ].*}}
