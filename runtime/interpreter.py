@@ -814,6 +814,7 @@ def make_interpreter(
     from arignote.runtime.fused import FusedFunctions
     from arignote.runtime.interpreter_complex import AgComplexFunctions
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
+    from arignote.runtime.interpreter_distributed import DistributedFunctions
     from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_rowwise import RowwiseFunctions
     from arignote.runtime.interpreter_scan import AgScanFunctions  # imports this module
@@ -823,6 +824,7 @@ def make_interpreter(
         AgScanFunctions(),
         AgFunctions(),
         DataShapeFunctions(),
+        DistributedFunctions(),
         AgComplexFunctions(),
         RowwiseFunctions(),
         LapackFunctions(),

@@ -217,6 +217,13 @@ REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp
 # custom ops (issue 13 item 8): Python code called from the graph
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
+# collectives across the processes of an MPI job (issue 17)
+from arignote.dialects.ag.distributed import (  # noqa: E402
+    DISTRIBUTED_OPS,
+    REDUCTIONS,
+    AllreduceOp,
+)
+
 Ag = Dialect(
     "ag",
     [
@@ -244,6 +251,7 @@ Ag = Dialect(
         *PARALLEL_OPS,
         *PYTHON_OPS,
         *EXTRA_OPS,
+        *DISTRIBUTED_OPS,
     ],
     [],
 )
@@ -280,6 +288,9 @@ __all__ = [
     "GemvPairOp",
     "ROW_OPS",
     "DEBUG_OPS",
+    "DISTRIBUTED_OPS",
+    "REDUCTIONS",
+    "AllreduceOp",
     "PrintOp",
     "ProfileBeginOp",
     "ProfileEndOp",
