@@ -1,7 +1,7 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
-Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath, trig
-(`all` runs each in turn).
+Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, overhead, memory, vecmath, trig,
+mpi (`all` runs each in turn).
 `python -m bench <workload> --help` lists a workload's options.
 """
 
@@ -21,6 +21,7 @@ WORKLOADS = (
     "memory",
     "vecmath",
     "trig",
+    "mpi",
 )
 
 

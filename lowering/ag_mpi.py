@@ -12,7 +12,9 @@ i64) -> i32` on it; a non-zero status goes to `@arignote_mpi_error(%status : i64
 `arignote.runtime.mpi`). For `mean`, the sum is then divided by `MPI_Comm_size`.
 
 `@arignote_mpi_allreduce` starts `MPI_Iallreduce` in place (`MPI_IN_PLACE`, `MPI_SUM`,
-`MPI_COMM_WORLD`) and polls `MPI_Test` until the collective completes (status 0), MPI
+`MPI_COMM_WORLD`) and polls `MPI_Test` (after `SPIN_NS` of spinning, with a
+`sched_yield` between tests, so that processes outnumbering the cores still progress)
+until the collective completes (status 0), MPI
 fails (its error code) or `timeout_ns` passes (status -1; 0 waits forever): a process
 that died or hangs then fails the others with a message instead of deadlocking them. It
 is a `func.func` of `cf` blocks (a polling loop with three exits; `scf.while` has no
@@ -59,6 +61,9 @@ ERROR_CALLBACK = "arignote_mpi_error"
 """The runtime's error callback (`arignote.runtime.mpi.SYMBOL`)."""
 
 CLOCK = "clock_gettime"
+YIELD = "sched_yield"
+SPIN_NS = 50_000
+"""How long the polling loop spins before it yields the core at each test (ns)."""
 CLOCK_MONOTONIC = 1
 PTR = llvm.LLVMPointerType()
 _MPI_FUNCTIONS = ("MPI_Iallreduce", "MPI_Test", "MPI_Comm_size")
@@ -167,9 +172,10 @@ def _start(b: Builder, args: Sequence[SSAValue], request: SSAValue) -> SSAValue:
 
 
 def _allreduce_helper() -> func.FuncOp:
-    """`@arignote_mpi_allreduce` (module doc): entry → poll → check → time → poll ...,
-    each test leaving for `exit` with the status."""
+    """`@arignote_mpi_allreduce` (module doc): entry → poll → check → timing →
+    spinning (→ yielding) → poll ..., each test leaving for `leave` with the status."""
     entry, poll, check, timing = Block(arg_types=[PTR, i32, i32, i64]), Block(), Block(), Block()
+    spinning, yielding = Block(), Block()
     leave = Block(arg_types=[i32])
     b = Builder(InsertPoint.at_end(entry))
     one = _constant(b, 1, i64)
@@ -198,10 +204,19 @@ def _allreduce_helper() -> func.FuncOp:
     limited = b.insert(arith.CmpiOp(timeout, _constant(b, 0, i64), "sgt")).result
     late = b.insert(arith.CmpiOp(elapsed, timeout, "sgt")).result
     expired = b.insert(arith.AndIOp(limited, late)).result
-    b.insert(cf.ConditionalBranchOp(expired, leave, [_constant(b, -1, i32)], poll, []))
+    b.insert(cf.ConditionalBranchOp(expired, leave, [_constant(b, -1, i32)], spinning, []))
+
+    # spin first (the others usually arrive within microseconds), then yield the core
+    # at each test so that processes outnumbering the cores still progress
+    b = Builder(InsertPoint.at_end(spinning))
+    patient = b.insert(arith.CmpiOp(elapsed, _constant(b, SPIN_NS, i64), "sgt")).result
+    b.insert(cf.ConditionalBranchOp(patient, yielding, [], poll, []))
+    b = Builder(InsertPoint.at_end(yielding))
+    b.insert(func.CallOp(YIELD, [], [i32]))
+    b.insert(cf.BranchOp(poll))
 
     Builder(InsertPoint.at_end(leave)).insert(func.ReturnOp(leave.args[0]))
-    body = Region([entry, poll, check, timing, leave])
+    body = Region([entry, poll, check, timing, spinning, yielding, leave])
     return func.FuncOp(ALLREDUCE, ((PTR, i32, i32, i64), (i32,)), body, visibility="private")
 
 
@@ -217,7 +232,7 @@ def declare_mpi_functions(module: ModuleOp) -> None:
     defined = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
     if ALLREDUCE not in defined and _calls(module, ALLREDUCE):
         module.body.block.add_op(_allreduce_helper())
-    wanted = {*_MPI_FUNCTIONS, CLOCK, ERROR_CALLBACK}
+    wanted = {*_MPI_FUNCTIONS, CLOCK, YIELD, ERROR_CALLBACK}
     declare_called_functions(module, lambda name: name in wanted)
 
 

@@ -18,7 +18,7 @@ class DistributedFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: ag.AllreduceOp, args: PythonValues
     ) -> PythonValues:
         (x,) = _operands(op, args)
-        total = np.ascontiguousarray(x).copy()
+        total = np.array(x, copy=True, order="C")  # (ascontiguousarray makes 0-d 1-d)
         comm = world()
         if comm is None:
             return _result(op, total)

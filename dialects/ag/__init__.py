@@ -215,14 +215,13 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
 # custom ops (issue 13 item 8): Python code called from the graph
-from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
-
 # collectives across the processes of an MPI job (issue 17)
 from arignote.dialects.ag.distributed import (  # noqa: E402
     DISTRIBUTED_OPS,
     REDUCTIONS,
     AllreduceOp,
 )
+from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
 Ag = Dialect(
     "ag",

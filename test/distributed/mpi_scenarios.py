@@ -1,0 +1,100 @@
+"""Programs that `test_distributed.py` runs under `mpiexec -n 2`: `python
+mpi_scenarios.py <scenario>`; each rank prints `rank <r>: ...` lines the test checks."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+import arignote
+import arignote.tensor as T
+from arignote import distributed
+
+
+def values() -> None:
+    """allreduce sum/mean of several dtypes and layouts, native and interpreted."""
+    distributed.init(timeout=60)
+    r = distributed.rank()
+    x, m, i = T.vector("x"), T.fmatrix("m"), T.lvector("i")
+    outs = [
+        distributed.allreduce(x, "sum"),
+        distributed.allreduce(x[::2], "mean"),
+        distributed.allreduce(m.T, "mean"),
+        distributed.allreduce(i, "sum"),
+        distributed.allreduce(T.sum(x), "sum"),
+    ]
+    args = (np.arange(5.0) * (r + 1), np.full((2, 3), r, np.float32), np.arange(3) + r)
+    for mode in ("FAST_RUN", "FAST_COMPILE", arignote.Mode(linker="py")):
+        f = arignote.function([x, m, i], outs, mode=mode)
+        got = f(*args)
+        print(f"rank {r}: {[a.tolist() for a in got]}", flush=True)
+    g = arignote.grad(T.sum(distributed.allreduce(x, "sum") ** 2), x)
+    print(f"rank {r}: grad {arignote.function([x], g)(args[0]).tolist()}", flush=True)
+
+
+def _step(shift: float = 0.0):
+    w = arignote.shared(np.zeros(3), name="w")
+    x = T.vector("x")
+    cost = T.sum((w - x + shift) ** 2)
+    (g,) = distributed.average_gradients(arignote.grad(cost, [w]))
+    return arignote.function([x], cost, updates=[(w, w - 0.1 * g)], name="step")
+
+
+def mismatch() -> None:
+    """rank 1 compiles another graph: every rank raises at the first call."""
+    distributed.init(timeout=60)
+    step = _step(1.0 if distributed.rank() == 1 else 0.0)
+    try:
+        step(np.ones(3))
+    except distributed.DistributedError as e:
+        print(f"rank {distributed.rank()}: DistributedError {e}", flush=True)
+        return
+    print(f"rank {distributed.rank()}: no error", flush=True)
+
+
+def hang() -> None:
+    """rank 1 stops joining after the first step: rank 0's allreduce times out."""
+    distributed.init(timeout=1.5)
+    step = _step()
+    step(np.ones(3))
+    if distributed.rank() == 1:
+        time.sleep(60)
+    start = time.monotonic()
+    try:
+        step(np.ones(3))
+    except distributed.DistributedError as e:
+        print(f"rank 0: after {time.monotonic() - start:.1f} s: {e}", flush=True)
+        raise  # uncaught: the abort hook ends the job (rank 1 too)
+
+
+def death() -> None:
+    """rank 1 dies after the first step: rank 0 must not wait forever."""
+    distributed.init(timeout=5)
+    step = _step()
+    step(np.ones(3))
+    if distributed.rank() == 1:
+        os._exit(3)
+    for _ in range(100):
+        step(np.ones(3))
+    print("rank 0: survived", flush=True)
+
+
+def shares() -> None:
+    """broadcast and scatter."""
+    distributed.init(timeout=60)
+    r = distributed.rank()
+    v = arignote.shared(np.full(4, float(r)), name="v")
+    distributed.broadcast([v], root=1)
+    data = (np.arange(10.0).reshape(5, 2), np.arange(5)) if r == 0 else None
+    xs, ys = distributed.scatter(data)
+    one = distributed.scatter(np.arange(7) if r == 0 else None)
+    print(f"rank {r}: {v.get_value().tolist()} {xs.tolist()} {ys.tolist()} {one.tolist()}")
+
+
+if __name__ == "__main__":
+    {"values": values, "mismatch": mismatch, "hang": hang, "death": death, "shares": shares}[
+        sys.argv[1]
+    ]()
