@@ -124,12 +124,14 @@ def allreduce(x: Any, op: str = "mean", timeout: float | None = None) -> Any:
 
 
 def average_gradients(
-    grads: Sequence[Any], timeout: float | None = None, bucket: bool = True
+    grads: Sequence[Any], timeout: float | None = None, bucket: bool = False
 ) -> list[Any]:
     """The mean of each gradient over the processes: updates computed from them are the
-    same on every process. With `bucket`, the gradients of each dtype travel in one
-    allreduce (flattened and concatenated, then split and reshaped): one collective per
-    step instead of one per gradient, as latency, not bandwidth, bounds small ones."""
+    same on every process. Each gradient is averaged by its own allreduce, in place in
+    the gradient's buffer (no copy). With `bucket`, the gradients of each dtype travel
+    in one allreduce instead (flattened and concatenated, then split and reshaped): one
+    collective per step, which pays for many small gradients (latency bound) but costs
+    a copy of each, which large ones do not repay."""
     if isinstance(grads, str) or not isinstance(grads, Sequence):
         raise TypeError(f"average_gradients: expected a list of gradients, got {grads!r}")
     if not bucket or world() is None:

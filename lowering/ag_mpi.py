@@ -5,7 +5,9 @@ Importing this module registers the shape rule (the operand's shape) and the ker
 at the end): the declarations of the MPI functions, of `clock_gettime` and of the error
 callback, and the definition of `@arignote_mpi_allreduce`.
 
-The kernel copies the operand into the result buffer and calls
+The kernel copies the operand into the result buffer (unless `inplace` made the
+operand's buffer the result's: a dead intermediate, as the concatenated gradients of
+`distributed.average_gradients`) and calls
 `@arignote_mpi_allreduce(%buffer : !llvm.ptr, %count : i32, %datatype : i32, %timeout_ns :
 i64) -> i32` on it; a non-zero status goes to `@arignote_mpi_error(%status : i64,
 %timeout_ms : i64)` (the runtime turns it into a `DistributedError`, see
@@ -127,7 +129,8 @@ def _divide_by_size(b: Builder, out: Buffer) -> None:
 def emit_allreduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     """The operand copied into `out`, then reduced in place across the processes."""
     assert isinstance(op, ag.AllreduceOp)
-    copy(b, ins[0], out)
+    if out.memref is not ins[0].memref:  # (the `inplace` pass may give it the operand's)
+        copy(b, ins[0], out)
     timeout_ms = op.timeout_ms.value.data
     arguments = [
         _data_pointer(b, out),
