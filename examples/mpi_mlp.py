@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 import time
 
 import numpy as np
@@ -101,7 +102,10 @@ def main() -> None:
             print(f"epoch {epoch + 1}: last cost {float(cost):.4f}, test accuracy {accuracy:.4f}")
     seconds = time.perf_counter() - start
     if args.digest:
-        print(f"rank {rank}: parameters {digest(params)}", flush=True)
+        # one write: an unbuffered print writes the newline apart, and another rank's
+        # line could land between them
+        sys.stdout.write(f"rank {rank}: parameters {digest(params)}\n")
+        sys.stdout.flush()
     if rank == 0:
         print(
             f"processes={size} global batch={args.batch} steps={args.epochs * steps} "

@@ -14,6 +14,12 @@ import arignote.tensor as T
 from arignote import distributed
 
 
+def say(text: str) -> None:
+    """One line in one write (an unbuffered `print` writes the newline apart, and the
+    launcher may put another rank's output between them)."""
+    os.write(1, (text + "\n").encode())
+
+
 def values() -> None:
     """allreduce sum/mean of several dtypes and layouts, native and interpreted."""
     distributed.init(timeout=60)
@@ -30,9 +36,18 @@ def values() -> None:
     for mode in ("FAST_RUN", "FAST_COMPILE", arignote.Mode(linker="py")):
         f = arignote.function([x, m, i], outs, mode=mode)
         got = f(*args)
-        print(f"rank {r}: {[a.tolist() for a in got]}", flush=True)
+        say(f"rank {r}: {[a.tolist() for a in got]}")
     g = arignote.grad(T.sum(distributed.allreduce(x, "sum") ** 2), x)
-    print(f"rank {r}: grad {arignote.function([x], g)(args[0]).tolist()}", flush=True)
+    say(f"rank {r}: grad {arignote.function([x], g)(args[0]).tolist()}")
+    # bucketed: float64 vector, float32 matrix, float64 0-d and another float64 matrix
+    grads = [x * 1.0, m * 2, T.sum(x), T.outer(x, x)]
+    bucketed = arignote.function([x, m], distributed.average_gradients(grads, bucket=True))
+    single = arignote.function([x, m], distributed.average_gradients(grads))
+    same = all(
+        np.array_equal(a, b) and a.dtype == b.dtype
+        for a, b in zip(bucketed(*args[:2]), single(*args[:2]), strict=True)
+    )
+    say(f"rank {r}: bucketed {same} {bucketed(*args[:2])[2].tolist()}")
 
 
 def _step(shift: float = 0.0):
@@ -50,9 +65,9 @@ def mismatch() -> None:
     try:
         step(np.ones(3))
     except distributed.DistributedError as e:
-        print(f"rank {distributed.rank()}: DistributedError {e}", flush=True)
+        say(f"rank {distributed.rank()}: DistributedError {e}")
         return
-    print(f"rank {distributed.rank()}: no error", flush=True)
+    say(f"rank {distributed.rank()}: no error")
 
 
 def hang() -> None:
@@ -66,7 +81,7 @@ def hang() -> None:
     try:
         step(np.ones(3))
     except distributed.DistributedError as e:
-        print(f"rank 0: after {time.monotonic() - start:.1f} s: {e}", flush=True)
+        say(f"rank 0: after {time.monotonic() - start:.1f} s: {e}")
         raise  # uncaught: the abort hook ends the job (rank 1 too)
 
 
@@ -79,7 +94,7 @@ def death() -> None:
         os._exit(3)
     for _ in range(100):
         step(np.ones(3))
-    print("rank 0: survived", flush=True)
+    say("rank 0: survived")
 
 
 def shares() -> None:
@@ -91,7 +106,7 @@ def shares() -> None:
     data = (np.arange(10.0).reshape(5, 2), np.arange(5)) if r == 0 else None
     xs, ys = distributed.scatter(data)
     one = distributed.scatter(np.arange(7) if r == 0 else None)
-    print(f"rank {r}: {v.get_value().tolist()} {xs.tolist()} {ys.tolist()} {one.tolist()}")
+    say(f"rank {r}: {v.get_value().tolist()} {xs.tolist()} {ys.tolist()} {one.tolist()}")
 
 
 if __name__ == "__main__":
