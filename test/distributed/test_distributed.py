@@ -242,3 +242,20 @@ def test_dead_rank_fails_the_others():
     assert time.monotonic() - start < GUARD / 2
     assert result.returncode != 0
     assert "survived" not in result.stdout
+
+
+@needs_mpi
+@pytest.mark.slow
+def test_bench_mpi_smoke(tmp_path, capsys):
+    """`python -m bench mpi` at a tiny size: a throughput row per launch, a bandwidth
+    row per message size, and the SVG figure."""
+    from bench import mpi as bench_mpi
+
+    figure = tmp_path / "mpi.svg"
+    argv = ["--batch", "4", "--steps", "2", "--procs", "2", "--sizes", "8e3", "--svg"]
+    bench_mpi.main([*argv, str(figure)])
+    out = capsys.readouterr().out
+    assert re.search(r"^1 \(no mpiexec\) .*1\.00x", out, re.MULTILINE), out
+    assert re.search(r"^2 \(mpiexec\) ", out, re.MULTILINE), out
+    assert re.search(r"^\s+8000\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.MULTILINE), out
+    assert figure.read_text().startswith("<svg")
