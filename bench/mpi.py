@@ -5,7 +5,8 @@ extra (one thread a process: OPENBLAS_NUM_THREADS=1 and arignote's thread pool o
 `ARIGNOTE_FLAGS=openmp=False`):
 
 1. **throughput**: one SGD step of the MLP of `bench mlp` (784-500-10, tanh, softmax
-   cross-entropy, float64) with `--batch` examples *per process* and its gradients
+   cross-entropy, float32 unless `--dtype`) with `--batch` examples *per process* (128,
+   `bench mlp`'s, and 1024) and its gradients
    averaged by `distributed.average_gradients`, on 1 process without MPI, then on 1, 2
    (and `--procs`) processes under `mpiexec`; examples/s of the whole job (processes ×
    batch / median step time of rank 0, the steps synchronised by the allreduces) and the
@@ -17,7 +18,10 @@ extra (one thread a process: OPENBLAS_NUM_THREADS=1 and arignote's thread pool o
    allreduce, as the OSU and NCCL tests report it). arignote's call includes copying the
    operand into a fresh result and the Python call.
 
-    python -m bench mpi [--batch 128] [--steps 30] [--procs 1,2] [--sizes 1e3,1e5,1e7]
+Figure bars are labelled `<processes>/b<batch>`, `1*` the process without mpiexec.
+
+    python -m bench mpi [--batch 128,1024] [--dtype float32] [--steps 30] [--procs 1,2]
+                        [--sizes 8e3,...] [--svg FILE]
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ LR = 0.1
 DEFAULT_BYTES = "8e3,6.4e4,5.12e5,4e6,3.2e7"
 
 
-def _mlp_step(batch: int):
+def _mlp_step(batch: int, dtype: str):
     import arignote
     import arignote.tensor as T
     from arignote import distributed
@@ -49,20 +53,21 @@ def _mlp_step(batch: int):
 
     rng = np.random.default_rng(0)
     n_in, n_hid, n_out = SIZES
-    w1 = arignote.shared(rng.standard_normal((n_in, n_hid)) * np.sqrt(1.0 / n_in), "w1")
-    b1 = arignote.shared(np.zeros(n_hid), "b1")
-    w2 = arignote.shared(rng.standard_normal((n_hid, n_out)) * np.sqrt(1.0 / n_hid), "w2")
-    b2 = arignote.shared(np.zeros(n_out), "b2")
+    w1 = rng.standard_normal((n_in, n_hid)) * np.sqrt(1.0 / n_in)
+    w2 = rng.standard_normal((n_hid, n_out)) * np.sqrt(1.0 / n_hid)
+    w1, w2 = arignote.shared(w1.astype(dtype), "w1"), arignote.shared(w2.astype(dtype), "w2")
+    b1 = arignote.shared(np.zeros(n_hid, dtype), "b1")
+    b2 = arignote.shared(np.zeros(n_out, dtype), "b2")
     params = [w1, b1, w2, b2]
     distributed.broadcast(params)
-    x, y = T.matrix("x"), T.matrix("y")
+    x, y = T.matrix("x", dtype=dtype), T.matrix("y", dtype=dtype)
     p = softmax(T.dot(T.tanh(T.dot(x, w1) + b1), w2) + b2)
     cost = -T.mean(T.sum(y * T.log(p), axis=1))
     grads = distributed.average_gradients(arignote.grad(cost, params))
     updates = [(v, v - LR * g) for v, g in zip(params, grads, strict=True)]
     step = arignote.function([x, y], cost, updates=updates, name="train")
-    data = rng.standard_normal((batch, n_in))
-    labels = np.eye(n_out)[rng.integers(0, n_out, size=batch)]
+    data = rng.standard_normal((batch, n_in)).astype(dtype)
+    labels = np.eye(n_out, dtype=dtype)[rng.integers(0, n_out, size=batch)]
     return lambda: step(data, labels)
 
 
@@ -82,11 +87,11 @@ def _median_step(fn, steps: int, best: bool = False) -> float:
     return value if distributed.rank() == 0 else float("nan")
 
 
-def worker_throughput(batch: int, steps: int) -> None:
+def worker_throughput(batch: int, steps: int, dtype: str) -> None:
     from arignote import distributed
 
     distributed.init(timeout=120)
-    step = _mlp_step(batch)
+    step = _mlp_step(batch, dtype)
     seconds, best = _median_step(step, steps), _median_step(step, steps, best=True)
     if distributed.rank() == 0:
         result = {"procs": distributed.size(), "seconds": seconds, "best": best}
@@ -145,9 +150,11 @@ def _run(procs: int | None, args: list[str]) -> dict:
     return json.loads(lines[-1])
 
 
-def _throughput(batch: int, steps: int, procs: list[int]) -> list[tuple[str, float]]:
+def _throughput(
+    batch: int, steps: int, procs: list[int], dtype: str, with_batch: bool
+) -> list[tuple[str, float]]:
     print(
-        f"MLP {'-'.join(map(str, SIZES))} float64 step, batch {batch} per process, "
+        f"MLP {'-'.join(map(str, SIZES))} {dtype} step, batch {batch} per process, "
         "one thread per process"
     )
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -158,16 +165,18 @@ def _throughput(batch: int, steps: int, procs: list[int]) -> list[tuple[str, flo
     base = best_base = None
     rows = []
     for n in [None, *procs]:
-        result = _run(n, ["--worker", "throughput", "--batch", str(batch), "--steps", str(steps)])
+        args = ["--batch", str(batch), "--steps", str(steps), "--dtype", dtype]
+        result = _run(n, ["--worker", "throughput", *args])
         rate = result["procs"] * batch / result["seconds"]
         best = result["procs"] * batch / result["best"]
         base, best_base = base or rate, best_base or best
         label = "1 (no mpiexec)" if n is None else f"{n} (mpiexec)"
+        label = f"{label}, b{batch}" if with_batch else label
         print(
             f"{label:<18}{result['seconds'] * 1e3:>10.2f}{rate:>12.0f}{rate / base:>9.2f}x"
             f"{result['best'] * 1e3:>11.2f}{best:>11.0f}{best / best_base:>9.2f}x"
         )
-        rows.append((label, rate))
+        rows.append((f"{'1*' if n is None else n}/b{batch}", rate))
     return rows
 
 
@@ -258,7 +267,8 @@ def _parse(argv: list[str]):
     import argparse
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--batch", type=int, default=128, help="examples per process")
+    p.add_argument("--batch", default="128,1024", help="examples per process (a list)")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     p.add_argument("--steps", type=int, default=30, help="timed steps (median)")
     p.add_argument("--procs", default="1,2", help="process counts under mpiexec")
     p.add_argument("--sizes", default=DEFAULT_BYTES, help="allreduce message sizes (bytes)")
@@ -272,11 +282,14 @@ def main(argv: list[str] | None = None) -> None:
     args = _parse(sys.argv[1:] if argv is None else argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.worker == "throughput":
-        return worker_throughput(args.batch, args.steps)
+        return worker_throughput(int(args.batch), args.steps, args.dtype)
     if args.worker == "bandwidth":
         return worker_bandwidth(sizes, args.steps)
     print(f"machine: {machine()}\nversions: {versions()}\n")
-    bars = _throughput(args.batch, args.steps, [int(n) for n in args.procs.split(",")])
+    procs, batches = [int(n) for n in args.procs.split(",")], args.batch.split(",")
+    bars = []
+    for batch in batches:
+        bars += _throughput(int(batch), args.steps, procs, args.dtype, len(batches) > 1)
     lines = [] if args.skip_bandwidth else _bandwidth(sizes, args.steps)
     if args.svg:
         write_svg(args.svg, bars, lines)

@@ -74,7 +74,7 @@ def mpi_library_path() -> str:
         ) from e
     with open("/proc/self/maps") as maps:
         paths = {line.split()[-1] for line in maps if "/" in line}
-    names = sorted(p for p in paths if os.path.basename(p).startswith("libmpi."))
+    names = sorted(p for p in paths if os.path.basename(p).startswith(("libmpi.", "libmpich.")))
     if not names:
         raise DistributedError(
             f"cannot find the MPI library mpi4py is linked to among {sorted(paths)[:20]}"
