@@ -48,9 +48,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _launch(n: int, *args: str) -> subprocess.CompletedProcess[str]:
+def _launch(n: int, *args: str, options: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     assert MPIEXEC is not None
-    command = [MPIEXEC, "-n", str(n), sys.executable, *args]
+    command = [MPIEXEC, *options, "-n", str(n), sys.executable, *args]
     return subprocess.run(
         command, capture_output=True, text=True, timeout=GUARD, env=_env(), cwd=ROOT
     )
@@ -237,11 +237,26 @@ def test_hanging_rank_fails_the_others_within_the_timeout():
 @needs_mpi
 @pytest.mark.slow
 def test_dead_rank_fails_the_others():
+    """Rank 1 exits after the first step: MPICH's launcher ends rank 0 at once."""
     start = time.monotonic()
     result = _launch(2, str(SCENARIOS), "death")
     assert time.monotonic() - start < GUARD / 2
     assert result.returncode != 0
     assert "survived" not in result.stdout
+
+
+@needs_mpi
+@pytest.mark.slow
+def test_dead_rank_fails_the_others_by_the_deadline():
+    """The same under a launcher that leaves the others running (Hydra's
+    -disable-auto-cleanup): rank 0's allreduce gives up at its 5 s deadline with a
+    message, and the job aborts."""
+    start = time.monotonic()
+    result = _launch(2, str(SCENARIOS), "death", options=("-disable-auto-cleanup",))
+    assert time.monotonic() - start < GUARD / 2
+    assert result.returncode != 0
+    assert "survived" not in result.stdout
+    assert "did not join the collective within 5 s" in result.stderr
 
 
 @needs_mpi
