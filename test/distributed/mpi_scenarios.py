@@ -50,12 +50,18 @@ def values() -> None:
     say(f"rank {r}: bucketed {same} {bucketed(*args[:2])[2].tolist()}")
 
 
-def _step(shift: float = 0.0):
+def _step(shift: float = 0.0, timeout: float | None = None):
+    """A step whose allreduce waits `timeout` s; the processes leave together (a
+    barrier: compiling takes longer on a loaded machine than a short timeout)."""
     w = arignote.shared(np.zeros(3), name="w")
     x = T.vector("x")
     cost = T.sum((w - x + shift) ** 2)
-    (g,) = distributed.average_gradients(arignote.grad(cost, [w]))
-    return arignote.function([x], cost, updates=[(w, w - 0.1 * g)], name="step")
+    (g,) = distributed.average_gradients(arignote.grad(cost, [w]), timeout=timeout)
+    step = arignote.function([x], cost, updates=[(w, w - 0.1 * g)], name="step")
+    from mpi4py import MPI
+
+    MPI.COMM_WORLD.Barrier()
+    return step
 
 
 def mismatch() -> None:
@@ -72,8 +78,8 @@ def mismatch() -> None:
 
 def hang() -> None:
     """rank 1 stops joining after the first step: rank 0's allreduce times out."""
-    distributed.init(timeout=1.5)
-    step = _step()
+    distributed.init(timeout=120)  # the first call's graph comparison
+    step = _step(timeout=5)
     step(np.ones(3))
     if distributed.rank() == 1:
         time.sleep(60)
@@ -87,8 +93,8 @@ def hang() -> None:
 
 def death() -> None:
     """rank 1 dies after the first step: rank 0 must not wait forever."""
-    distributed.init(timeout=5)
-    step = _step()
+    distributed.init(timeout=120)
+    step = _step(timeout=5)
     step(np.ones(3))
     if distributed.rank() == 1:
         os._exit(3)

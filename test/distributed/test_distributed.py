@@ -225,13 +225,13 @@ def test_graph_differing_between_ranks_fails_on_every_rank():
 @needs_mpi
 @pytest.mark.slow
 def test_hanging_rank_fails_the_others_within_the_timeout():
-    """Rank 1 stops joining (it sleeps 60 s): rank 0's allreduce raises after its 1.5 s
+    """Rank 1 stops joining (it sleeps 60 s): rank 0's allreduce raises after its 5 s
     timeout, and the uncaught DistributedError aborts the job, rank 1 included."""
     start = time.monotonic()
     result = _launch(2, str(SCENARIOS), "hang")
     assert time.monotonic() - start < 55, "the job waited for the sleeping rank"
     assert result.returncode != 0
-    assert "did not join the collective within 1.5 s" in result.stdout + result.stderr
+    assert "did not join the collective within 5 s" in result.stdout + result.stderr
 
 
 @needs_mpi
