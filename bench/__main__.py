@@ -1,7 +1,7 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
 Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, compile-scaling, overhead, memory,
-vecmath, trig, lenet, mlp-dropout (`all` runs each in turn).
+vecmath, trig, lenet, mlp-dropout, mpi (`all` runs each in turn).
 `python -m bench <workload> --help` lists a workload's options.
 """
 
@@ -24,6 +24,7 @@ WORKLOADS = (
     "trig",
     "lenet",
     "mlp-dropout",
+    "mpi",
 )
 
 

@@ -947,6 +947,18 @@ class Print(Op):
 _OP_VIEWS[ag.PrintOp] = Print
 
 
+class Allreduce(Op):
+    """`Allreduce{mean}` (`ag.allreduce`): the sum or mean over the MPI processes."""
+
+    @property
+    def props(self) -> str:
+        assert isinstance(self.ir_op, ag.AllreduceOp)
+        return self.ir_op.reduction.data
+
+
+_OP_VIEWS[ag.AllreduceOp] = Allreduce
+
+
 CUSTOM_OPS: dict[int, Op] = {}
 """The custom op of each `ag.python_op` callback id (filled by `arignote.compile.ops`)."""
 

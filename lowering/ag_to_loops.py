@@ -103,6 +103,7 @@ from arignote.lowering.ag_blas import declare_blas_functions  # registers gemv/g
 from arignote.lowering.ag_control import CONTROL_FLOW
 from arignote.lowering.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401
 from arignote.lowering.ag_lapack import declare_lapack_functions  # registers LAPACK ops too
+from arignote.lowering.ag_mpi import declare_mpi_functions  # registers ag.allreduce too
 from arignote.lowering.ag_print import declare_print_functions  # registers ag.print too
 from arignote.lowering.ag_python import declare_pyop_functions  # registers ag.python_op
 from arignote.lowering.ag_scalar import LIBM_ARITY, LIBM_FUNCTIONS
@@ -829,3 +830,4 @@ class ConvertAgToLoopsPass(ModulePass):
         declare_print_functions(op)
         declare_pyop_functions(op)
         declare_lapack_functions(op)
+        declare_mpi_functions(op)

@@ -7,9 +7,10 @@ honours it (no allocation for the result); the reference interpreter ignores it 
 operand is dead, so nobody can tell). An op gets the pair `(r, k)` when
 
 - it is elementwise (`ag.fused` in the elementwise form, or an unfused binary, unary,
-  `select` or `cast`), and reads operand `k` at the index it writes (the operand has the
-  result's type; in a fused region, no `dimshuffle` reads it or a value computed from
-  it: a transposed read would see elements the op already overwrote);
+  `select` or `cast`) or an `ag.allreduce`, and reads operand `k` at the index it
+  writes (the operand has the result's type; in a fused region, no `dimshuffle` reads
+  it or a value computed from it: a transposed read would see elements the op already
+  overwrote);
 - operand `k` is computed by an op of the same function body (never a function
   argument: the caller's arrays are never written) and this op is its last user (no
   later op, nested region or `func.return` reads it, nor any of its views: a value
@@ -49,6 +50,10 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
     ag.SelectOp,
     ag.CastOp,
 )
+
+POINTWISE: tuple[type[Operation], ...] = (*ELEMENTWISE, ag.AllreduceOp)
+"""The unfused ops that may write over an operand they read at the index they write:
+the elementwise ones and `ag.allreduce` (which reduces its result buffer in place)."""
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:
@@ -94,7 +99,7 @@ def view_roots(block: Block) -> dict[SSAValue, SSAValue]:
 
 def _reads_pointwise(op: Operation, k: int) -> bool:
     """Whether `op` reads operand `k` only at the index it writes (given the types match)."""
-    if isinstance(op, ELEMENTWISE):
+    if isinstance(op, POINTWISE):
         return True
     assert isinstance(op, ag.FusedOp)
     # every value of the region computed from the operand: a dimshuffle of any of them
@@ -130,7 +135,7 @@ def destroy_pairs(
     if isinstance(op, ag.FusedOp):
         if op.reduction is not None:
             return []
-    elif not isinstance(op, ELEMENTWISE):
+    elif not isinstance(op, POINTWISE):
         return []
     existing = ag.destroy_map(op)  # e.g. the `inplace-update` pass's
     pairs: list[int] = [v for r in sorted(existing) for v in (r, existing[r])]

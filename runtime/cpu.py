@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from arignote.runtime.blas import load_blas, needs_blas
+from arignote.runtime.mpi import load_mpi, needs_mpi
 from arignote.runtime.printing import SYMBOL_PREFIX as PRINT_PREFIX
 from arignote.runtime.printing import register_print_symbols
 from arignote.runtime.pyops import SYMBOL_PREFIX as PYOP_PREFIX
@@ -257,6 +258,8 @@ class NativeModule:
         self.needs_blas = needs_blas(self.llvm_ir)
         if self.needs_blas:
             load_blas()  # BlasUnavailableError names the missing library
+        if needs_mpi(self.llvm_ir):
+            load_mpi()  # DistributedError names what is missing
         if PRINT_PREFIX in self.llvm_ir:
             register_print_symbols(self.llvm_ir)
         if PYOP_PREFIX in self.llvm_ir:

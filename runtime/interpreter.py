@@ -869,6 +869,7 @@ def make_interpreter(
     from arignote.runtime.interpreter_complex import AgComplexFunctions
     from arignote.runtime.interpreter_conv import ConvFunctions  # convolution (issue 14)
     from arignote.runtime.interpreter_data_shapes import DataShapeFunctions  # imports this
+    from arignote.runtime.interpreter_distributed import DistributedFunctions
     from arignote.runtime.interpreter_lapack import LapackFunctions
     from arignote.runtime.interpreter_pool import PoolFunctions  # pooling (issue 14)
     from arignote.runtime.interpreter_random import RandomFunctions  # issue 14, mrg
@@ -880,6 +881,7 @@ def make_interpreter(
         AgScanFunctions(),
         AgFunctions(),
         DataShapeFunctions(),
+        DistributedFunctions(),
         AgComplexFunctions(),
         RowwiseFunctions(),
         LapackFunctions(),

@@ -349,10 +349,11 @@ def compile_function(
 
 def _calls_back(module: ModuleOp) -> bool:
     """Whether the `llvm`-dialect `module` declares a print or custom-op callback or the
-    LAPACK error callback (module doc)."""
+    LAPACK or MPI error callback (module doc)."""
     from xdsl.dialects import llvm
 
     from arignote.runtime.lapack import SYMBOL as LAPACK_SYMBOL
+    from arignote.runtime.mpi import SYMBOL as MPI_SYMBOL
     from arignote.runtime.printing import SYMBOL_PREFIX
     from arignote.runtime.pyops import SYMBOL_PREFIX as PYOP_PREFIX
 
@@ -360,7 +361,7 @@ def _calls_back(module: ModuleOp) -> bool:
         isinstance(op, llvm.FuncOp)
         and (
             op.sym_name.data.startswith((SYMBOL_PREFIX, PYOP_PREFIX))
-            or op.sym_name.data == LAPACK_SYMBOL
+            or op.sym_name.data in (LAPACK_SYMBOL, MPI_SYMBOL)
         )
         for op in module.ops
     )

@@ -245,6 +245,12 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
 REDUCE_OPS: tuple[type[ReduceOp], ...] = (ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp)
 
 # custom ops (issue 13 item 8): Python code called from the graph
+# collectives across the processes of an MPI job (issue 17)
+from arignote.dialects.ag.distributed import (  # noqa: E402
+    DISTRIBUTED_OPS,
+    REDUCTIONS,
+    AllreduceOp,
+)
 from arignote.dialects.ag.python import PYTHON_OPS, PythonOp  # noqa: E402
 
 # random streams (issue 14, mrg): MRG31k3p
@@ -294,6 +300,7 @@ Ag = Dialect(
         *RANDOM_OPS,
         *CONV_OPS,  # convolution (issue 14, conv)
         *POOL_OPS,  # pooling (issue 14 item 2)
+        *DISTRIBUTED_OPS,
     ],
     [],
 )
@@ -369,6 +376,9 @@ __all__ = [
     "GemvPairOp",
     "ROW_OPS",
     "DEBUG_OPS",
+    "DISTRIBUTED_OPS",
+    "REDUCTIONS",
+    "AllreduceOp",
     "PrintOp",
     "ProfileBeginOp",
     "ProfileEndOp",

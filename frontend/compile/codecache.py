@@ -176,7 +176,8 @@ def _has_print(module: ModuleOp) -> bool:
 
     # a LAPACK op's native code calls back too (its errors), which the cached
     # function, built without the module, would not know
-    return any(isinstance(op, ag.PrintOp | ag.LapackOp) for op in module.walk())
+    # (and an allreduce's: its native code needs the MPI library loaded and checked)
+    return any(isinstance(op, ag.PrintOp | ag.LapackOp | ag.AllreduceOp) for op in module.walk())
 
 
 def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:

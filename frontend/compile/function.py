@@ -289,6 +289,7 @@ class _Compiled:
                 )
             else:
                 self.run, self._optimized = plan.mode.compile(self.module, symbol)
+            self.run = _checked_collectives(self.run, self.module, symbol)
         self.compile_time = time.perf_counter() - start
 
     @property
@@ -406,6 +407,17 @@ def _fast_check(t: Any) -> tuple[np.dtype, int, tuple[int, ...]] | None:
     if type(t) is not TensorType:
         return None
     return np.dtype(t.dtype), t.ndim, tuple(a for a, b in enumerate(t.broadcastable) if b)
+
+
+def _checked_collectives(run: Any, module: ModuleOp, symbol: str) -> Any:
+    """`run`, made to compare the graph across the processes of an MPI job before its
+    first call when the function communicates (`arignote.distributed`)."""
+    if not any(isinstance(op, ag.AllreduceOp) for op in module.walk()):
+        return run
+    from arignote.compile.codecache import ir_text
+    from arignote.distributed import FirstCallCheck, graph_digest
+
+    return FirstCallCheck(run, graph_digest(ir_text(module)), symbol)
 
 
 class Function:

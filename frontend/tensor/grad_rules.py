@@ -444,6 +444,17 @@ def _print(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: l
 RULES[ag.PrintOp] = _print
 
 
+def _allreduce(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
+    # Every process's output depends on every process's input alike: the adjoint of an
+    # allreduce is the same allreduce of the output gradients.
+    assert isinstance(op, ag.AllreduceOp)
+    reduction, timeout = op.reduction.data, op.timeout_ms.value.data
+    return [apply_op(ag.AllreduceOp(T.as_tensor_variable(gz[0]).value, reduction, timeout))]
+
+
+RULES[ag.AllreduceOp] = _allreduce
+
+
 # --- shapes and indexing (issue 13 item 3) ----------------------------------------------
 
 

@@ -147,6 +147,7 @@ def test_every_differentiable_op_has_a_rule() -> None:
     ops += [*ag.CUMULATIVE_OPS, ag.SortOp]  # extra_ops and sort; argsort/searchsorted give i64
     ops += [*ag.COMPLEX_OPS]
     ops += [*ag.CONV_OPS]  # convolution (issue 14, conv)
+    ops += [ag.AllreduceOp]  # collectives (issue 17): the same allreduce of the gradient
     import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
 
     assert {op for op in ops if op not in comparisons} == set(grad_rules.RULES)
