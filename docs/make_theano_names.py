@@ -5,13 +5,17 @@
 Reads the sources (at `HEAD` of a git checkout of github.com/Theano/Theano) of the modules
 that `doc/library/` documents for `theano.tensor` (basic, elemwise, subtensor, sort,
 extra_ops, nlinalg, slinalg), `theano.gradient`, `theano.printing`, `theano.scan_module`
-and `theano.compile`, and lists what Sphinx's `automodule :members:` shows of each: the
+and `theano.compile` (issue 13), and the random streams (`theano.tensor.shared_randomstreams`,
+`raw_random`, `theano.sandbox.rng_mrg`) and neural-network modules (`theano.tensor.nnet.*`,
+`theano.tensor.signal.*`) (issue 14), and lists what Sphinx's `automodule :members:` shows of each: the
 top-level functions and classes that are public and documented (a docstring, or an
 elemwise op made by `_scal_elemwise`), plus the module-level objects made by a call
 (op instances such as `nlinalg.det`, types such as `fmatrix`). Names that are Theano's
 own machinery (its optimizer, C code generation, graph-rewriting helpers) are kept in the
 list, marked `internal` with the reason, so the page shows them and the count leaves them
-out. One line per name: `module name kind [internal: reason]`.
+out. The functions, classes and methods that the reference pages of `REFERENCE_PAGES`
+document are added (`doc/library/tensor/basic.txt`'s too). One line per name:
+`module name kind [internal: reason]`.
 """
 
 from __future__ import annotations
@@ -46,6 +50,21 @@ MODULES = {
     "theano.compile.debugmode": "theano/compile/debugmode.py",
     "theano.compile.profiling": "theano/compile/profiling.py",
     "theano.compile.builders": "theano/compile/builders.py",
+    # issue 14: random streams and the neural-network library
+    "theano.tensor.shared_randomstreams": "theano/tensor/shared_randomstreams.py",
+    "theano.tensor.raw_random": "theano/tensor/raw_random.py",
+    "theano.sandbox.rng_mrg": "theano/sandbox/rng_mrg.py",
+    "theano.tensor.nnet.nnet": "theano/tensor/nnet/nnet.py",
+    "theano.tensor.nnet.sigm": "theano/tensor/nnet/sigm.py",
+    "theano.tensor.nnet.bn": "theano/tensor/nnet/bn.py",
+    "theano.tensor.nnet.neighbours": "theano/tensor/nnet/neighbours.py",
+    "theano.tensor.nnet.abstract_conv": "theano/tensor/nnet/abstract_conv.py",
+    "theano.tensor.nnet.conv": "theano/tensor/nnet/conv.py",
+    "theano.tensor.nnet.conv3d2d": "theano/tensor/nnet/conv3d2d.py",
+    "theano.tensor.nnet.blocksparse": "theano/tensor/nnet/blocksparse.py",
+    "theano.tensor.nnet.ctc": "theano/tensor/nnet/ctc.py",
+    "theano.tensor.signal.pool": "theano/tensor/signal/pool.py",
+    "theano.tensor.signal.conv": "theano/tensor/signal/conv.py",
 }
 
 OPTIMIZER = "Theano's graph optimizer (arignote's rewrites are xDSL passes)"
@@ -99,6 +118,26 @@ INTERNAL = {
          "generic_constructor", "numpy_scalar", "Default", "default", "ShapeError",
          "EmptyConstantError", "OutputGuard"],
         HELPER,
+    ),
+    # issue 14's modules
+    **dict.fromkeys(
+        ["local_logsoftmax", "local_logsoftmax_grad", "local_softmax_with_bias",
+         "crossentropy_to_crossentropy_with_softmax_with_bias",
+         "crossentropy_to_crossentropy_with_softmax",
+         "local_useless_crossentropy_softmax_1hot_with_bias_dx_alloc",
+         "local_ultra_fast_sigmoid", "logsigm_to_softplus", "log1msigm_to_softplus",
+         "log1pexp_to_softplus", "log1p_neg_sigmoid", "is_1pexp", "is_exp", "is_mul",
+         "is_neg", "local_exp_over_1_plus_exp", "parse_mul_tree", "replace_leaf",
+         "simplify_mul", "compute_mul", "perform_sigm_times_exp", "local_sigm_times_exp",
+         "local_inv_1_plus_exp", "local_1msigmoid", "bn_groupopt",
+         "local_inplace_DiagonalSubtensor"],
+        OPTIMIZER,
+    ),
+    **dict.fromkeys(["gen_conv_code_unroll_batch_kern"], C_CODE),
+    **dict.fromkeys(
+        ["M1", "M2", "MASK12", "MASK13", "MASK2", "MULT2", "A1p72", "A2p72", "A1p134",
+         "A2p134", "PoolingMode_t"],
+        MODULE_STATE,
     ),
     **dict.fromkeys(
         ["join_", "bartlett_", "fill_diagonal_", "fill_diagonal_offset_", "consider_constant_",
@@ -212,6 +251,46 @@ def reference_names(page: str) -> list[tuple[str, str, str]]:
     return [(m, n, k) for m, n, k in found if n not in NOT_A_NAME]
 
 
+REFERENCE_PAGES = {
+    # issue 14: the library reference's pages of the neural-network and random modules
+    "doc/library/tensor/nnet/nnet.txt": "theano.tensor.nnet.nnet",
+    "doc/library/tensor/nnet/conv.txt": "theano.tensor.nnet",
+    "doc/library/tensor/nnet/bn.txt": "theano.tensor.nnet.bn",
+    "doc/library/tensor/nnet/neighbours.txt": "theano.tensor.nnet.neighbours",
+    "doc/library/tensor/nnet/ctc.txt": "theano.tensor.nnet.ctc",
+    "doc/library/tensor/signal/pool.txt": "theano.tensor.signal.pool",
+    "doc/library/tensor/shared_randomstreams.txt": "theano.tensor.shared_randomstreams",
+    "doc/library/tensor/raw_random.txt": "theano.tensor.raw_random",
+}
+"""Pages whose `.. function::`/`.. autofunction::`/`.. class::` entries (and the methods
+of their classes) are listed too: `autofunction` names its module, the others belong to
+the page's module (the value)."""
+
+AUTO = re.compile(r"^(\s*)\.\. (autofunction|autoclass|function|class|method)::\s*(.*)$")
+
+
+def page_names(page: str, module: str) -> list[tuple[str, str, str]]:
+    """(module, name, kind) of the entries of one reference page: methods as
+    `module.Class` with kind `method`."""
+    found = []
+    current_class = None
+    for line in page.splitlines():
+        match = AUTO.match(line)
+        if not match:
+            continue
+        indent, directive, rest = match.groups()
+        if directive.startswith("auto"):
+            owner, _, name = rest.split("(")[0].strip().rpartition(".")
+            found.append((owner, name, "class" if directive == "autoclass" else "function"))
+        elif directive == "method" and indent and current_class:
+            found += [(f"{module}.{current_class}", n, "method") for n in _directive_names(rest)]
+        elif not indent:
+            names = _directive_names(rest)
+            current_class = names[0] if directive == "class" and names else None
+            found += [(module, n, directive) for n in names]
+    return [(m, n, k) for m, n, k in found if n not in NOT_A_NAME and n != "todo"]
+
+
 def main(repo: str) -> None:
     print("# Theano 1.0's documented public API (docs/make_theano_names.py); module name kind")
     seen = set()
@@ -220,12 +299,18 @@ def main(repo: str) -> None:
             reason = INTERNAL.get(name)
             suffix = f" internal: {reason}" if reason else ""
             print(f"{module} {name} {kind}{suffix}")
-            seen.add(name)
+            seen.update([name, (module, name)])
     for module, name, kind in reference_names(show(repo, "doc/library/tensor/basic.txt")):
         if (module == "theano.tensor" and name in seen) or (module, name) in seen:
             continue
         print(f"{module} {name} {kind}")
         seen.add((module, name))
+    for path, page_module in REFERENCE_PAGES.items():
+        for module, name, kind in page_names(show(repo, path), page_module):
+            if (module, name) in seen or (module == page_module and name in seen):
+                continue
+            print(f"{module} {name} {kind}")
+            seen.add((module, name))
 
 
 if __name__ == "__main__":
