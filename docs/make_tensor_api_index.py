@@ -43,6 +43,18 @@ WHY_NOT: dict[str, str] = {
     "are)",
     "theano.tensor.elemwise.mul_without_zeros": "a scalar op of Theano's `CAReduce` "
     "machinery; `prod(x, no_zeros_in_input=True)` is the user-level form",
+    "theano.tensor.shared_randomstreams.RandomVariable": "a name of the reference page only: "
+    "Theano 1.0 has no such class; `RandomStreams` returns tensor variables with `.rng` and "
+    "`.update`, as here",
+    "theano.tensor.nnet.conv3d2d.get_diagonal_subtensor_view": "a helper of Theano's "
+    "conv3d2d construction (3-d convolution from 2-d ones); arignote's `conv3d2d.conv3d` is "
+    "one `ag.conv` over three spatial axes",
+    "theano.tensor.nnet.conv3d2d.diagonal_subtensor": "the op of that construction (see "
+    "`get_diagonal_subtensor_view`)",
+    "theano.tensor.nnet.conv3d2d.inc_diagonal_subtensor": "the gradient op of that "
+    "construction (see `get_diagonal_subtensor_view`)",
+    "theano.tensor.nnet.ctc.ctc": "Theano's CTC calls the external warp-ctc library; arignote "
+    "has no CTC loss yet",
     "theano.gradient.disconnected_type": "arignote's `DisconnectedType` wraps the variable "
     "that `grad` found disconnected; there is no disconnected variable to instantiate",
 }

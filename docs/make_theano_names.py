@@ -7,8 +7,8 @@ that `doc/library/` documents for `theano.tensor` (basic, elemwise, subtensor, s
 extra_ops, nlinalg, slinalg), `theano.gradient`, `theano.printing`, `theano.scan_module`
 and `theano.compile` (issue 13), and the random streams (`theano.tensor.shared_randomstreams`,
 `raw_random`, `theano.sandbox.rng_mrg`) and neural-network modules (`theano.tensor.nnet.*`,
-`theano.tensor.signal.*`) (issue 14), and lists what Sphinx's `automodule :members:` shows of each: the
-top-level functions and classes that are public and documented (a docstring, or an
+`theano.tensor.signal.*`) (issue 14), and lists what Sphinx's `automodule :members:` shows
+of each: the top-level functions and classes that are public and documented (a docstring, or an
 elemwise op made by `_scal_elemwise`), plus the module-level objects made by a call
 (op instances such as `nlinalg.det`, types such as `fmatrix`). Names that are Theano's
 own machinery (its optimizer, C code generation, graph-rewriting helpers) are kept in the

@@ -487,3 +487,7 @@ def softsign(x: Any) -> Variable:
     """Elementwise `x / (1 + |x|)` (integers compute in float)."""
     v = basic.as_tensor_variable(x)
     return basic.true_div(v, basic.add(1, basic.abs(v)))
+
+
+scalar_softsign = softsign
+"""Theano's scalar op; here the same function (a scalar is a 0-d tensor)."""

@@ -54,7 +54,7 @@ def _tanh_approximation(a: Variable) -> Variable:
 
 
 def ultra_fast_sigmoid(x: Any) -> Variable:
-    """Theano's fast approximation of `sigmoid` (absolute error below 0.02): `0.5 * (t +
+    """Theano's fast approximation of `sigmoid` (absolute error below 0.028): `0.5 * (t +
     1)` with `t` a piecewise approximation of `tanh(x / 2)`."""
     v = _as_float(x)
     half = basic.mul(0.5, v)
@@ -64,6 +64,8 @@ def ultra_fast_sigmoid(x: Any) -> Variable:
 
 
 ultra_fast_sigmoid_inplace = ultra_fast_sigmoid
+ultra_fast_scalar_sigmoid = ultra_fast_sigmoid
+"""Theano's scalar op; here the same function (a scalar is a 0-d tensor)."""
 
 
 def hard_sigmoid(x: Any) -> Variable:
