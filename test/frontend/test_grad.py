@@ -151,6 +151,10 @@ def test_every_differentiable_op_has_a_rule() -> None:
     ops += [*ag.POOL_OPS]  # pooling (issue 14)
     # nnet functions (issue 14): softmax_xent_pair is made after differentiation (fast_run)
     ops += [op for op in ag.SOFTMAX_OPS if op is not ag.SoftmaxXentPairOp]
+    # MRG draws (issue 14): their rule (no gradient through a sample, as Theano) is
+    # registered by the module that builds them
+    import arignote.sandbox.rng_mrg  # noqa: F401
+    ops += [*ag.RANDOM_OPS]
     import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
 
     assert {op for op in ops if op not in comparisons} == set(grad_rules.RULES)
