@@ -32,8 +32,29 @@ from arignote.dialects.ag.base import (
 )
 
 
+class _RowOp(IRDLOperation):
+    """A float tensor of rank 1 or more, mapped row by row (along its last axis) to a
+    tensor of its type: the common form of `ag.softmax` and `ag.logsoftmax`."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue | Operation):
+        value = SSAValue.get(input)
+        super().__init__(operands=[value], result_types=[tensor_type(value)])
+
+    def verify_(self) -> None:
+        t = _check_tensor(self, "operand", self.input.type, "float")
+        if t.get_num_dims() == 0:
+            raise VerifyException(f"'{self.name}' op expects a tensor of rank 1 or more, got {t}")
+        _expect_result(self, t, self.result.type)
+
+
 @irdl_op_definition
-class SoftmaxOp(IRDLOperation):
+class SoftmaxOp(_RowOp):
     """`exp(x - max) / sum(exp(x - max))` along the last axis (each row sums to 1; the
     row maximum is subtracted first, so nothing overflows).
 
@@ -44,25 +65,9 @@ class SoftmaxOp(IRDLOperation):
 
     name = "ag.softmax"
 
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue | Operation):
-        value = SSAValue.get(input)
-        super().__init__(operands=[value], result_types=[tensor_type(value)])
-
-    def verify_(self) -> None:
-        t = _check_tensor(self, "operand", self.input.type, "float")
-        if t.get_num_dims() == 0:
-            raise VerifyException(f"'{self.name}' op expects a tensor of rank 1 or more, got {t}")
-        _expect_result(self, t, self.result.type)
-
 
 @irdl_op_definition
-class LogSoftmaxOp(IRDLOperation):
+class LogSoftmaxOp(_RowOp):
     """`x - max - log(sum(exp(x - max)))` along the last axis: `log(softmax(x))` without
     underflow to `log(0)`.
 
@@ -72,22 +77,6 @@ class LogSoftmaxOp(IRDLOperation):
     """
 
     name = "ag.logsoftmax"
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue | Operation):
-        value = SSAValue.get(input)
-        super().__init__(operands=[value], result_types=[tensor_type(value)])
-
-    def verify_(self) -> None:
-        t = _check_tensor(self, "operand", self.input.type, "float")
-        if t.get_num_dims() == 0:
-            raise VerifyException(f"'{self.name}' op expects a tensor of rank 1 or more, got {t}")
-        _expect_result(self, t, self.result.type)
 
 
 @irdl_op_definition
