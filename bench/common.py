@@ -125,8 +125,13 @@ def _fmt_time(s: float) -> str:
     return f"{s * 1e9:8.0f} ns"
 
 
-def report(title: str, rows: list[Row], tol: float, skipped: Sequence[str] = (),
-           value: Callable[[float], str] | None = None) -> bool:
+def report(
+    title: str,
+    rows: list[Row],
+    tol: float,
+    skipped: Sequence[str] = (),
+    value: Callable[[float], str] | None = None,
+) -> bool:
     """Print the table; True when every system matched NumPy (the first row) within tol.
 
     `value` formats a median differently (e.g. examples per second); by default a time.
@@ -146,8 +151,10 @@ def report(title: str, rows: list[Row], tol: float, skipped: Sequence[str] = (),
                 notes = (notes + "; " if notes else "") + f"MISMATCH (tol {tol:g})"
         diff = "-" if row.max_diff is None else f"{row.max_diff:10.2e}"
         shown = value(row.seconds) if value else _fmt_time(row.seconds)
-        print(f"{row.name:<26}  {shown:>12}  {row.seconds / base.seconds:>13.2f}x  "
-              f"{diff:>10}  {notes}")
+        print(
+            f"{row.name:<26}  {shown:>12}  {row.seconds / base.seconds:>13.2f}x  "
+            f"{diff:>10}  {notes}"
+        )
     for note in skipped:
         print(f"# skipped: {note}")
     return ok
@@ -156,8 +163,9 @@ def report(title: str, rows: list[Row], tol: float, skipped: Sequence[str] = (),
 def parser(doc: str, repeats: int = 7) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--repeats", type=int, default=repeats, help="timed repeats (median)")
-    p.add_argument("--number", type=int, default=0,
-                   help="calls per repeat (0: about 50 ms per repeat)")
+    p.add_argument(
+        "--number", type=int, default=0, help="calls per repeat (0: about 50 ms per repeat)"
+    )
     p.add_argument("--no-peers", action="store_true", help="only NumPy and arignote")
     return p
 

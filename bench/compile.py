@@ -51,14 +51,16 @@ t1 = time.perf_counter()
 CHILDREN = {
     "arignote": """
 import arignote, arignote.tensor as T
-""" + DATA + """
+"""
+    + DATA
+    + """
 # what arignote imports on first use (shared variables and function(), grad and its
 # stabilize patterns, test values, the compile cache and the JIT, the lowering to loops
 # and to LLVM with the xDSL dialects they build, the reference interpreter that folds
 # constants)
-import arignote.compile, arignote.gradient, arignote.lowering.stabilize, arignote.testvalue
+import arignote.compile, arignote.gradient, arignote.lowering.graph.stabilize, arignote.testvalue
 import arignote.runtime.cache, arignote.compile.callpath, arignote.runtime.interpreter
-import arignote.lowering.ag_to_loops, arignote.lowering.convert_to_llvm
+import arignote.lowering.loops.ag_to_loops, arignote.lowering.llvm.convert_to_llvm
 t_lazy, c_lazy = time.perf_counter(), time.thread_time()
 xs, ys = T.fmatrix("x"), T.fvector("y")
 w = arignote.shared(w0, name="w")
@@ -79,7 +81,9 @@ t1 = t_lazy
 """,
     "jax": """
 import jax, jax.numpy as jnp
-""" + DATA + """
+"""
+    + DATA
+    + """
 def loss(w, b, x, y):
     z = x @ w + b
     xent = y * jax.nn.softplus(-z) + (1 - y) * jax.nn.softplus(z)
@@ -94,7 +98,9 @@ t2 = time.perf_counter()
 """,
     "pytensor": """
 import pytensor, pytensor.tensor as pt
-""" + DATA + """
+"""
+    + DATA
+    + """
 xs, ys = pt.fmatrix("x"), pt.fvector("y")
 w = pytensor.shared(w0, name="w")
 b = pytensor.shared(np.float32(0.0), name="b")
@@ -120,8 +126,9 @@ def child_times(name: str, compiledir: str | None = None) -> dict:
     if compiledir is not None:
         flags = env.get("ARIGNOTE_FLAGS", "")
         env["ARIGNOTE_FLAGS"] = ",".join(filter(None, [flags, f"compiledir={compiledir}"]))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -144,11 +151,13 @@ def measure(name: str, repeats: int, warm: bool | None = None) -> dict[str, floa
 
 
 def arignote_notes(times: dict[str, float], warm: bool) -> str:
-    return (f"{'warm cache' if warm else 'cold, empty compiledir'}: graph build "
-            f"{times['build'] * 1e3:.0f} ms + function() and first call "
-            f"{times['function'] * 1e3:.0f} ms (main thread CPU time of the span "
-            f"{times['cpu'] * 1e3:.0f} ms); import {times['import'] * 1e3:.0f} ms "
-            f"+ first-use imports {times['lazy_import'] * 1e3:.0f} ms")
+    return (
+        f"{'warm cache' if warm else 'cold, empty compiledir'}: graph build "
+        f"{times['build'] * 1e3:.0f} ms + function() and first call "
+        f"{times['function'] * 1e3:.0f} ms (main thread CPU time of the span "
+        f"{times['cpu'] * 1e3:.0f} ms); import {times['import'] * 1e3:.0f} ms "
+        f"+ first-use imports {times['lazy_import'] * 1e3:.0f} ms"
+    )
 
 
 def run(argv=None) -> bool:
@@ -171,8 +180,10 @@ def run(argv=None) -> bool:
         times = measure(name, args.repeats)
         notes = f"build -> first result, new process; import {times['import'] * 1e3:.0f} ms"
         rows.append(Row(name, times["compile"], None, notes))
-    title = (f"compile: logreg train function, build -> first result in a new process, "
-             f"median of {args.repeats} processes (ratio column: to arignote)")
+    title = (
+        f"compile: logreg train function, build -> first result in a new process, "
+        f"median of {args.repeats} processes (ratio column: to arignote)"
+    )
     return report(title, rows, tol=0.0, skipped=skipped)
 
 

@@ -205,8 +205,10 @@ def run(argv=None) -> bool:
     p.add_argument("--no-peers", action="store_true", help="arignote only")
     args = p.parse_args(argv)
     peers = [] if args.no_peers else [s for s in ("jax", "pytensor") if optional_import(s)]
-    print(f"# compile-scaling: build -> first result of a training step, new process, "
-          f"median of {args.repeats}; ratios to arignote cold")
+    print(
+        f"# compile-scaling: build -> first result of a training step, new process, "
+        f"median of {args.repeats}; ratios to arignote cold"
+    )
     print(f"# machine: {machine()}")
     print(f"# versions: {versions()}")
     header = f"{'case':<10}  {'arignote cold':>13}  {'warm cache':>10}"

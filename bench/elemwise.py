@@ -35,9 +35,14 @@ def peer_rows(x, y, args, rows, skipped) -> None:
         f = jax.jit(lambda x, y: jnp.tanh(x * y + jnp.exp(-x)) * 0.5 + 1 / (1 + jnp.exp(-y)))
         xj, yj = jnp.asarray(x), jnp.asarray(y)
         out = np.asarray(f(xj, yj))
-        rows.append(Row("jax jit", median_seconds(
-            lambda: f(xj, yj).block_until_ready(), args.repeats, args.number), (out,),
-            "device arrays in"))
+        rows.append(
+            Row(
+                "jax jit",
+                median_seconds(lambda: f(xj, yj).block_until_ready(), args.repeats, args.number),
+                (out,),
+                "device arrays in",
+            )
+        )
     pytensor = optional_import("pytensor")
     if pytensor is None:
         skipped.append("pytensor (not installed)")
@@ -46,8 +51,14 @@ def peer_rows(x, y, args, rows, skipped) -> None:
 
         a, b = pt.fvector("x"), pt.fvector("y")
         f = pytensor.function([a, b], pt.tanh(a * b + pt.exp(-a)) * 0.5 + 1 / (1 + pt.exp(-b)))
-        rows.append(Row("pytensor", median_seconds(lambda: f(x, y), args.repeats, args.number),
-                        (f(x, y),), f"mode {pytensor.config.mode}"))
+        rows.append(
+            Row(
+                "pytensor",
+                median_seconds(lambda: f(x, y), args.repeats, args.number),
+                (f(x, y),),
+                f"mode {pytensor.config.mode}",
+            )
+        )
     torch = optional_import("torch")
     if torch is None:
         skipped.append("torch (not installed)")
@@ -57,8 +68,14 @@ def peer_rows(x, y, args, rows, skipped) -> None:
         def tf():
             return torch.tanh(xt * yt + torch.exp(-xt)) * 0.5 + 1 / (1 + torch.exp(-yt))
 
-        rows.append(Row("torch eager", median_seconds(tf, args.repeats, args.number),
-                        (tf().numpy(),), f"{torch.get_num_threads()} threads"))
+        rows.append(
+            Row(
+                "torch eager",
+                median_seconds(tf, args.repeats, args.number),
+                (tf().numpy(),),
+                f"{torch.get_num_threads()} threads",
+            )
+        )
     ne = optional_import("numexpr")
     if ne is None:
         skipped.append("numexpr (not installed)")
@@ -70,8 +87,7 @@ def peer_rows(x, y, args, rows, skipped) -> None:
         def nef():
             return ne.evaluate(ex, local_dict=operands)
 
-        rows.append(Row("numexpr", median_seconds(nef, args.repeats, args.number), (nef(),),
-                        ""))
+        rows.append(Row("numexpr", median_seconds(nef, args.repeats, args.number), (nef(),), ""))
 
 
 def run(argv=None) -> bool:
@@ -88,10 +104,20 @@ def run(argv=None) -> bool:
     a, b = T.fvector("x"), T.fvector("y")
     f = arignote.function([a, b], T.tanh(a * b + T.exp(-a)) * 0.5 + 1 / (1 + T.exp(-b)))
 
-    rows = [Row("numpy", median_seconds(lambda: numpy_fn(x, y), args.repeats, args.number),
-                (numpy_fn(x, y),), "temporaries"),
-            Row("arignote", median_seconds(lambda: f(x, y), args.repeats, args.number),
-                (f(x, y),), "arignote.function, native")]
+    rows = [
+        Row(
+            "numpy",
+            median_seconds(lambda: numpy_fn(x, y), args.repeats, args.number),
+            (numpy_fn(x, y),),
+            "temporaries",
+        ),
+        Row(
+            "arignote",
+            median_seconds(lambda: f(x, y), args.repeats, args.number),
+            (f(x, y),),
+            "arignote.function, native",
+        ),
+    ]
     skipped: list[str] = []
     if not args.no_peers:
         peer_rows(x, y, args, rows, skipped)

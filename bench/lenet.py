@@ -50,10 +50,14 @@ def init(batch: int, side: int = SIDE, kernels=KERNELS, hidden: int = HIDDEN):
     x = rng.random((batch, 1, side, side), dtype=np.float32)
     labels = rng.integers(0, CLASSES, size=batch).astype(np.int32)
     params = [
-        _glorot(rng, (k0, 1, 5, 5), 25, k0 * 25 / 4), np.zeros(k0, np.float32),
-        _glorot(rng, (k1, k0, 5, 5), k0 * 25, k1 * 25 / 4), np.zeros(k1, np.float32),
-        _glorot(rng, (flat, hidden), flat, hidden), np.zeros(hidden, np.float32),
-        _glorot(rng, (hidden, CLASSES), hidden, CLASSES), np.zeros(CLASSES, np.float32),
+        _glorot(rng, (k0, 1, 5, 5), 25, k0 * 25 / 4),
+        np.zeros(k0, np.float32),
+        _glorot(rng, (k1, k0, 5, 5), k0 * 25, k1 * 25 / 4),
+        np.zeros(k1, np.float32),
+        _glorot(rng, (flat, hidden), flat, hidden),
+        np.zeros(hidden, np.float32),
+        _glorot(rng, (hidden, CLASSES), hidden, CLASSES),
+        np.zeros(CLASSES, np.float32),
     ]
     return x, labels, params
 
@@ -94,8 +98,7 @@ def arignote_build(x, labels, params):
     s1 = (side - 4) // 2
 
     def conv_pool_tanh(h, w, b, image_shape, filter_shape):
-        c = conv2d(h, w, input_shape=image_shape, filter_shape=filter_shape,
-                   filter_flip=False)
+        c = conv2d(h, w, input_shape=image_shape, filter_shape=filter_shape, filter_flip=False)
         pooled = pool.pool_2d(c, ws=(2, 2), ignore_border=True)
         return T.tanh(pooled + b.dimshuffle("x", 0, "x", "x"))
 
@@ -105,8 +108,12 @@ def arignote_build(x, labels, params):
     logp = T.nnet.logsoftmax(T.dot(h, w3) + b3)
     loss = -T.mean(logp[T.arange(ys.shape[0]), ys])
     grads = arignote.grad(loss, shared)
-    train = arignote.function([xs, ys], loss, name="train",
-                              updates=[(p, p - LR * g) for p, g in zip(shared, grads, strict=True)])
+    train = arignote.function(
+        [xs, ys],
+        loss,
+        name="train",
+        updates=[(p, p - LR * g) for p, g in zip(shared, grads, strict=True)],
+    )
     first = float(train(x, labels))
     return (lambda: train(x, labels)), first
 
@@ -151,8 +158,9 @@ def jax_build(x, labels, params):
     from jax import lax
 
     def conv_pool_tanh(h, w, b):
-        c = lax.conv_general_dilated(h, w, (1, 1), "VALID",
-                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        c = lax.conv_general_dilated(
+            h, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")
+        )
         p = lax.reduce_window(c, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
         return jnp.tanh(p + b[None, :, None, None])
 
@@ -189,8 +197,11 @@ def _pytensor_conv2d(pt):
         from pytensor.tensor.signal import convolve2d
 
         def conv2d(h, w):
-            planes = convolve2d(h.dimshuffle(0, "x", 1, 2, 3),
-                                w[:, :, ::-1, ::-1].dimshuffle("x", 0, 1, 2, 3), mode="valid")
+            planes = convolve2d(
+                h.dimshuffle(0, "x", 1, 2, 3),
+                w[:, :, ::-1, ::-1].dimshuffle("x", 0, 1, 2, 3),
+                mode="valid",
+            )
             return planes.sum(axis=2)
 
         return conv2d
@@ -221,8 +232,9 @@ def pytensor_build(x, labels, params):
     loss = -pt.mean(logp[pt.arange(ys.shape[0]), ys])
     grads = pytensor.grad(loss, shared)
     lr = np.float32(LR)
-    train = pytensor.function([xs, ys], loss,
-                              updates=[(p, p - lr * g) for p, g in zip(shared, grads, strict=True)])
+    train = pytensor.function(
+        [xs, ys], loss, updates=[(p, p - lr * g) for p, g in zip(shared, grads, strict=True)]
+    )
     first = float(train(x, labels))
     return (lambda: train(x, labels)), first
 
@@ -243,31 +255,46 @@ def run(argv=None) -> bool:
 
     def checked(build):
         """The builder's step, and a check of its first call's loss against NumPy's."""
+
         def wrapped():
             built = build()
             if built is None:
                 return None
             step, first = built
             return step, lambda: (first, ref)
+
         return wrapped
 
     builders = {
-        "arignote": lambda: nn.measure("arignote", checked(lambda: arignote_build(*data)),
-                                       args, "conv2d + pool_2d, grad, updates"),
-        "torch": lambda: nn.measure("torch eager", checked(lambda: torch_build(*data, False)),
-                                    args, "autograd, in-place SGD" + nn.torch_threads_note()),
+        "arignote": lambda: nn.measure(
+            "arignote",
+            checked(lambda: arignote_build(*data)),
+            args,
+            "conv2d + pool_2d, grad, updates",
+        ),
+        "torch": lambda: nn.measure(
+            "torch eager",
+            checked(lambda: torch_build(*data, False)),
+            args,
+            "autograd, in-place SGD" + nn.torch_threads_note(),
+        ),
         "torch.compile": lambda: nn.measure(
-            "torch.compile", checked(lambda: torch_build(*data, True)), args,
-            "compiled forward, AOTAutograd backward" + nn.torch_threads_note()),
-        "jax": lambda: nn.measure("jax jit", checked(lambda: jax_build(*data)), args,
-                                  "value_and_grad + update in one jit"),
-        "pytensor": lambda: nn.measure("pytensor", checked(lambda: pytensor_build(*data)),
-                                       args),
+            "torch.compile",
+            checked(lambda: torch_build(*data, True)),
+            args,
+            "compiled forward, AOTAutograd backward" + nn.torch_threads_note(),
+        ),
+        "jax": lambda: nn.measure(
+            "jax jit", checked(lambda: jax_build(*data)), args, "value_and_grad + update in one jit"
+        ),
+        "pytensor": lambda: nn.measure("pytensor", checked(lambda: pytensor_build(*data)), args),
     }
     rows, skipped = nn.run_systems(builders, args)
     k0, k1 = args.kernels
-    title = (f"lenet: SGD step conv5x5({k0})-pool-conv5x5({k1})-pool-{args.hidden}-10, "
-             f"batch {args.batch}, {args.side}x{args.side}, float32, per step")
+    title = (
+        f"lenet: SGD step conv5x5({k0})-pool-conv5x5({k1})-pool-{args.hidden}-10, "
+        f"batch {args.batch}, {args.side}x{args.side}, float32, per step"
+    )
     return nn.report(title, rows, 1e-4, skipped)
 
 

@@ -58,9 +58,12 @@ def arignote_row(x, y, w0, b0, args, excluding: str = "") -> Row:
     gw, gb = arignote.grad(cost, [w, b])
     mode = arignote.Mode().excluding(excluding) if excluding else None
     train = arignote.function(
-        [xs, ys], [p_1 > 0.5, xent],
-        updates=[(w, w - LEARNING_RATE * gw), (b, b - LEARNING_RATE * gb)], name="train",
-        mode=mode)
+        [xs, ys],
+        [p_1 > 0.5, xent],
+        updates=[(w, w - LEARNING_RATE * gw), (b, b - LEARNING_RATE * gb)],
+        name="train",
+        mode=mode,
+    )
     train(x, y)
     result = (w.get_value(), np.asarray(b.get_value()))
     t = median_seconds(lambda: train(x, y), args.repeats, args.number)
@@ -96,8 +99,12 @@ def jax_row(x, y, w0, b0, args) -> Row | None:
         jax.block_until_ready(aux)
         state[0], state[1] = w, b
 
-    return Row("jax jit", median_seconds(call, args.repeats, args.number), result,
-               "softplus loss, jax.grad")
+    return Row(
+        "jax jit",
+        median_seconds(call, args.repeats, args.number),
+        result,
+        "softplus loss, jax.grad",
+    )
 
 
 def pytensor_row(x, y, w0, b0, args) -> Row | None:
@@ -114,13 +121,16 @@ def pytensor_row(x, y, w0, b0, args) -> Row | None:
     cost = xent.mean() + L2 * (w**2).sum()
     gw, gb = pytensor.grad(cost, [w, b])
     lr = np.float32(LEARNING_RATE)
-    train = pytensor.function([xs, ys], [z > 0, xent],
-                              updates=[(w, w - lr * gw), (b, b - lr * gb)])
+    train = pytensor.function([xs, ys], [z > 0, xent], updates=[(w, w - lr * gw), (b, b - lr * gb)])
     train(x, y)
     result = (w.get_value(), np.asarray(b.get_value()))
     mode = pytensor.config.mode
-    return Row("pytensor", median_seconds(lambda: train(x, y), args.repeats, args.number),
-               result, f"softplus loss, mode {mode}, linker {pytensor.config.linker}")
+    return Row(
+        "pytensor",
+        median_seconds(lambda: train(x, y), args.repeats, args.number),
+        result,
+        f"softplus loss, mode {mode}, linker {pytensor.config.linker}",
+    )
 
 
 def torch_row(x, y, w0, b0, args) -> Row | None:
@@ -146,16 +156,25 @@ def torch_row(x, y, w0, b0, args) -> Row | None:
     step()
     result = (state[0].numpy().copy(), state[1].numpy().copy())
     state[:] = [torch.from_numpy(w0.copy()), torch.tensor(b0, dtype=torch.float32)]
-    return Row("torch eager", median_seconds(step, args.repeats, args.number), result,
-               f"softplus loss, autograd, {torch.get_num_threads()} threads")
+    return Row(
+        "torch eager",
+        median_seconds(step, args.repeats, args.number),
+        result,
+        f"softplus loss, autograd, {torch.get_num_threads()} threads",
+    )
 
 
 def run(argv=None) -> bool:
     p = parser(__doc__)
     p.add_argument("--n", type=int, default=400)
     p.add_argument("--feats", type=int, default=784)
-    p.add_argument("--excluding", action="append", default=[], metavar="TAG",
-                   help="also time arignote with Mode().excluding(TAG) (e.g. row_fusion)")
+    p.add_argument(
+        "--excluding",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="also time arignote with Mode().excluding(TAG) (e.g. row_fusion)",
+    )
     args = p.parse_args(argv)
     x, y, w0, b0 = init(args.n, args.feats)
 
@@ -165,8 +184,14 @@ def run(argv=None) -> bool:
     def np_call():
         state[0], state[1], _, _ = numpy_step(x, y, state[0], state[1])
 
-    rows = [Row("numpy", median_seconds(np_call, args.repeats, args.number),
-                (w1, np.asarray(b1)), "hand-written gradient")]
+    rows = [
+        Row(
+            "numpy",
+            median_seconds(np_call, args.repeats, args.number),
+            (w1, np.asarray(b1)),
+            "hand-written gradient",
+        )
+    ]
     rows.append(arignote_row(x, y, w0, b0, args))
     rows.extend(arignote_row(x, y, w0, b0, args, tag) for tag in args.excluding)
     skipped = []

@@ -101,8 +101,17 @@ def child(workload: str, system: str, steps: int) -> None:
 
 def _measure(workload: str, system: str, steps: int) -> tuple[int, int] | None | str:
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    cmd = [sys.executable, "-m", "bench", "memory", "--child", workload, system,
-           "--steps", str(steps)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "memory",
+        "--child",
+        workload,
+        system,
+        "--steps",
+        str(steps),
+    ]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return f"failed: {(done.stderr.strip().splitlines() or ['?'])[-1][:80]}"
@@ -114,8 +123,9 @@ def _mib(n: int) -> str:
 
 
 def _print_workload(workload: str, systems, steps: int) -> bool:
-    print(f"# memory: {workload} step (as in `python -m bench {workload}`), "
-          f"peak over {steps} steps")
+    print(
+        f"# memory: {workload} step (as in `python -m bench {workload}`), peak over {steps} steps"
+    )
     print(f"{'name':<26}  {'peak/step':>12}  {'ratio-to-numpy':>14}  {'rss':>12}")
     base = None
     ok = True

@@ -72,19 +72,29 @@ def arignote_row(x, y, params, args) -> Row:
     import arignote.tensor as T
 
     xs, ys = T.matrix("x", dtype=str(x.dtype)), T.matrix("y", dtype=str(x.dtype))
-    shared = [arignote.shared(p.copy(), name=n) for p, n in zip(params, ["w1", "b1", "w2", "b2"],
-                                                                  strict=True)]
+    shared = [
+        arignote.shared(p.copy(), name=n)
+        for p, n in zip(params, ["w1", "b1", "w2", "b2"], strict=True)
+    ]
     w1, b1, w2, b2 = shared
     h = T.tanh(T.dot(xs, w1) + b1)
     logits = T.dot(h, w2) + b2
     loss = -(ys * T.nnet.logsoftmax(logits)).sum(axis=1).mean()
     grads = arignote.grad(loss, shared)
-    train = arignote.function([xs, ys], loss, name="train",
-                              updates=[(p, p - LR * g) for p, g in zip(shared, grads, strict=True)])
+    train = arignote.function(
+        [xs, ys],
+        loss,
+        name="train",
+        updates=[(p, p - LR * g) for p, g in zip(shared, grads, strict=True)],
+    )
     train(x, y)
     result = [s.get_value() for s in shared]
-    return Row("arignote", median_seconds(lambda: train(x, y), args.repeats, args.number),
-               result, "train(x, y): grad + updates")
+    return Row(
+        "arignote",
+        median_seconds(lambda: train(x, y), args.repeats, args.number),
+        result,
+        "train(x, y): grad + updates",
+    )
 
 
 def jax_row(x, y, params, args) -> Row | None:
@@ -115,8 +125,7 @@ def jax_row(x, y, params, args) -> Row | None:
         state[0], val = step(state[0], xj, yj)
         val.block_until_ready()
 
-    return Row("jax jit", median_seconds(call, args.repeats, args.number), result,
-               "value_and_grad")
+    return Row("jax jit", median_seconds(call, args.repeats, args.number), result, "value_and_grad")
 
 
 def pytensor_row(x, y, params, args) -> Row | None:
@@ -132,12 +141,17 @@ def pytensor_row(x, y, params, args) -> Row | None:
     loss = -(ys * pt.special.log_softmax(pt.dot(h, w2) + b2, axis=1)).sum(axis=1).mean()
     grads = pytensor.grad(loss, shared)
     lr = x.dtype.type(LR)
-    train = pytensor.function([xs, ys], loss,
-                              updates=[(p, p - lr * g) for p, g in zip(shared, grads, strict=True)])
+    train = pytensor.function(
+        [xs, ys], loss, updates=[(p, p - lr * g) for p, g in zip(shared, grads, strict=True)]
+    )
     train(x, y)
     result = [s.get_value() for s in shared]
-    return Row("pytensor", median_seconds(lambda: train(x, y), args.repeats, args.number),
-               result, f"mode {pytensor.config.mode}")
+    return Row(
+        "pytensor",
+        median_seconds(lambda: train(x, y), args.repeats, args.number),
+        result,
+        f"mode {pytensor.config.mode}",
+    )
 
 
 def torch_row(x, y, params, args) -> Row | None:
@@ -160,16 +174,24 @@ def torch_row(x, y, params, args) -> Row | None:
     step()
     result = [p.numpy().copy() for p in state[0]]
     state[0] = [torch.from_numpy(p.copy()) for p in params]
-    return Row("torch eager", median_seconds(step, args.repeats, args.number), result,
-               f"autograd, {torch.get_num_threads()} threads")
+    return Row(
+        "torch eager",
+        median_seconds(step, args.repeats, args.number),
+        result,
+        f"autograd, {torch.get_num_threads()} threads",
+    )
 
 
 def run(argv=None, paper: bool = False) -> bool:
     p = parser(__doc__)
     p.add_argument("--batch", type=int, default=60 if paper else 128)
     p.add_argument("--dtype", default="float64" if paper else "float32")
-    p.add_argument("--2010", dest="paper", action="store_true",
-                   help="the Theano paper's setup: batch 60, float64, one thread")
+    p.add_argument(
+        "--2010",
+        dest="paper",
+        action="store_true",
+        help="the Theano paper's setup: batch 60, float64, one thread",
+    )
     args = p.parse_args(argv)
     if args.paper and not paper:
         return run([a for a in (argv or sys.argv[1:]) if a != "--2010"], paper=True)
@@ -180,8 +202,14 @@ def run(argv=None, paper: bool = False) -> bool:
     def np_call():
         state[0], _ = numpy_step(x, y, *state[0])
 
-    rows = [Row("numpy", median_seconds(np_call, args.repeats, args.number), new,
-                "hand-written backprop")]
+    rows = [
+        Row(
+            "numpy",
+            median_seconds(np_call, args.repeats, args.number),
+            new,
+            "hand-written backprop",
+        )
+    ]
     rows.append(arignote_row(x, y, params, args))
     skipped = []
     if not args.no_peers:
@@ -199,11 +227,12 @@ def run(argv=None, paper: bool = False) -> bool:
                 rows.append(row)
     tol = 1e-4 if args.dtype == "float32" else 1e-9
     if paper:
-        title = (f"mlp-2010: SGD step 784-500-10, batch {args.batch} {args.dtype}, "
-                 f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; "
-                 "examples/s (ratio column: time ratio, <1 is faster)")
-        return report(title, rows, tol, skipped,
-                      value=lambda s: f"{args.batch / s:9.0f} ex/s")
+        title = (
+            f"mlp-2010: SGD step 784-500-10, batch {args.batch} {args.dtype}, "
+            f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; "
+            "examples/s (ratio column: time ratio, <1 is faster)"
+        )
+        return report(title, rows, tol, skipped, value=lambda s: f"{args.batch / s:9.0f} ex/s")
     title = f"mlp: SGD step 784-500-10, batch {args.batch} {args.dtype}, per step"
     return report(title, rows, tol, skipped)
 

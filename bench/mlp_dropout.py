@@ -96,12 +96,17 @@ def arignote_build(x, labels, params):
     xs, ys = T.matrix("x", dtype="float32"), T.ivector("y")
     srng = MRG_RandomStreams(seed=1234)
     masks, h, w3, b3 = _theano_style_graph(
-        T, xs, shared, lambda shape: srng.binomial(size=shape, n=1, p=KEEP, dtype="float32"))
+        T, xs, shared, lambda shape: srng.binomial(size=shape, n=1, p=KEEP, dtype="float32")
+    )
     logp = T.nnet.logsoftmax(T.dot(h, w3) + b3)
     loss = -T.mean(logp[T.arange(ys.shape[0]), ys])
     grads = arignote.grad(loss, shared)
-    train = arignote.function([xs, ys], loss, name="train",
-                              updates=[(p, p - LR * g) for p, g in zip(shared, grads, strict=True)])
+    train = arignote.function(
+        [xs, ys],
+        loss,
+        name="train",
+        updates=[(p, p - LR * g) for p, g in zip(shared, grads, strict=True)],
+    )
     train(x, labels)
 
     def check():
@@ -205,13 +210,15 @@ def pytensor_build(x, labels, params):
     xs, ys = pt.matrix("x", dtype="float32"), pt.ivector("y")
     srng = RandomStream(seed=1234)  # its binomial is integer-valued: cast the mask
     masks, h, w3, b3 = _theano_style_graph(
-        pt, xs, shared, lambda shape: pt.cast(srng.binomial(n=1, p=KEEP, size=shape), "float32"))
+        pt, xs, shared, lambda shape: pt.cast(srng.binomial(n=1, p=KEEP, size=shape), "float32")
+    )
     logp = pt.special.log_softmax(pt.dot(h, w3) + b3, axis=1)
     loss = -pt.mean(logp[pt.arange(ys.shape[0]), ys])
     grads = pytensor.grad(loss, shared)
     lr = np.float32(LR)
-    train = pytensor.function([xs, ys], loss,
-                              updates=[(p, p - lr * g) for p, g in zip(shared, grads, strict=True)])
+    train = pytensor.function(
+        [xs, ys], loss, updates=[(p, p - lr * g) for p, g in zip(shared, grads, strict=True)]
+    )
     train(x, labels)
 
     def check():
@@ -232,21 +239,39 @@ def run(argv=None) -> bool:
     sizes = (SIZES[0], args.hidden, args.hidden, SIZES[-1])
     data = init(args.batch, sizes)
     builders = {
-        "arignote": lambda: nn.measure("arignote", lambda: arignote_build(*data), args,
-                                       "MRG_RandomStreams.binomial masks, grad, updates"),
-        "torch": lambda: nn.measure("torch eager", lambda: torch_build(*data, False), args,
-                                    "F.dropout, autograd, in-place SGD" + nn.torch_threads_note()),
+        "arignote": lambda: nn.measure(
+            "arignote",
+            lambda: arignote_build(*data),
+            args,
+            "MRG_RandomStreams.binomial masks, grad, updates",
+        ),
+        "torch": lambda: nn.measure(
+            "torch eager",
+            lambda: torch_build(*data, False),
+            args,
+            "F.dropout, autograd, in-place SGD" + nn.torch_threads_note(),
+        ),
         "torch.compile": lambda: nn.measure(
-            "torch.compile", lambda: torch_build(*data, True), args,
-            "compiled forward, AOTAutograd backward" + nn.torch_threads_note()),
-        "jax": lambda: nn.measure("jax jit", lambda: jax_build(*data), args,
-                                  "bernoulli masks, value_and_grad + update in one jit"),
-        "pytensor": lambda: nn.measure("pytensor", lambda: pytensor_build(*data), args,
-                                       "RandomStream.binomial masks"),
+            "torch.compile",
+            lambda: torch_build(*data, True),
+            args,
+            "compiled forward, AOTAutograd backward" + nn.torch_threads_note(),
+        ),
+        "jax": lambda: nn.measure(
+            "jax jit",
+            lambda: jax_build(*data),
+            args,
+            "bernoulli masks, value_and_grad + update in one jit",
+        ),
+        "pytensor": lambda: nn.measure(
+            "pytensor", lambda: pytensor_build(*data), args, "RandomStream.binomial masks"
+        ),
     }
     rows, skipped = nn.run_systems(builders, args)
-    title = (f"mlp-dropout: SGD step 784-{args.hidden}-{args.hidden}-10 tanh, dropout "
-             f"{DROP} after each hidden layer, batch {args.batch}, float32, per step")
+    title = (
+        f"mlp-dropout: SGD step 784-{args.hidden}-{args.hidden}-10 tanh, dropout "
+        f"{DROP} after each hidden layer, batch {args.batch}, float32, per step"
+    )
     return nn.report(title, rows, 1e-4, skipped)
 
 

@@ -69,8 +69,9 @@ def peak_step_bytes(step: Callable[[], object], steps: int) -> int | None:
 Check = Callable[[], tuple[float, float]]
 
 
-def measure(name: str, build: Callable[[], tuple[Callable[[], object], Check] | None],
-            args, notes: str = "") -> StepRow | None:
+def measure(
+    name: str, build: Callable[[], tuple[Callable[[], object], Check] | None], args, notes: str = ""
+) -> StepRow | None:
     """Build a system's step (timed as its cold cost), check it, time it, probe its memory.
 
     `build()` returns None when the system is not installed, else `(step, check)` after
@@ -97,12 +98,23 @@ def torch_threads_note() -> str:
 
 def parser(doc: str):
     p = common.parser(doc, repeats=5)
-    p.add_argument("--mem-steps", type=int, default=5,
-                   help="steps over which the memory high-water mark is taken (0: none)")
-    p.add_argument("--peers", default="torch,torch.compile,jax,pytensor",
-                   help="comma-separated peers to run (when installed)")
-    p.add_argument("--torch-threads", type=int, default=0,
-                   help="torch.set_num_threads (0: PyTorch's default, one per core)")
+    p.add_argument(
+        "--mem-steps",
+        type=int,
+        default=5,
+        help="steps over which the memory high-water mark is taken (0: none)",
+    )
+    p.add_argument(
+        "--peers",
+        default="torch,torch.compile,jax,pytensor",
+        help="comma-separated peers to run (when installed)",
+    )
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="torch.set_num_threads (0: PyTorch's default, one per core)",
+    )
     return p
 
 
@@ -120,8 +132,7 @@ def finish(ok: bool) -> None:
         raise SystemExit("arignote did not run, or a system's loss differs from NumPy's")
 
 
-def run_systems(builders: dict[str, Callable[[], StepRow | None]],
-                args) -> tuple[list, list]:
+def run_systems(builders: dict[str, Callable[[], StepRow | None]], args) -> tuple[list, list]:
     """The rows of arignote and of the peers asked for; a missing or failing system
     becomes a skip note (the report fails when it is arignote)."""
     rows, skipped = [], []
@@ -157,19 +168,25 @@ def report(title: str, rows: list[StepRow], tol: float, skipped: list[str]) -> b
     print(f"# {title}")
     print(f"# machine: {common.machine()}")
     print(f"# versions: {common.versions()}")
-    print(f"# ratio: time per step over {base.name}'s; cold: first call incl. compilation; "
-          "peak/step: resident high-water mark above the resident size")
-    print(f"{'name':<16}  {'median':>12}  {'ratio':>7}  {'cold':>10}  {'peak/step':>12}  "
-          f"{'|loss-ref|':>10}  notes")
+    print(
+        f"# ratio: time per step over {base.name}'s; cold: first call incl. compilation; "
+        "peak/step: resident high-water mark above the resident size"
+    )
+    print(
+        f"{'name':<16}  {'median':>12}  {'ratio':>7}  {'cold':>10}  {'peak/step':>12}  "
+        f"{'|loss-ref|':>10}  notes"
+    )
     for row in rows:
         diff = abs(row.loss - row.ref)
         notes = row.notes
         if not diff <= tol * max(1.0, abs(row.ref)):
             ok = False
             notes = (notes + "; " if notes else "") + f"MISMATCH (tol {tol:g})"
-        print(f"{row.name:<16}  {common._fmt_time(row.seconds):>12}  "
-              f"{row.seconds / base.seconds:>6.2f}x  {row.cold:>9.2f}s  {_mib(row.peak):>12}  "
-              f"{diff:>10.2e}  {notes}")
+        print(
+            f"{row.name:<16}  {common._fmt_time(row.seconds):>12}  "
+            f"{row.seconds / base.seconds:>6.2f}x  {row.cold:>9.2f}s  {_mib(row.peak):>12}  "
+            f"{diff:>10.2e}  {notes}"
+        )
     for note in skipped:
         print(f"# skipped: {note}")
     sys.stdout.flush()

@@ -32,23 +32,39 @@ def peer_rows(a, args, number, rows, skipped) -> None:
     else:
         f = jax.jit(lambda x: x + 1)
         aj = jax.numpy.asarray(a)
-        rows.append(Row("jax jit", median_seconds(lambda: f(aj).block_until_ready(),
-                                                  args.repeats, number), (np.asarray(f(aj)),)))
+        rows.append(
+            Row(
+                "jax jit",
+                median_seconds(lambda: f(aj).block_until_ready(), args.repeats, number),
+                (np.asarray(f(aj)),),
+            )
+        )
     pytensor = optional_import("pytensor")
     if pytensor is None:
         skipped.append("pytensor (not installed)")
     else:
         v = pytensor.tensor.fvector("x")
         f = pytensor.function([v], v + 1)
-        rows.append(Row("pytensor", median_seconds(lambda: f(a), args.repeats, number),
-                        (f(a),), f"mode {pytensor.config.mode}"))
+        rows.append(
+            Row(
+                "pytensor",
+                median_seconds(lambda: f(a), args.repeats, number),
+                (f(a),),
+                f"mode {pytensor.config.mode}",
+            )
+        )
     torch = optional_import("torch")
     if torch is None:
         skipped.append("torch (not installed)")
     else:
         t = torch.from_numpy(a)
-        rows.append(Row("torch eager", median_seconds(lambda: t + 1, args.repeats, number),
-                        ((t + 1).numpy(),)))
+        rows.append(
+            Row(
+                "torch eager",
+                median_seconds(lambda: t + 1, args.repeats, number),
+                ((t + 1).numpy(),),
+            )
+        )
 
 
 def run(argv=None) -> bool:
@@ -65,20 +81,35 @@ def run(argv=None) -> bool:
     one = np.float32(1)
     rows = [
         Row("numpy", median_seconds(lambda: a + 1, args.repeats, number), (a + 1,), "ufunc"),
-        Row("numpy np.add", median_seconds(lambda: np.add(a, one), args.repeats, number),
-            (np.add(a, one),), "np.add(a, float32(1))"),
-        Row("arignote", median_seconds(lambda: f(a), args.repeats, number), (f(a),),
-            "full input checks"),
-        Row("arignote trust_input", median_seconds(lambda: f_trust(a), args.repeats, number),
-            (f_trust(a),), "trust_input=True"),
-        Row("arignote profile=True", median_seconds(lambda: f_prof(a), args.repeats, number),
-            (f_prof(a),), "per-node timers, full input checks"),
+        Row(
+            "numpy np.add",
+            median_seconds(lambda: np.add(a, one), args.repeats, number),
+            (np.add(a, one),),
+            "np.add(a, float32(1))",
+        ),
+        Row(
+            "arignote",
+            median_seconds(lambda: f(a), args.repeats, number),
+            (f(a),),
+            "full input checks",
+        ),
+        Row(
+            "arignote trust_input",
+            median_seconds(lambda: f_trust(a), args.repeats, number),
+            (f_trust(a),),
+            "trust_input=True",
+        ),
+        Row(
+            "arignote profile=True",
+            median_seconds(lambda: f_prof(a), args.repeats, number),
+            (f_prof(a),),
+            "per-node timers, full input checks",
+        ),
     ]
     skipped: list[str] = []
     if not args.no_peers:
         peer_rows(a, args, number, rows, skipped)
-    return report("overhead: f(x) = x + 1, float32[10], per call", rows, tol=0.0,
-                  skipped=skipped)
+    return report("overhead: f(x) = x + 1, float32[10], per call", rows, tol=0.0, skipped=skipped)
 
 
 def main(argv=None) -> None:

@@ -1,7 +1,7 @@
 """Elementwise trigonometry: `sin`, `cos`, `arctan` of one vector, float32 and float64.
 
 Each function is one `arignote.function` (a single loop, vectorised: `sin` and friends
-are expanded inline by `lowering/vector_math.py`), timed against NumPy's ufunc on the
+are expanded inline by `lowering/loops/vector_math.py`), timed against NumPy's ufunc on the
 same array, with the default flags (`openmp`: the loop is split across the usable
 threads) and with `openmp=False` (one thread, as NumPy). The first call, compilation
 included (compile cache off, after one throwaway compile that pays the process's

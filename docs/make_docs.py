@@ -16,7 +16,10 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 GENERATORS = [
-    "make_logreg_ir.py", "make_tensor_api_index.py", "make_images.py", "make_pypi_readme.py"
+    "make_logreg_ir.py",
+    "make_tensor_api_index.py",
+    "make_images.py",
+    "make_pypi_readme.py",
 ]
 
 

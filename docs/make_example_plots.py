@@ -22,8 +22,11 @@ EXAMPLES = ("mlp", "lenet", "dae", "lstm")
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default=",".join(EXAMPLES),
-                   help=f"comma-separated examples (of {', '.join(EXAMPLES)})")
+    p.add_argument(
+        "--only",
+        default=",".join(EXAMPLES),
+        help=f"comma-separated examples (of {', '.join(EXAMPLES)})",
+    )
     args = p.parse_args(argv)
     names = [n for n in args.only.split(",") if n]
     unknown = sorted(set(names) - set(EXAMPLES))
@@ -32,8 +35,13 @@ def main(argv=None) -> int:
     failed = 0
     for name in names:
         plot = ROOT / "docs" / "images" / f"{name}_loss.png"
-        cmd = [sys.executable, str(ROOT / "examples" / f"{name}.py"), "--quiet",
-               "--plot", str(plot)]
+        cmd = [
+            sys.executable,
+            str(ROOT / "examples" / f"{name}.py"),
+            "--quiet",
+            "--plot",
+            str(plot),
+        ]
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         summary = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
         if done.returncode:

@@ -54,8 +54,7 @@ def logreg_train() -> arignote.Function:
 
 def logreg_train_source() -> str:
     """The DOT text of the picture (needs no graphviz)."""
-    return pydotprint(logreg_train(), format="dot", return_image=True,
-                      var_with_name_simple=True)
+    return pydotprint(logreg_train(), format="dot", return_image=True, var_with_name_simple=True)
 
 
 def source_digest(source: str) -> str:
@@ -67,8 +66,12 @@ def stamp_png(png: bytes, digest: str) -> bytes:
     if not png.startswith(_PNG_SIGNATURE):
         raise ValueError("stamp_png: expected PNG data")
     payload = STAMP_KEY + b"\0" + digest.encode()
-    chunk = (struct.pack(">I", len(payload)) + b"tEXt" + payload
-             + struct.pack(">I", zlib.crc32(b"tEXt" + payload)))
+    chunk = (
+        struct.pack(">I", len(payload))
+        + b"tEXt"
+        + payload
+        + struct.pack(">I", zlib.crc32(b"tEXt" + payload))
+    )
     header_end = len(_PNG_SIGNATURE) + 8 + 13 + 4  # the IHDR chunk
     return png[:header_end] + chunk + png[header_end:]
 
@@ -77,10 +80,10 @@ def png_stamp(png: bytes) -> str | None:
     """The digest `stamp_png` wrote into `png`, or None."""
     at = len(_PNG_SIGNATURE)
     while at + 8 <= len(png):
-        length, kind = struct.unpack(">I4s", png[at:at + 8])
-        data = png[at + 8:at + 8 + length]
+        length, kind = struct.unpack(">I4s", png[at : at + 8])
+        data = png[at + 8 : at + 8 + length]
         if kind == b"tEXt" and data.startswith(STAMP_KEY + b"\0"):
-            return data[len(STAMP_KEY) + 1:].decode()
+            return data[len(STAMP_KEY) + 1 :].decode()
         at += 12 + length
     return None
 

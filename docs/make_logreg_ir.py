@@ -34,9 +34,11 @@ def render() -> str:
     parts.append("```")
     parts.extend(str(node) for node in train.maker.fgraph.toposort())
     parts.append("```\n")
-    for stage, title in (("emitted", "As emitted by the frontend"),
-                         ("optimized", "After the FAST_RUN graph passes")):
-        parts.append(f"## {title} (`dump_ir(\"{stage}\")`)\n")
+    for stage, title in (
+        ("emitted", "As emitted by the frontend"),
+        ("optimized", "After the FAST_RUN graph passes"),
+    ):
+        parts.append(f'## {title} (`dump_ir("{stage}")`)\n')
         parts.append("```mlir")
         parts.append(train.dump_ir(stage).rstrip())
         parts.append("```\n")

@@ -39,8 +39,7 @@ OP_CLASS = (
 WHY_NOT: dict[str, str] = {
     "theano.tensor.TensorVariable.__div__": "Python 2's `/`; Python 3 calls `__truediv__`",
     "theano.tensor.basic.jv": "Bessel functions of real order: not built (j0, j1 are)",
-    "theano.tensor.basic.iv": "modified Bessel functions of real order: not built (i0, i1 "
-    "are)",
+    "theano.tensor.basic.iv": "modified Bessel functions of real order: not built (i0, i1 are)",
     "theano.tensor.elemwise.mul_without_zeros": "a scalar op of Theano's `CAReduce` "
     "machinery; `prod(x, no_zeros_in_input=True)` is the user-level form",
     "theano.tensor.shared_randomstreams.RandomVariable": "a name of the reference page only: "
@@ -109,11 +108,23 @@ def _arignote_imports(tree: ast.Module) -> set[str]:
 
 
 OPERATORS = {
-    ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
-    ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__",
-    ast.MatMult: "__matmul__", ast.BitAnd: "__and__", ast.BitOr: "__or__",
-    ast.BitXor: "__xor__", ast.Invert: "__invert__", ast.USub: "__neg__", ast.Lt: "__lt__",
-    ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",
+    ast.Add: "__add__",
+    ast.Sub: "__sub__",
+    ast.Mult: "__mul__",
+    ast.Div: "__truediv__",
+    ast.FloorDiv: "__floordiv__",
+    ast.Mod: "__mod__",
+    ast.Pow: "__pow__",
+    ast.MatMult: "__matmul__",
+    ast.BitAnd: "__and__",
+    ast.BitOr: "__or__",
+    ast.BitXor: "__xor__",
+    ast.Invert: "__invert__",
+    ast.USub: "__neg__",
+    ast.Lt: "__lt__",
+    ast.LtE: "__le__",
+    ast.Gt: "__gt__",
+    ast.GtE: "__ge__",
 }
 
 
@@ -142,7 +153,9 @@ def _string_names(function: ast.FunctionDef) -> set[str]:
 
 def _strings(nodes: list[ast.expr]) -> set[str]:
     return {
-        n.value for node in nodes for n in ast.walk(node)
+        n.value
+        for node in nodes
+        for n in ast.walk(node)
         if isinstance(n, ast.Constant) and isinstance(n.value, str)
     }
 
@@ -175,11 +188,13 @@ def _module_tables(tree: ast.Module, imported: set[str]) -> dict[str, set[str]]:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         used = {
-            n.value for n in ast.walk(node.value)
+            n.value
+            for n in ast.walk(node.value)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier()
         }
         used |= {
-            n.attr for n in ast.walk(node.value)
+            n.attr
+            for n in ast.walk(node.value)
             if isinstance(n, ast.Attribute)
             and not (isinstance(n.value, ast.Name) and n.value.id in FOREIGN)
         }
@@ -210,7 +225,8 @@ def test_index() -> dict[str, list[str]]:
         imported = _arignote_imports(tree)
         tables = _module_tables(tree, imported)
         helpers = {
-            node.name: node for node in tree.body
+            node.name: node
+            for node in tree.body
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("test_")
         }
         relative = path.relative_to(ROOT).as_posix()

@@ -42,8 +42,7 @@ NOT_INCLUDED = {
     "`shape_info.txt`": "it shows Theano's shape-inference rewrites: `f = function([x, y], "
     "join(x, y).shape)` prints a graph without the join and does not check that the "
     "shapes join; arignote's graph computes the join and raises the shape error",
-    "`using_gpu.txt`, `multi_cores.txt`, `sparse.txt`": "GPU and sparse topics of later "
-    "issues",
+    "`using_gpu.txt`, `multi_cores.txt`, `sparse.txt`": "GPU and sparse topics of later issues",
     "`conv_arithmetic.txt`": "not generated yet: its `conv2d` calls run on arignote since "
     "issue 14, but the page is mostly figures of convolution shapes",
 }
@@ -74,9 +73,12 @@ REWRITES = [
     (r"\btheano\b", "arignote", "the import renamed"),
     (r"\btime\.clock\(\)", "time.perf_counter()", "`time.clock` was removed in Python 3.8"),
     (r"from six\.moves import cPickle", "import pickle as cPickle", "Python 2's pickle"),
-    (r"arignote\.function\(\[W, V, x\], JV\)", "arignote.function([W, V, x], JV, "
-     "on_unused_input='ignore')", "arignote's R-op of `dot(x, W)` is `dot(x, V)`, which does "
-     "not read `W`; Theano's also computed `dot(zeros_like(x), W)`"),
+    (
+        r"arignote\.function\(\[W, V, x\], JV\)",
+        "arignote.function([W, V, x], JV, on_unused_input='ignore')",
+        "arignote's R-op of `dot(x, W)` is `dot(x, V)`, which does "
+        "not read `W`; Theano's also computed `dot(zeros_like(x), W)`",
+    ),
 ]
 """(pattern, replacement, why) applied to the code, in order."""
 
@@ -141,8 +143,10 @@ def _in_literal_block(lines: list[str], start: int) -> bool:
     previous = start - 1
     while previous >= 0 and not lines[previous].strip():
         previous -= 1
-    return previous >= 0 and lines[previous].rstrip().endswith("::") and (
-        _indent(lines[start]) > _indent(lines[previous])
+    return (
+        previous >= 0
+        and lines[previous].rstrip().endswith("::")
+        and (_indent(lines[start]) > _indent(lines[previous]))
     )
 
 

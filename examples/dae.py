@@ -48,18 +48,24 @@ FLOATX = arignote.config.floatX
 class dA:  # noqa: N801 - the tutorial's name
     """A denoising autoencoder with tied weights."""
 
-    def __init__(self, numpy_rng: np.random.RandomState, theano_rng=None, input=None,
-                 n_visible: int = 64, n_hidden: int = 100):
+    def __init__(
+        self,
+        numpy_rng: np.random.RandomState,
+        theano_rng=None,
+        input=None,
+        n_visible: int = 64,
+        n_hidden: int = 100,
+    ):
         self.n_visible, self.n_hidden = n_visible, n_hidden
         if theano_rng is None:
             theano_rng = RandomStreams(numpy_rng.randint(2**30))
         bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
-        initial_w = np.asarray(numpy_rng.uniform(-bound, bound, (n_visible, n_hidden)),
-                               dtype=FLOATX)
+        initial_w = np.asarray(
+            numpy_rng.uniform(-bound, bound, (n_visible, n_hidden)), dtype=FLOATX
+        )
         self.W = arignote.shared(initial_w, name="W", borrow=True)
         self.b = arignote.shared(np.zeros(n_hidden, dtype=FLOATX), name="b", borrow=True)
-        self.b_prime = arignote.shared(np.zeros(n_visible, dtype=FLOATX), name="b'",
-                                       borrow=True)
+        self.b_prime = arignote.shared(np.zeros(n_visible, dtype=FLOATX), name="b'", borrow=True)
         self.W_prime = self.W.T
         self.theano_rng = theano_rng
         self.x = T.matrix("input") if input is None else input
@@ -67,8 +73,10 @@ class dA:  # noqa: N801 - the tutorial's name
 
     def get_corrupted_input(self, input, corruption_level: float):
         """Each entry kept with probability 1 - corruption_level, else zeroed."""
-        return self.theano_rng.binomial(size=input.shape, n=1, p=1 - corruption_level,
-                                        dtype=FLOATX) * input
+        return (
+            self.theano_rng.binomial(size=input.shape, n=1, p=1 - corruption_level, dtype=FLOATX)
+            * input
+        )
 
     def get_hidden_values(self, input):
         return T.nnet.sigmoid(T.dot(input, self.W) + self.b)
@@ -87,8 +95,9 @@ class dA:  # noqa: N801 - the tutorial's name
         return cost, updates
 
 
-def denoising_scores(reconstruct, clean: np.ndarray, corruption: float,
-                     seed: int) -> dict[str, float]:
+def denoising_scores(
+    reconstruct, clean: np.ndarray, corruption: float, seed: int
+) -> dict[str, float]:
     """How well the reconstruction of a corrupted copy of `clean` restores it.
 
     The copy is corrupted as in training (each pixel zeroed with probability
@@ -116,12 +125,12 @@ def train(args) -> dict:
     index = T.lscalar("index")
     x = T.matrix("x")
     rng = np.random.RandomState(args.seed)
-    da = dA(rng, RandomStreams(rng.randint(2**30)), input=x, n_visible=64,
-            n_hidden=args.hidden)
+    da = dA(rng, RandomStreams(rng.randint(2**30)), input=x, n_visible=64, n_hidden=args.hidden)
     cost, updates = da.get_cost_updates(args.corruption, args.lr)
     bs = args.batch
-    train_da = arignote.function([index], cost, updates=updates,
-                                 givens={x: train_x[index * bs:(index + 1) * bs]})
+    train_da = arignote.function(
+        [index], cost, updates=updates, givens={x: train_x[index * bs : (index + 1) * bs]}
+    )
     reconstruct = arignote.function([x], da.get_reconstructed_input(da.get_hidden_values(x)))
     n_batches = len(split.train_y) // bs
     history: dict = {"cost": []}
@@ -140,22 +149,28 @@ def train(args) -> dict:
 def main(argv=None) -> dict:
     p = common_parser(__doc__, epochs=30, plot="dae_loss.png")
     p.add_argument("--hidden", type=int, default=100, help="hidden units")
-    p.add_argument("--corruption", type=float, default=0.3,
-                   help="probability that a pixel is zeroed")
+    p.add_argument(
+        "--corruption", type=float, default=0.3, help="probability that a pixel is zeroed"
+    )
     p.add_argument("--batch", type=int, default=20, help="minibatch size")
     p.add_argument("--lr", type=float, default=0.1, help="SGD learning rate")
     args = p.parse_args(argv)
     history = train(args)
-    plot_curves(args.plot, {"cross-entropy": history["cost"]},
-                title=f"denoising autoencoder 64-{args.hidden}-64, "
-                      f"{args.corruption:.0%} corruption (arignote)",
-                ylabel="mean reconstruction cross-entropy")
+    plot_curves(
+        args.plot,
+        {"cross-entropy": history["cost"]},
+        title=f"denoising autoencoder 64-{args.hidden}-64, "
+        f"{args.corruption:.0%} corruption (arignote)",
+        ylabel="mean reconstruction cross-entropy",
+    )
     costs = history["cost"] or [float("nan")]
-    print(f"cost {costs[0]:.3f} -> {costs[-1]:.3f}; test images with "
-          f"{args.corruption:.0%} of their pixels zeroed: squared error "
-          f"{history['mse_corrupted']:.4f} -> {history['mse_reconstructed']:.4f} "
-          f"reconstructed, ink pixels right {100 * history['ink_corrupted']:.1f} % -> "
-          f"{100 * history['ink_reconstructed']:.1f} %; loss curve: {args.plot}")
+    print(
+        f"cost {costs[0]:.3f} -> {costs[-1]:.3f}; test images with "
+        f"{args.corruption:.0%} of their pixels zeroed: squared error "
+        f"{history['mse_corrupted']:.4f} -> {history['mse_reconstructed']:.4f} "
+        f"reconstructed, ink pixels right {100 * history['ink_corrupted']:.1f} % -> "
+        f"{100 * history['ink_reconstructed']:.1f} %; loss curve: {args.plot}"
+    )
     return history
 
 

@@ -33,8 +33,9 @@ class Split:
     test_y: np.ndarray
 
 
-def load_digits_split(n_train: int = 1000, n_valid: int = 297, seed: int = 0,
-                      dtype: str = "float64") -> Split:
+def load_digits_split(
+    n_train: int = 1000, n_valid: int = 297, seed: int = 0, dtype: str = "float64"
+) -> Split:
     """scikit-learn's digits, shuffled by `seed`: `n_train` for training, `n_valid` for
     validation, the rest (500 by default) for the test."""
     from sklearn.datasets import load_digits
@@ -44,8 +45,9 @@ def load_digits_split(n_train: int = 1000, n_valid: int = 297, seed: int = 0,
     x = (digits.data[order] / 16.0).astype(dtype)
     y = digits.target[order].astype("int32")
     if not 0 < n_train < n_train + n_valid < len(y):
-        raise ValueError(f"n_train={n_train} and n_valid={n_valid} must leave a test set "
-                         f"of the {len(y)} digits")
+        raise ValueError(
+            f"n_train={n_train} and n_valid={n_valid} must leave a test set of the {len(y)} digits"
+        )
     a, b = n_train, n_train + n_valid
     return Split(x[:a], y[:a], x[a:b], y[a:b], x[b:], y[b:])
 
@@ -57,10 +59,16 @@ def progress(total: int, quiet: bool, desc: str = "epochs"):
     return tqdm(total=total, desc=desc, disable=True if quiet else None, leave=False)
 
 
-def plot_curves(path: str | os.PathLike[str], curves: Mapping[str, Sequence[float]],
-                title: str, xlabel: str = "epoch", ylabel: str = "loss",
-                secondary: Mapping[str, Sequence[float]] | None = None,
-                secondary_label: str = "error (%)", logy: bool = False) -> Path:
+def plot_curves(
+    path: str | os.PathLike[str],
+    curves: Mapping[str, Sequence[float]],
+    title: str,
+    xlabel: str = "epoch",
+    ylabel: str = "loss",
+    secondary: Mapping[str, Sequence[float]] | None = None,
+    secondary_label: str = "error (%)",
+    logy: bool = False,
+) -> Path:
     """Write a PNG of `curves` (and of `secondary` on a right-hand axis); its path."""
     import matplotlib
 
@@ -79,8 +87,7 @@ def plot_curves(path: str | os.PathLike[str], curves: Mapping[str, Sequence[floa
     if secondary:
         ax2 = ax.twinx()
         for i, (label, ys) in enumerate(secondary.items()):
-            ax2.plot(np.arange(1, len(ys) + 1), ys, linestyle="--", color=f"C{i + 3}",
-                     label=label)
+            ax2.plot(np.arange(1, len(ys) + 1), ys, linestyle="--", color=f"C{i + 3}", label=label)
         ax2.set_ylabel(secondary_label)
         more_h, more_l = ax2.get_legend_handles_labels()
         handles, labels = handles + more_h, labels + more_l

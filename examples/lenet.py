@@ -54,17 +54,20 @@ def to_lenet_images(x: np.ndarray) -> np.ndarray:
 class LeNetConvPoolLayer:
     """Convolution, max pooling, then tanh of the pooled maps plus a bias per map."""
 
-    def __init__(self, rng: np.random.RandomState, input, filter_shape, image_shape,
-                 poolsize=(2, 2)):
+    def __init__(
+        self, rng: np.random.RandomState, input, filter_shape, image_shape, poolsize=(2, 2)
+    ):
         assert image_shape[1] == filter_shape[1]
         fan_in = np.prod(filter_shape[1:])
         fan_out = filter_shape[0] * np.prod(filter_shape[2:]) // np.prod(poolsize)
         bound = np.sqrt(6.0 / (fan_in + fan_out))
         self.W = arignote.shared(
-            np.asarray(rng.uniform(-bound, bound, filter_shape), dtype=FLOATX), borrow=True)
+            np.asarray(rng.uniform(-bound, bound, filter_shape), dtype=FLOATX), borrow=True
+        )
         self.b = arignote.shared(np.zeros(filter_shape[0], dtype=FLOATX), borrow=True)
-        conv_out = conv2d(input=input, filters=self.W, filter_shape=filter_shape,
-                          input_shape=image_shape)
+        conv_out = conv2d(
+            input=input, filters=self.W, filter_shape=filter_shape, input_shape=image_shape
+        )
         pooled_out = pool.pool_2d(input=conv_out, ws=poolsize, ignore_border=True)
         self.output = T.tanh(pooled_out + self.b.dimshuffle("x", 0, "x", "x"))
         self.params = [self.W, self.b]
@@ -79,14 +82,17 @@ def build(data, args):
     x = T.matrix("x")
     y = T.ivector("y")
     layer0_input = x.reshape((bs, 1, SIDE, SIDE))
-    layer0 = LeNetConvPoolLayer(rng, layer0_input, image_shape=(bs, 1, SIDE, SIDE),
-                                filter_shape=(k0, 1, 5, 5))
+    layer0 = LeNetConvPoolLayer(
+        rng, layer0_input, image_shape=(bs, 1, SIDE, SIDE), filter_shape=(k0, 1, 5, 5)
+    )
     side1 = (SIDE - 4) // 2  # 8
-    layer1 = LeNetConvPoolLayer(rng, layer0.output, image_shape=(bs, k0, side1, side1),
-                                filter_shape=(k1, k0, 5, 5))
+    layer1 = LeNetConvPoolLayer(
+        rng, layer0.output, image_shape=(bs, k0, side1, side1), filter_shape=(k1, k0, 5, 5)
+    )
     side2 = (side1 - 4) // 2  # 2
-    layer2 = HiddenLayer(rng, layer1.output.flatten(2), n_in=k1 * side2 * side2,
-                         n_out=args.hidden, activation=T.tanh)
+    layer2 = HiddenLayer(
+        rng, layer1.output.flatten(2), n_in=k1 * side2 * side2, n_out=args.hidden, activation=T.tanh
+    )
     layer3 = LogisticRegression(layer2.output, n_in=args.hidden, n_out=10)
     cost = layer3.negative_log_likelihood(y)
     params = layer3.params + layer2.params + layer1.params + layer0.params
@@ -94,23 +100,26 @@ def build(data, args):
     updates = [(p, p - args.lr * g) for p, g in zip(params, grads, strict=True)]
 
     def batch_givens(set_x, set_y):
-        return {x: set_x[index * bs:(index + 1) * bs], y: set_y[index * bs:(index + 1) * bs]}
+        return {x: set_x[index * bs : (index + 1) * bs], y: set_y[index * bs : (index + 1) * bs]}
 
-    train_model = arignote.function([index], cost, updates=updates,
-                                    givens=batch_givens(train_x, train_y))
-    validate_model = arignote.function([index], layer3.errors(y),
-                                       givens=batch_givens(valid_x, valid_y))
-    test_model = arignote.function([index], layer3.errors(y),
-                                   givens=batch_givens(test_x, test_y))
+    train_model = arignote.function(
+        [index], cost, updates=updates, givens=batch_givens(train_x, train_y)
+    )
+    validate_model = arignote.function(
+        [index], layer3.errors(y), givens=batch_givens(valid_x, valid_y)
+    )
+    test_model = arignote.function([index], layer3.errors(y), givens=batch_givens(test_x, test_y))
     return train_model, validate_model, test_model
 
 
 def train(args) -> dict:
     """Train; the per-epoch curves and the test accuracy at the best validation error."""
     split = load_digits_split(seed=0)
-    data = [shared_dataset(to_lenet_images(split.train_x), split.train_y),
-            shared_dataset(to_lenet_images(split.valid_x), split.valid_y),
-            shared_dataset(to_lenet_images(split.test_x), split.test_y)]
+    data = [
+        shared_dataset(to_lenet_images(split.train_x), split.train_y),
+        shared_dataset(to_lenet_images(split.valid_x), split.valid_y),
+        shared_dataset(to_lenet_images(split.test_x), split.test_y),
+    ]
     train_model, validate_model, test_model = build(data, args)
     n_batches = len(split.train_y) // args.batch
     history: dict = {"train cost": [], "validation error": [], "test error": []}
@@ -128,8 +137,10 @@ def train(args) -> dict:
         best = min(best, (valid, test))
         bar.set_postfix(cost=f"{np.mean(costs):.4f}", valid=f"{100 * valid:.1f}%")
         if not args.quiet:
-            bar.write(f"epoch {epoch:3d}  cost {np.mean(costs):.4f}  validation error "
-                      f"{100 * valid:5.2f} %  test error {100 * test:5.2f} %")
+            bar.write(
+                f"epoch {epoch:3d}  cost {np.mean(costs):.4f}  validation error "
+                f"{100 * valid:5.2f} %  test error {100 * test:5.2f} %"
+            )
     bar.close()
     history["test accuracy"] = 1.0 - best[1]
     return history
@@ -137,22 +148,29 @@ def train(args) -> dict:
 
 def main(argv=None) -> dict:
     p = common_parser(__doc__, epochs=20, plot="lenet_loss.png")
-    p.add_argument("--nkerns", type=int, nargs=2, default=[20, 50],
-                   help="feature maps of the two convolutions")
+    p.add_argument(
+        "--nkerns", type=int, nargs=2, default=[20, 50], help="feature maps of the two convolutions"
+    )
     p.add_argument("--hidden", type=int, default=500, help="hidden units")
     p.add_argument("--batch", type=int, default=20, help="minibatch size")
     p.add_argument("--lr", type=float, default=0.1, help="SGD learning rate")
     args = p.parse_args(argv)
     history = train(args)
     k0, k1 = args.nkerns
-    plot_curves(args.plot, {"train cost": history["train cost"]},
-                title=f"LeNet conv5x5({k0})-pool-conv5x5({k1})-pool-{args.hidden}-10 "
-                      "(arignote)",
-                ylabel="mean NLL",
-                secondary={"validation error": [100 * e for e in history["validation error"]],
-                           "test error": [100 * e for e in history["test error"]]})
-    print(f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
-          f"(at the best validation error); loss curve: {args.plot}")
+    plot_curves(
+        args.plot,
+        {"train cost": history["train cost"]},
+        title=f"LeNet conv5x5({k0})-pool-conv5x5({k1})-pool-{args.hidden}-10 (arignote)",
+        ylabel="mean NLL",
+        secondary={
+            "validation error": [100 * e for e in history["validation error"]],
+            "test error": [100 * e for e in history["test error"]],
+        },
+    )
+    print(
+        f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
+        f"(at the best validation error); loss curve: {args.plot}"
+    )
     return history
 
 

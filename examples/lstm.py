@@ -109,8 +109,7 @@ def accuracy(predict, rng: np.random.Generator) -> float:
     return float(np.mean(err < TOLERANCE))
 
 
-def fit(iterations: int, linker: str, seed: int = 0, verbose: bool = True,
-        quiet: bool = True):
+def fit(iterations: int, linker: str, seed: int = 0, verbose: bool = True, quiet: bool = True):
     """Train for `iterations` Adam steps; the losses and the compiled `predict`."""
     rng = np.random.default_rng(seed)
     step, predict = build(rng, linker)
@@ -133,20 +132,33 @@ def train(iterations: int, linker: str, seed: int = 0, verbose: bool = True) -> 
 
 def main(argv=None) -> dict:
     parser = common_parser(__doc__, epochs=300, plot="lstm_loss.png")
-    parser.add_argument("--iterations", type=int, default=None,
-                        help="Adam steps, one fresh batch each (default: --epochs, 300)")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="Adam steps, one fresh batch each (default: --epochs, 300)",
+    )
     parser.add_argument("--linker", default="cvm")
     args = parser.parse_args(argv)
     iterations = args.iterations or args.epochs
-    losses, predict = fit(iterations, args.linker, args.seed, verbose=not args.quiet,
-                          quiet=args.quiet)
+    losses, predict = fit(
+        iterations, args.linker, args.seed, verbose=not args.quiet, quiet=args.quiet
+    )
     acc = accuracy(predict, np.random.default_rng(args.seed + 1))
-    plot_curves(args.plot, {"MSE": losses}, title="LSTM delayed copy (arignote scan)",
-                xlabel="iteration", ylabel="mean squared error (log scale)", logy=True)
+    plot_curves(
+        args.plot,
+        {"MSE": losses},
+        title="LSTM delayed copy (arignote scan)",
+        xlabel="iteration",
+        ylabel="mean squared error (log scale)",
+        logy=True,
+    )
     ratio = losses[0] / losses[-1]
-    print(f"loss {losses[0]:.5f} -> {losses[-1]:.5f} ({ratio:.1f}x lower) in {len(losses)} "
-          f"steps; accuracy {100 * acc:.1f} % (within {TOLERANCE} of the target); "
-          f"loss curve: {args.plot}")
+    print(
+        f"loss {losses[0]:.5f} -> {losses[-1]:.5f} ({ratio:.1f}x lower) in {len(losses)} "
+        f"steps; accuracy {100 * acc:.1f} % (within {TOLERANCE} of the target); "
+        f"loss curve: {args.plot}"
+    )
     return {"losses": losses, "accuracy": acc}
 
 

@@ -51,8 +51,7 @@ def shared_dataset(x: np.ndarray, y: np.ndarray):
 class HiddenLayer:
     """A fully connected layer `activation(dot(input, W) + b)`."""
 
-    def __init__(self, rng: np.random.RandomState, input, n_in: int, n_out: int,
-                 activation=T.tanh):
+    def __init__(self, rng: np.random.RandomState, input, n_in: int, n_out: int, activation=T.tanh):
         bound = np.sqrt(6.0 / (n_in + n_out))
         w_values = np.asarray(rng.uniform(-bound, bound, (n_in, n_out)), dtype=FLOATX)
         if activation is T.nnet.sigmoid:
@@ -85,8 +84,7 @@ class MLP:
     """One hidden layer and a softmax layer, with the L1 norm and squared L2 norm of the
     weights for the regularised cost."""
 
-    def __init__(self, rng: np.random.RandomState, input, n_in: int, n_hidden: int,
-                 n_out: int):
+    def __init__(self, rng: np.random.RandomState, input, n_in: int, n_hidden: int, n_out: int):
         self.hiddenLayer = HiddenLayer(rng, input, n_in, n_hidden, activation=T.tanh)
         self.logRegressionLayer = LogisticRegression(self.hiddenLayer.output, n_hidden, n_out)
         self.L1 = abs(self.hiddenLayer.W).sum() + abs(self.logRegressionLayer.W).sum()
@@ -105,22 +103,30 @@ def build(data, args):
     y = T.ivector("y")
     rng = np.random.RandomState(args.seed)
     classifier = MLP(rng, x, n_in=64, n_hidden=args.hidden, n_out=10)
-    cost = (classifier.negative_log_likelihood(y) + args.l1 * classifier.L1
-            + args.l2 * classifier.L2_sqr)
+    cost = (
+        classifier.negative_log_likelihood(y)
+        + args.l1 * classifier.L1
+        + args.l2 * classifier.L2_sqr
+    )
     gparams = [T.grad(cost, param) for param in classifier.params]
-    updates = [(param, param - args.lr * gparam)
-               for param, gparam in zip(classifier.params, gparams, strict=True)]
+    updates = [
+        (param, param - args.lr * gparam)
+        for param, gparam in zip(classifier.params, gparams, strict=True)
+    ]
     bs = args.batch
 
     def batch_givens(set_x, set_y):
-        return {x: set_x[index * bs:(index + 1) * bs], y: set_y[index * bs:(index + 1) * bs]}
+        return {x: set_x[index * bs : (index + 1) * bs], y: set_y[index * bs : (index + 1) * bs]}
 
-    train_model = arignote.function([index], cost, updates=updates,
-                                    givens=batch_givens(train_x, train_y))
-    validate_model = arignote.function([index], classifier.errors(y),
-                                       givens=batch_givens(valid_x, valid_y))
-    test_model = arignote.function([index], classifier.errors(y),
-                                   givens=batch_givens(test_x, test_y))
+    train_model = arignote.function(
+        [index], cost, updates=updates, givens=batch_givens(train_x, train_y)
+    )
+    validate_model = arignote.function(
+        [index], classifier.errors(y), givens=batch_givens(valid_x, valid_y)
+    )
+    test_model = arignote.function(
+        [index], classifier.errors(y), givens=batch_givens(test_x, test_y)
+    )
     return train_model, validate_model, test_model
 
 
@@ -133,9 +139,11 @@ def mean_error(model, n: int, batch: int) -> float:
 def train(args) -> dict:
     """Train; the per-epoch curves and the test accuracy at the best validation error."""
     split = load_digits_split(seed=0)
-    data = [shared_dataset(split.train_x, split.train_y),
-            shared_dataset(split.valid_x, split.valid_y),
-            shared_dataset(split.test_x, split.test_y)]
+    data = [
+        shared_dataset(split.train_x, split.train_y),
+        shared_dataset(split.valid_x, split.valid_y),
+        shared_dataset(split.test_x, split.test_y),
+    ]
     train_model, validate_model, test_model = build(data, args)
     n_batches = len(split.train_y) // args.batch
     history: dict = {"train cost": [], "validation error": [], "test error": []}
@@ -151,8 +159,10 @@ def train(args) -> dict:
         bar.update(1)
         bar.set_postfix(cost=f"{np.mean(costs):.4f}", valid=f"{100 * valid:.1f}%")
         if not args.quiet:
-            bar.write(f"epoch {epoch:3d}  cost {np.mean(costs):.4f}  validation error "
-                      f"{100 * valid:5.2f} %  test error {100 * test:5.2f} %")
+            bar.write(
+                f"epoch {epoch:3d}  cost {np.mean(costs):.4f}  validation error "
+                f"{100 * valid:5.2f} %  test error {100 * test:5.2f} %"
+            )
     bar.close()
     history["test accuracy"] = 1.0 - best[1]
     return history
@@ -167,13 +177,20 @@ def main(argv=None) -> dict:
     p.add_argument("--l2", type=float, default=1e-4, help="L2 penalty weight")
     args = p.parse_args(argv)
     history = train(args)
-    plot_curves(args.plot, {"train cost": history["train cost"]},
-                title=f"MLP 64-{args.hidden}-10 on the digits (arignote)",
-                ylabel="mean NLL + penalties",
-                secondary={"validation error": [100 * e for e in history["validation error"]],
-                           "test error": [100 * e for e in history["test error"]]})
-    print(f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
-          f"(at the best validation error); loss curve: {args.plot}")
+    plot_curves(
+        args.plot,
+        {"train cost": history["train cost"]},
+        title=f"MLP 64-{args.hidden}-10 on the digits (arignote)",
+        ylabel="mean NLL + penalties",
+        secondary={
+            "validation error": [100 * e for e in history["validation error"]],
+            "test error": [100 * e for e in history["test error"]],
+        },
+    )
+    print(
+        f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
+        f"(at the best validation error); loss curve: {args.plot}"
+    )
     return history
 
 

@@ -288,7 +288,7 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     from xdsl.ir import Block, BlockArgument
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
-    from arignote.lowering.stabilize import STABILIZE_PATTERNS
+    from arignote.lowering.graph.stabilize import STABILIZE_PATTERNS
 
     if cost is None or not all(isinstance(v.value, BlockArgument) for v in wrt):
         return cost

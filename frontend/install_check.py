@@ -86,8 +86,9 @@ def blas() -> list[Check]:
         kernel = config().decode(errors="replace")
     except Exception as e:  # noqa: BLE001
         return [Check("BLAS", f"unavailable: {e}", False, "pip install scipy-openblas32")]
-    chosen = next((v for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS") if os.environ.get(v)),
-                  None)
+    chosen = next(
+        (v for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS") if os.environ.get(v)), None
+    )
     how = f"set by {chosen}" if chosen else "at most the usable cores"
     return [Check("BLAS", f"{kernel} ({path})"), Check("BLAS threads", f"{threads} ({how})")]
 
@@ -109,20 +110,40 @@ def compile_cache() -> list[Check]:
                 continue
     writable = os.access(directory if os.path.isdir(directory) else config.compiledir, os.W_OK)
     found = f"{directory}: {files} files, {total / 2**20:.1f} MiB"
-    return [Check("compile cache", found, writable or not os.path.exists(config.compiledir),
-                  "" if writable else "make config.compiledir writable or set ARIGNOTE_FLAGS="
-                  "compiledir=<a writable directory>")]
+    return [
+        Check(
+            "compile cache",
+            found,
+            writable or not os.path.exists(config.compiledir),
+            ""
+            if writable
+            else "make config.compiledir writable or set ARIGNOTE_FLAGS="
+            "compiledir=<a writable directory>",
+        )
+    ]
 
 
 def gpu() -> list[Check]:
     checks = []
     ptxas = shutil.which("ptxas")
-    checks.append(Check("ptxas", ptxas or "not on PATH", ptxas is not None,
-                        "" if ptxas else "install the CUDA toolkit to validate generated PTX"))
+    checks.append(
+        Check(
+            "ptxas",
+            ptxas or "not on PATH",
+            ptxas is not None,
+            "" if ptxas else "install the CUDA toolkit to validate generated PTX",
+        )
+    )
     if importlib.util.find_spec("pycuda") is None:
-        checks.append(Check("GPU (pycuda)", "not installed", False,
-                            "pip install pycuda, with a CUDA driver and toolkit; arignote's GPU "
-                            "target is not built yet: device=cuda runs on the CPU and warns"))
+        checks.append(
+            Check(
+                "GPU (pycuda)",
+                "not installed",
+                False,
+                "pip install pycuda, with a CUDA driver and toolkit; arignote's GPU "
+                "target is not built yet: device=cuda runs on the CPU and warns",
+            )
+        )
         return checks
     try:
         import pycuda.driver as cuda
@@ -137,8 +158,14 @@ def gpu() -> list[Check]:
 
 def mpi() -> list[Check]:
     if importlib.util.find_spec("mpi4py") is None:
-        return [Check("MPI (mpi4py)", "not installed", False,
-                      "pip install mpi4py mpich; arignote.distributed is not built yet")]
+        return [
+            Check(
+                "MPI (mpi4py)",
+                "not installed",
+                False,
+                "pip install mpi4py mpich; arignote.distributed is not built yet",
+            )
+        ]
     try:
         from mpi4py import MPI
 

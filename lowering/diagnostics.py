@@ -109,7 +109,7 @@ def verify(expected: list[Expectation], emitted: list[Diagnostic], name: str) ->
     for e in expected:
         if not e.met:
             verdict.problems.append(
-                f"{name}:{e.comment_line}: error: expected {e.kind} \"{e.text}\" "
+                f'{name}:{e.comment_line}: error: expected {e.kind} "{e.text}" '
                 f"(at line {e.line}) was not produced"
             )
     return verdict

@@ -10,7 +10,7 @@ Everything `xdsl-opt` accepts works here too. On top of it:
 * `-p` takes pipeline names from `lowering/pipelines.py` as well as pass names, alone
   or inside a list (`-p cse,to-llvm`); they are expanded before xDSL parses the spec.
 * `--emit=llvm` prints LLVM IR (`xdsl.backend.llvm.convert_module`) after the passes, its
-  defined functions with the attributes of `lowering/llvm_attributes.py`.
+  defined functions with the attributes of `lowering/llvm/llvm_attributes.py`.
 * `--print-ir-after-all` is `--print-between-passes`.
 * Bad IR, a verifier failure or an unknown pass gives one line on stderr,
   `arignote-opt: error: <file>:<line>:<col>: <message>`, and exit status 1;
@@ -213,9 +213,7 @@ class ArignoteOptMain(xDSLOptMain):
         self._check_pass_names(spec, list(PIPELINES))
         self.args.passes = spec
         try:
-            self.pipeline = PassPipeline.parse_spec(
-                self.available_passes, spec, self._callback()
-            )
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, self._callback())
         except ArgSpecParseError as e:
             reason = str(e).strip().splitlines()[-1].strip()
             raise OptError(f"bad pass pipeline '{spec}': {reason}") from e
@@ -260,9 +258,14 @@ class ArignoteOptMain(xDSLOptMain):
         if not (self.args.mlir_timing or self.args.time_passes) or not self._timings:
             return
         total = sum(seconds for _, seconds in self._timings)
-        lines = ["===" + "-" * 73 + "===", "  ... Pass execution timing report ...",
-                 "===" + "-" * 73 + "===", f"  Total Execution Time: {total:.4f} seconds", "",
-                 "  ----Wall Time----  ----Name----"]
+        lines = [
+            "===" + "-" * 73 + "===",
+            "  ... Pass execution timing report ...",
+            "===" + "-" * 73 + "===",
+            f"  Total Execution Time: {total:.4f} seconds",
+            "",
+            "  ----Wall Time----  ----Name----",
+        ]
         for name, seconds in self._timings:
             share = 100 * seconds / total if total else 0.0
             lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {name}")
@@ -547,11 +550,11 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def llvm_ir(prog: ModuleOp) -> str:
     """The LLVM IR text of the `llvm`-dialect module `prog`, its defined functions with
-    the attributes of `lowering/llvm_attributes.py`; `EmitError` for a module that is
+    the attributes of `lowering/llvm/llvm_attributes.py`; `EmitError` for a module that is
     not lowered yet."""
     from xdsl.backend.llvm.convert import convert_module
 
-    from arignote.lowering.llvm_attributes import add_function_attributes
+    from arignote.lowering.llvm.llvm_attributes import add_function_attributes
 
     try:
         module = convert_module(prog, fallback_target_triple=None)
@@ -560,8 +563,7 @@ def llvm_ir(prog: ModuleOp) -> str:
         raise EmitError(f"cannot emit LLVM IR: {e} (lower with -p to-llvm first)") from e
     except Exception as e:  # noqa: BLE001 - IR the LLVM backend cannot take
         raise EmitError(
-            f"cannot emit LLVM IR: {type(e).__name__}: {_short(e)} (lower with -p "
-            "to-llvm first)"
+            f"cannot emit LLVM IR: {type(e).__name__}: {_short(e)} (lower with -p to-llvm first)"
         ) from e
 
 

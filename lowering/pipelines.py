@@ -15,7 +15,7 @@ PARALLELIZE = "parallelize"
 
 def loops_lowering(parallel_min_work: int = 0) -> str:
     """`LOOPS_LOWERING`, or with `parallel_min_work > 0` the lowering whose loops of at
-    least that much work run on several threads (see `arignote.lowering.parallel_loops`):
+    least that much work run on several threads (see `arignote.lowering.loops.parallel_loops`):
     `ag-to-loops{parallel_min_work=N},parallelize`."""
     if parallel_min_work <= 0:
         return LOOPS_LOWERING

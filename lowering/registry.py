@@ -31,145 +31,145 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
 
 def _ag_to_loops() -> type[ModulePass]:
-    from arignote.lowering.ag_to_loops import ConvertAgToLoopsPass
+    from arignote.lowering.loops.ag_to_loops import ConvertAgToLoopsPass
 
     return ConvertAgToLoopsPass
 
 
 def _arith_to_llvm() -> type[ModulePass]:
-    from arignote.lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+    from arignote.lowering.llvm.convert_arith_to_llvm import ConvertArithToLLVMPass
 
     return ConvertArithToLLVMPass
 
 
 def _math_to_llvm() -> type[ModulePass]:
-    from arignote.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
+    from arignote.lowering.llvm.convert_math_to_llvm import ConvertMathToLLVMPass
 
     return ConvertMathToLLVMPass
 
 
 def _memref_to_llvm() -> type[ModulePass]:
-    from arignote.lowering.convert_memref_to_llvm import ConvertMemRefToLLVMPass
+    from arignote.lowering.llvm.convert_memref_to_llvm import ConvertMemRefToLLVMPass
 
     return ConvertMemRefToLLVMPass
 
 
 def _cf_to_llvm() -> type[ModulePass]:
-    from arignote.lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
+    from arignote.lowering.llvm.convert_cf_to_llvm import ConvertCfToLLVMPass
 
     return ConvertCfToLLVMPass
 
 
 def _func_to_llvm() -> type[ModulePass]:
-    from arignote.lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
+    from arignote.lowering.llvm.convert_func_to_llvm import ConvertFuncToLLVMPass
 
     return ConvertFuncToLLVMPass
 
 
 def _to_llvm() -> type[ModulePass]:
-    from arignote.lowering.convert_to_llvm import ConvertToLLVMPass
+    from arignote.lowering.llvm.convert_to_llvm import ConvertToLLVMPass
 
     return ConvertToLLVMPass
 
 
 def _stabilize() -> type[ModulePass]:
-    from arignote.lowering.stabilize import StabilizePass
+    from arignote.lowering.graph.stabilize import StabilizePass
 
     return StabilizePass
 
 
 def _specialize() -> type[ModulePass]:
-    from arignote.lowering.specialize import SpecializePass
+    from arignote.lowering.graph.specialize import SpecializePass
 
     return SpecializePass
 
 
 def _softmax_xent_pair() -> type[ModulePass]:  # nnet functions (issue 14)
-    from arignote.lowering.softmax_xent_pair import SoftmaxXentPairPass
+    from arignote.lowering.graph.softmax_xent_pair import SoftmaxXentPairPass
 
     return SoftmaxXentPairPass
 
 
 def _row_fusion() -> type[ModulePass]:
-    from arignote.lowering.row_fusion import RowFusionPass
+    from arignote.lowering.graph.row_fusion import RowFusionPass
 
     return RowFusionPass
 
 
 def _scan_prune() -> type[ModulePass]:
-    from arignote.lowering.scan_prune import ScanPrunePass
+    from arignote.lowering.graph.scan_prune import ScanPrunePass
 
     return ScanPrunePass
 
 
 def _scan_last_step() -> type[ModulePass]:
-    from arignote.lowering.scan_last_step import ScanLastStepPass
+    from arignote.lowering.graph.scan_last_step import ScanLastStepPass
 
     return ScanLastStepPass
 
 
 def _scan_history() -> type[ModulePass]:
-    from arignote.lowering.scan_history import ScanHistoryPass
+    from arignote.lowering.graph.scan_history import ScanHistoryPass
 
     return ScanHistoryPass
 
 
 def _scan_pushout() -> type[ModulePass]:
-    from arignote.lowering.scan_pushout import ScanPushoutPass
+    from arignote.lowering.graph.scan_pushout import ScanPushoutPass
 
     return ScanPushoutPass
 
 
 def _canonicalize() -> type[ModulePass]:
-    from arignote.lowering.canonicalize import CanonicalizePass
+    from arignote.lowering.graph.canonicalize import CanonicalizePass
 
     return CanonicalizePass
 
 
 def _fusion() -> type[ModulePass]:
-    from arignote.lowering.fusion import FusionPass
+    from arignote.lowering.graph.fusion import FusionPass
 
     return FusionPass
 
 
 def _inplace() -> type[ModulePass]:
-    from arignote.lowering.inplace import InplacePass
+    from arignote.lowering.graph.inplace import InplacePass
 
     return InplacePass
 
 
 def _inplace_update() -> type[ModulePass]:
-    from arignote.lowering.inplace_update import InplaceUpdatePass
+    from arignote.lowering.graph.inplace_update import InplaceUpdatePass
 
     return InplaceUpdatePass
 
 
 def _profile_timers() -> type[ModulePass]:
-    from arignote.lowering.profile_timers import ProfileTimersPass
+    from arignote.lowering.loops.profile_timers import ProfileTimersPass
 
     return ProfileTimersPass
 
 
 def _parallelize() -> type[ModulePass]:
-    from arignote.lowering.parallelize import ParallelizePass
+    from arignote.lowering.llvm.parallelize import ParallelizePass
 
     return ParallelizePass
 
 
 def _scf_to_cf() -> type[ModulePass]:
-    from arignote.lowering.scf_to_cf import ConvertScfToCfPass
+    from arignote.lowering.llvm.scf_to_cf import ConvertScfToCfPass
 
     return ConvertScfToCfPass
 
 
 def _merge_functions() -> type[ModulePass]:
-    from arignote.lowering.merge_functions import MergeIdenticalFunctionsPass
+    from arignote.lowering.llvm.merge_functions import MergeIdenticalFunctionsPass
 
     return MergeIdenticalFunctionsPass
 
 
 def _reconcile_casts() -> type[ModulePass]:
-    from arignote.lowering.reconcile_casts import ReconcileUnrealizedCastsPass
+    from arignote.lowering.llvm.reconcile_casts import ReconcileUnrealizedCastsPass
 
     return ReconcileUnrealizedCastsPass
 

@@ -45,12 +45,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("input_file", help="the module (.mlir); '-' reads standard input")
     parser.add_argument("-e", "--entry", help="the function to run (default: main)")
-    parser.add_argument("-i", "--input", action="append", default=[], metavar="VALUE",
-                        help="one argument: a .npy file or a Python literal (repeat, in order)")
-    parser.add_argument("--linker", choices=["cvm", "py"], default="cvm",
-                        help="cvm: native code (default); py: the reference interpreter")
-    parser.add_argument("-O", "--optimizer", choices=["none", "fast_compile", "fast_run"],
-                        default="none", help="graph pipeline before lowering (native only)")
+    parser.add_argument(
+        "-i",
+        "--input",
+        action="append",
+        default=[],
+        metavar="VALUE",
+        help="one argument: a .npy file or a Python literal (repeat, in order)",
+    )
+    parser.add_argument(
+        "--linker",
+        choices=["cvm", "py"],
+        default="cvm",
+        help="cvm: native code (default); py: the reference interpreter",
+    )
+    parser.add_argument(
+        "-O",
+        "--optimizer",
+        choices=["none", "fast_compile", "fast_run"],
+        default="none",
+        help="graph pipeline before lowering (native only)",
+    )
     parser.add_argument("--save", metavar="DIR", help="also write DIR/resultN.npy")
     return parser.parse_args(argv)
 
@@ -109,20 +124,25 @@ def argument(text: str, index: int, expected: TensorType) -> np.ndarray:
     dtype = numpy_dtype(expected.element_type)
     shape = expected.get_shape()
     if value.ndim != len(shape):
-        raise RunError(f"input {index}: expected rank {len(shape)} ({expected}), "
-                       f"got shape {value.shape}")
+        raise RunError(
+            f"input {index}: expected rank {len(shape)} ({expected}), got shape {value.shape}"
+        )
     for axis, (got, want) in enumerate(zip(value.shape, shape, strict=True)):
         if want >= 0 and got != want:
-            raise RunError(f"input {index}: dimension {axis} must be {want} ({expected}), "
-                           f"got shape {value.shape}")
+            raise RunError(
+                f"input {index}: dimension {axis} must be {want} ({expected}), "
+                f"got shape {value.shape}"
+            )
     return np.ascontiguousarray(value.astype(dtype, copy=False))
 
 
 def arguments(function: FuncOp, inputs: Sequence[str]) -> list[np.ndarray]:
     types = list(function.function_type.inputs.data)
     if len(inputs) != len(types):
-        raise RunError(f"@{function.sym_name.data} takes {len(types)} arguments, "
-                       f"got {len(inputs)} (-i VALUE, once per argument)")
+        raise RunError(
+            f"@{function.sym_name.data} takes {len(types)} arguments, "
+            f"got {len(inputs)} (-i VALUE, once per argument)"
+        )
     values = []
     for index, (text, expected) in enumerate(zip(inputs, types, strict=True)):
         if not isinstance(expected, TensorType):
@@ -131,8 +151,9 @@ def arguments(function: FuncOp, inputs: Sequence[str]) -> list[np.ndarray]:
     return values
 
 
-def run(module: ModuleOp, function: FuncOp, values: list[np.ndarray], linker: str,
-        optimizer: str) -> list[np.ndarray]:
+def run(
+    module: ModuleOp, function: FuncOp, values: list[np.ndarray], linker: str, optimizer: str
+) -> list[np.ndarray]:
     name = function.sym_name.data
     if linker == "py":
         from arignote.runtime.interpreter import InterpretedFunction

@@ -139,17 +139,17 @@ def host_target_machine() -> llvm.TargetMachine:
 
 INLINE_SINGLE_CALL = True
 """Whether the private functions called from one place are marked `alwaysinline`
-(`single_call_helpers`; see `arignote.lowering.llvm_attributes`)."""
+(`single_call_helpers`; see `arignote.lowering.llvm.llvm_attributes`)."""
 
 
 def llvm_ir_text(module_op: ModuleOp) -> str:
     """The LLVM IR (unoptimised) of an `llvm`-dialect module, its functions with the
-    attributes of `arignote.lowering.llvm_attributes` (512-bit vectors preferred, the
+    attributes of `arignote.lowering.llvm.llvm_attributes` (512-bit vectors preferred, the
     private functions called once inlined) and the private ones with internal linkage
     (`internal_functions`)."""
     from xdsl.backend.llvm.convert import convert_module
 
-    from arignote.lowering.llvm_attributes import add_function_attributes
+    from arignote.lowering.llvm.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
@@ -349,10 +349,10 @@ def target_fingerprint() -> str:
     """What the machine code compiled here depends on besides its IR: llvmlite and LLVM
     versions, the target triple, host CPU name and features, the optimisation level, its
     tuning, the LLVM options and the function attributes
-    (`arignote.lowering.llvm_attributes`, `INLINE_SINGLE_CALL`)."""
+    (`arignote.lowering.llvm.llvm_attributes`, `INLINE_SINGLE_CALL`)."""
     import llvmlite
 
-    from arignote.lowering.llvm_attributes import attributes_text
+    from arignote.lowering.llvm.llvm_attributes import attributes_text
 
     return "|".join(
         [

@@ -100,8 +100,7 @@ REUSABLE_FLAGS = (
 """The array flags a kept output must have to be written again."""
 
 ALLOCATION_FAILED = (
-    "{name}: out of memory: the native code could not allocate {bytes} bytes for a "
-    "temporary buffer"
+    "{name}: out of memory: the native code could not allocate {bytes} bytes for a temporary buffer"
 )
 """The `MemoryError` message of a native allocation of `bytes` bytes that `malloc`
 refused (`@f` returned `-bytes`; see `arignote.runtime.native`)."""

@@ -849,7 +849,6 @@ def quietly(interpreter: Interpreter) -> Iterator[None]:
         interpreter.listeners = listeners
 
 
-
 def make_interpreter(
     module: ModuleOp, listeners: Sequence[Interpreter.Listener] = ()
 ) -> Interpreter:

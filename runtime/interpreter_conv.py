@@ -7,7 +7,7 @@ The input is zero-padded (`numpy.pad`), its windows taken with
 apart. The input gradient adds, for every kernel tap, the contracted output gradient
 into a strided slice of the padded input, then drops the padding. Operands that do not
 fit are a ValueError naming the op, with the messages of the native shape checks
-(`lowering/ag_conv.py`).
+(`lowering/loops/ag_conv.py`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ values of earlier steps, or the rows of its initial value before step 0.
 
 A scan's body has the same shapes at every step (a fed-back output keeps its initial
 state's shape), so its shapes are those of a first step even when there is no step, as
-native code computes them before its loop (`arignote.lowering.ag_scan`). With no step,
+native code computes them before its loop (`arignote.lowering.loops.ag_scan`). With no step,
 the interpreter runs the body once on a first step's arguments (a sequence without rows
 gives a row of zeros), quietly (no print shows, no listener is told) and only for the
 shapes: a shape error is raised as at a step (a state the step would change the shape

@@ -1,5 +1,5 @@
 """The callback behind a failed LAPACK call in native code (see
-`arignote.lowering.ag_lapack`).
+`arignote.lowering.loops.ag_lapack`).
 
 Native code calls `arignote_lapack_error(op, reason, info)` when a LAPACKE function
 returns a non-zero `info` (`op`: the op's index in `ag.LAPACK_OPS`, `reason`: an index in

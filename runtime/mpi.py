@@ -5,7 +5,7 @@ process was not launched as one of several (`mpiexec -n 1` or a plain `python`):
 collective is the identity, and a script runs unchanged on one process.
 
 Native code calls the library that mpi4py is linked to (see
-`arignote.lowering.ag_mpi`): `load_mpi()` finds its path among the shared objects the
+`arignote.lowering.loops.ag_mpi`): `load_mpi()` finds its path among the shared objects the
 process has mapped once `mpi4py.MPI` is imported, loads it with llvmlite's
 `load_library_permanently` (mpi4py's extension loads it privately, so MCJIT would not
 see its symbols otherwise) and checks that the handles the lowering emits

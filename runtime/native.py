@@ -1,6 +1,6 @@
 """Calling a function compiled by `ag-to-loops` and the LLVM lowering, from NumPy.
 
-The native ABI (see `arignote.lowering.ag_to_loops`) of a tensor function `@f` with
+The native ABI (see `arignote.lowering.loops.ag_to_loops`) of a tensor function `@f` with
 inputs `x0..xn` and results `r0..rm` is two C functions taking pointers to MLIR-style
 memref descriptors:
 
@@ -13,7 +13,7 @@ memref descriptors:
 * `int64 f(x0*, ..., xn*, r0*, ..., rm*)`: computes the results into caller-allocated
   contiguous buffers of the shapes that `f__shape` returned and returns 0.
 
-Both check every buffer they allocate (`arignote.lowering.checked_alloc`): when `malloc`
+Both check every buffer they allocate (`arignote.lowering.llvm.checked_alloc`): when `malloc`
 refuses one, or its size overflows, they free what they allocated and return a negative
 status, `-bytes` (the type's minimum when the size does not fit it), which becomes a
 `MemoryError` (`allocation_error`). So native code raises `MemoryError` where NumPy does:
@@ -301,7 +301,7 @@ class NativeFunction:
 
 def allocation_error(name: str, status: int, bits: int) -> MemoryError:
     """The `MemoryError` of a negative `bits`-bit status of `@name` or `@name__shape`:
-    `-status` bytes could not be allocated (see `arignote.lowering.checked_alloc`)."""
+    `-status` bytes could not be allocated (see `arignote.lowering.llvm.checked_alloc`)."""
     limit = 2 ** (bits - 1)
     if status == -limit:
         return MemoryError(ALLOCATION_TOO_LARGE.format(name=name, limit=limit))
@@ -372,7 +372,7 @@ _WORD = 8  # every descriptor field is a pointer or an int64
 
 def message_arity(message: str) -> int:
     """How many values a check message takes (its `%d`s; `%%` is a literal `%`), as
-    `arignote.lowering.ag_shapes.message_arity` counts them."""
+    `arignote.lowering.loops.ag_shapes.message_arity` counts them."""
     return message.replace("%%", "").count("%")
 
 

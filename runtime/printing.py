@@ -1,4 +1,4 @@
-"""The callback behind `ag.print` in native code (see `arignote.lowering.ag_print`).
+"""The callback behind `ag.print` in native code (see `arignote.lowering.loops.ag_print`).
 
 `register_print(message, attrs, dtype, rank)` gives a print its callback id (the
 frontend stores it in the op's `callback` property before lowering). Native code calls

@@ -1,6 +1,6 @@
 """Reading the per-node counters of a profiled native function.
 
-The lowering (`arignote.lowering.profile_timers`) gives a profiled function `@f` the
+The lowering (`arignote.lowering.loops.profile_timers`) gives a profiled function `@f` the
 global `@f__profile`: three int64 per node (nanoseconds, runs, largest bytes of its
 results). `NodeCounters` views that global as a NumPy array through the JIT's address
 of it.

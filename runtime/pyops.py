@@ -3,7 +3,7 @@
 The frontend registers each custom op's node once (`register`): a function computing
 the node's output arrays from its input arrays, with the dtypes and ranks of both. The
 interpreter calls it (`run`). Native code calls it through three ctypes callbacks (see
-`arignote.lowering.ag_python`), the only places where it takes the GIL:
+`arignote.lowering.loops.ag_python`), the only places where it takes the GIL:
 
 - `arignote_pyop_run_<n>_<sig>(id, in_1*, ..., in_n*, dims*)`, in `@f__shape`: reads the
   `n` input memref descriptors, runs the node, keeps its outputs in this thread's queue

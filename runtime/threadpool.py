@@ -1,4 +1,4 @@
-"""The native thread pool behind `ag.parallel_for` (see `arignote.lowering.parallelize`).
+"""The native thread pool behind `ag.parallel_for` (see `arignote.lowering.llvm.parallelize`).
 
 JIT code runs a parallel loop by calling
 

@@ -15,8 +15,7 @@ from bench import lenet, mlp_dropout
 
 TINY = ["--repeats", "1", "--number", "1", "--mem-steps", "1", "--no-peers"]
 CASES = {
-    "lenet": (lenet.run, ["--batch", "2", "--side", "16", "--kernels", "2", "3",
-                          "--hidden", "4"]),
+    "lenet": (lenet.run, ["--batch", "2", "--side", "16", "--kernels", "2", "3", "--hidden", "4"]),
     "mlp-dropout": (mlp_dropout.run, ["--batch", "16", "--hidden", "32"]),
 }
 
@@ -46,5 +45,19 @@ def test_lenet_side_is_checked():
 
 def test_unknown_peer_is_named():
     with pytest.raises(SystemExit, match="--peers: unknown peer 'tensorflow'"):
-        mlp_dropout.run(["--batch", "16", "--hidden", "32", "--peers", "tensorflow",
-                         "--repeats", "1", "--number", "1", "--mem-steps", "1"])
+        mlp_dropout.run(
+            [
+                "--batch",
+                "16",
+                "--hidden",
+                "32",
+                "--peers",
+                "tensorflow",
+                "--repeats",
+                "1",
+                "--number",
+                "1",
+                "--mem-steps",
+                "1",
+            ]
+        )

@@ -42,8 +42,7 @@ def test_workload_smoke(name, capsys):
 
 
 def test_mlp_2010_smoke(capsys):
-    assert mlp.run(["--batch", "4", "--repeats", "1", "--number", "1", "--no-peers"],
-                   paper=True)
+    assert mlp.run(["--batch", "4", "--repeats", "1", "--number", "1", "--no-peers"], paper=True)
     out = capsys.readouterr().out
     _check(out)
     assert "ex/s" in out

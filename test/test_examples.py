@@ -42,8 +42,9 @@ def test_lenet_reaches_85_percent_in_4_epochs(tmp_path):
     import lenet  # needs arignote.tensor.nnet.conv2d and arignote.tensor.signal.pool
 
     plot = tmp_path / "lenet.png"
-    history = lenet.main(["--epochs", "4", "--nkerns", "6", "16", "--hidden", "100",
-                          "--quiet", "--plot", str(plot)])
+    history = lenet.main(
+        ["--epochs", "4", "--nkerns", "6", "16", "--hidden", "100", "--quiet", "--plot", str(plot)]
+    )
     assert history["test accuracy"] >= 0.85, history
     assert history["train cost"][-1] < history["train cost"][0]
     _assert_png(plot)
@@ -89,9 +90,22 @@ def test_mlp_runs_as_a_script_quietly(tmp_path):
     per-epoch lines), and the PNG goes where `--plot` says."""
     plot = tmp_path / "curve.png"
     done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "mlp.py"), "--epochs", "1", "--hidden", "10",
-         "--quiet", "--plot", str(plot)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        [
+            sys.executable,
+            str(EXAMPLES / "mlp.py"),
+            "--epochs",
+            "1",
+            "--hidden",
+            "10",
+            "--quiet",
+            "--plot",
+            str(plot),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1 and lines[0].startswith("test accuracy"), done.stdout

@@ -35,7 +35,8 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize(
-    "linker", ["cvm", pytest.param("py", marks=pytest.mark.slow)]  # the interpreter trains 06
+    "linker",
+    ["cvm", pytest.param("py", marks=pytest.mark.slow)],  # the interpreter trains 06
 )
 @pytest.mark.parametrize("program", list(EXPECTED))
 def test_seed_program(program: str, linker: str) -> None:

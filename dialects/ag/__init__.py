@@ -328,7 +328,6 @@ __all__ = [
     "FlatNonzeroOp",
     "SpecifyShapeOp",
     "specify_shape_shape",
-
     # nnet functions (issue 14)
     "SOFTMAX_OPS",
     "XENT_OPS",
@@ -352,7 +351,6 @@ __all__ = [
     "check_pool_parameters",
     "pooled_length",
     "pooled_shape",
-
     # extra_ops and sort (issue 13 item 4)
     "CUMULATIVE_OPS",
     "EXTRA_OPS",
@@ -365,7 +363,6 @@ __all__ = [
     "CumulativeOp",
     "SearchSortedOp",
     "SortOp",
-
     "COMPLEX_OPS",
     "ComplexOp",
     "ImagOp",

@@ -2,7 +2,7 @@
 
 `ag.print` returns its operand and, each time it is computed, shows it: the interpreter
 prints it, native code calls back into Python with the buffer (see
-`arignote.lowering.ag_print`). It has a side effect, so it is not `Pure`: `cse` never
+`arignote.lowering.loops.ag_print`). It has a side effect, so it is not `Pure`: `cse` never
 merges two prints and `dce` never drops one.
 
 ```mlir
@@ -12,7 +12,7 @@ merges two prints and `dce` never drops one.
 `ag.profile_begin` / `ag.profile_end` bracket one node of a profiled function (the
 `profile-timers` pass inserts them); `ag-to-loops` lowers them into clock reads that
 accumulate the node's time, its number of runs and the bytes of its results into the
-function's counters (see `arignote.lowering.profile_timers`).
+function's counters (see `arignote.lowering.loops.profile_timers`).
 
 ```mlir
 ag.profile_begin {node = 0 : i64}

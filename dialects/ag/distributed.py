@@ -17,7 +17,7 @@ process) it returns its operand.
 `timeout_ms` bounds the wait for the other processes (0: wait forever): native code
 polls the non-blocking collective until it completes or the deadline passes, then
 raises `arignote.distributed.DistributedError` instead of hanging when a process died
-(see `arignote.lowering.ag_mpi`).
+(see `arignote.lowering.loops.ag_mpi`).
 """
 
 from __future__ import annotations

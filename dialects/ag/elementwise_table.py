@@ -10,7 +10,7 @@ its gradient and its scalar lowering. From `TABLE`:
   rule: a "float" op upcasts integers as `upgrade_to_float`, a "numeric" op keeps them);
 - `arignote.tensor.grad_rules` registers `grad(T, inputs, output, gz)`;
 - `arignote.runtime.interpreter` registers `numpy` as the reference implementation;
-- `arignote.lowering.ag_scalar` registers `lower(e, *operands)`, which builds the scalar
+- `arignote.lowering.loops.ag_scalar` registers `lower(e, *operands)`, which builds the scalar
   result with the small emitter `e` that the lowering passes in (`e.math("SinOp", x)`
   for an xDSL `math` op, `e.libm("hypot", x, y)` for a C function, `e.mul`, `e.const`,
   `e.cmp`, `e.select`, which pick the float or integer `arith` op from the operands).
@@ -356,6 +356,7 @@ def _special(
     lower = sf.in_float64(algorithm)
     entry = Elementwise(name, arity, "float", reference, grad, lower, summary)
     return entry if grad is not None else replace(entry, grad_defined=False)
+
 
 def _inexact(
     name: str, numpy: Callable[..., Any], grad: Grad, lower: Lower, summary: str

@@ -3,7 +3,7 @@
 The op's operands are the inputs of a user's `Op` node and its results the node's
 outputs; `callback` is the id under which the frontend registered the Python code that
 computes them (`arignote.runtime.pyops.register`). The interpreter calls that code; native
-code calls back into Python for this op alone (see `arignote.lowering.ag_python`). It
+code calls back into Python for this op alone (see `arignote.lowering.loops.ag_python`). It
 may have side effects and its result shapes are known only once it has run, so it is
 not `Pure`: `cse` never merges two of them and `dce` never drops one.
 

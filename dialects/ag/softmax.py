@@ -5,7 +5,7 @@
 
 Both work along the last axis of a float tensor of rank 1 or more. Having softmax as one
 op (instead of `exp(x - max) / sum`) keeps its gradient a single, stable op, and gives
-the `softmax-xent` rewrite (`lowering/softmax_xent.py`) a fixed pattern to recognise in
+the `softmax-xent` rewrite (`lowering/graph/softmax_xent.py`) a fixed pattern to recognise in
 a cross-entropy and in its gradient.
 """
 

@@ -5,7 +5,7 @@ An algorithm here is a function of an emitter `e` and its operands: it computes 
 x)`, `e.loop(trips, values, body)` (an `scf.for` carrying `values`), ... and never branches
 in Python on a value. Two emitters run it:
 
-- `arignote.lowering.ag_scalar.TableEmitter` builds the `arith`/`math` ops (and libm
+- `arignote.lowering.loops.ag_scalar.TableEmitter` builds the `arith`/`math` ops (and libm
   calls) of one element: the native code;
 - `ArrayEmitter` below applies the same operations to whole NumPy arrays: the
   interpreter's reference (no SciPy needed).
@@ -622,7 +622,7 @@ def _libm_function(name: str) -> Callable[..., Any]:
 
 
 class ArrayEmitter:
-    """The emitter protocol of `arignote.lowering.ag_scalar.TableEmitter` on float64
+    """The emitter protocol of `arignote.lowering.loops.ag_scalar.TableEmitter` on float64
     NumPy arrays (bools for conditions): what the interpreter runs."""
 
     def const(self, value: float, like: Any) -> np.ndarray:

@@ -11,7 +11,7 @@ to do with an argument:
   the buffer of argument `a`: the caller may pass `a`'s array as `r`'s output buffer
   (when it has `r`'s shape and is contiguous, writable and aliases no other argument),
   and the code is correct whether or not it does. The pass sets it only for a pair of
-  `ag.updates` whose producer reads `a` last (see `lowering/inplace_update.py`).
+  `ag.updates` whose producer reads `a` last (see `lowering/graph/inplace_update.py`).
 """
 
 from __future__ import annotations

@@ -206,4 +206,3 @@ def _check_overrides(overrides: Any, n_inputs: int) -> None:
             "L_op/gradient override should be (single or list of) 'default' | "
             f"OpFromGraph | callable | DisconnectedType, got {overrides!r}"
         )
-

@@ -253,10 +253,17 @@ class BadViewMap(DebugModeError):
     computed in an argument's buffer by a declared in-place update). `output_idx` is the
     result, `in_alias_idx` / `out_alias_idx` the argument / other result it aliases."""
 
-    def __init__(self, output_idx: int, what: str, in_alias_idx: int | None = None,
-                 out_alias_idx: int | None = None):
+    def __init__(
+        self,
+        output_idx: int,
+        what: str,
+        in_alias_idx: int | None = None,
+        out_alias_idx: int | None = None,
+    ):
         self.output_idx, self.in_alias_idx, self.out_alias_idx = (
-            output_idx, in_alias_idx, out_alias_idx
+            output_idx,
+            in_alias_idx,
+            out_alias_idx,
         )
         super().__init__(f"BadViewMap: result {output_idx} shares memory with {what}")
 
@@ -267,8 +274,7 @@ class StochasticOrder(DebugModeError):
 
     def __init__(self, first: str, other: str, run: int):
         self.first, self.other = first, other
-        lines = [f"StochasticOrder: optimizing the same graph again (run {run}) gave "
-                 "another graph"]
+        lines = [f"StochasticOrder: optimizing the same graph again (run {run}) gave another graph"]
         lines += _difference_text(first, other)
         super().__init__("\n".join(lines))
 
@@ -276,8 +282,9 @@ class StochasticOrder(DebugModeError):
 def _difference_text(first: str, other: str) -> list[str]:
     import difflib
 
-    diff = difflib.unified_diff(first.splitlines(), other.splitlines(), "first", "again",
-                                lineterm="", n=1)
+    diff = difflib.unified_diff(
+        first.splitlines(), other.splitlines(), "first", "again", lineterm="", n=1
+    )
     return ["  " + line for line in list(diff)[:40]]
 
 

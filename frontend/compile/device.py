@@ -65,9 +65,8 @@ def check_device(what: str) -> None:
     if device == "cpu":
         return
     source = config.source("device")
-    message = (
-        f"config.device={device!r} (set in {source}) cannot be used: "
-        + "; ".join(gpu_missing())
+    message = f"config.device={device!r} (set in {source}) cannot be used: " + "; ".join(
+        gpu_missing()
     )
     if config.force_device:
         raise DeviceUnavailableError(

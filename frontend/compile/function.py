@@ -1033,10 +1033,17 @@ def function_dump(
     import pickle
 
     arguments = {
-        "inputs": inputs, "outputs": outputs, "mode": mode, "updates": updates,
-        "givens": givens, "no_default_updates": no_default_updates,
-        "accept_inplace": accept_inplace, "name": name, "rebuild_strict": rebuild_strict,
-        "allow_input_downcast": allow_input_downcast, "profile": profile,
+        "inputs": inputs,
+        "outputs": outputs,
+        "mode": mode,
+        "updates": updates,
+        "givens": givens,
+        "no_default_updates": no_default_updates,
+        "accept_inplace": accept_inplace,
+        "name": name,
+        "rebuild_strict": rebuild_strict,
+        "allow_input_downcast": allow_input_downcast,
+        "profile": profile,
         "on_unused_input": on_unused_input,
     }
     with open(filename, "wb") as f:

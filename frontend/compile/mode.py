@@ -202,7 +202,7 @@ class Mode:
                 )
             self._warn_fallback(f"{what} (first: {_node(missing[0])})")
             return interpret(optimized, symbol)
-        from arignote.lowering.ag_scan import NoNativeScanError
+        from arignote.lowering.loops.ag_scan import NoNativeScanError
 
         try:
             return compile_native(optimized, symbol)
@@ -341,12 +341,12 @@ def native_run(fn: Any) -> Run:
 
 def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
     """The ops of `module`'s functions that `ag-to-loops` has no kernel for (`KERNELS`
-    of `lowering/ag_kernels.py`, with the indexing kernels of `ag_indexing.py`)."""
+    of `lowering/loops/ag_kernels.py`, with the indexing kernels of `ag_indexing.py`)."""
     from xdsl.dialects.func import FuncOp, ReturnOp
 
     from arignote.dialects import ag
-    from arignote.lowering.ag_kernels import has_kernel, touches_complex
-    from arignote.lowering.ag_to_loops import CONTROL_FLOW
+    from arignote.lowering.loops.ag_kernels import has_kernel, touches_complex
+    from arignote.lowering.loops.ag_to_loops import CONTROL_FLOW
 
     missing = []
     for func in module.ops:
@@ -365,7 +365,7 @@ def ops_without_native_lowering(module: ModuleOp) -> list[Operation]:
 
 def _complex_note(missing: list[Operation]) -> str:
     """Why ops with kernels are missing: they compute on complex tensors."""
-    from arignote.lowering.ag_kernels import touches_complex
+    from arignote.lowering.loops.ag_kernels import touches_complex
 
     if any(touches_complex(op) for op in missing):
         return " on complex tensors (which run on the interpreter, see docs/dtypes.md)"

@@ -9,7 +9,7 @@ variable's dtype (a value of the same kind is converted, as `numpy.asarray(v, dt
 and number of dimensions. The reference interpreter calls it as it runs the node;
 natively compiled code calls back into Python for this node alone (taking the GIL only
 there, the rest of the function stays native): the code runs when the function
-computes the shapes of its results (see `arignote.lowering.ag_python`), before any
+computes the shapes of its results (see `arignote.lowering.loops.ag_python`), before any
 other node runs. An exception raised by `perform` propagates out of the call of the
 compiled function as is, and the call stores no update. The gradient of a custom op is
 its `grad(inputs, output_grads)`; `R_op` is not needed (`arignote.gradient.Rop` derives

@@ -9,7 +9,7 @@ printed to stderr when the process exits.
 Per-node times of native code come from timers the lowering inserts: the graph pass
 `profile-timers` brackets each node with `ag.profile_begin/end`, which `ag-to-loops`
 lowers into monotonic-clock reads accumulating into a global of the compiled module
-(`arignote.lowering.profile_timers`, read by `arignote.runtime.profiler`). Nothing runs
+(`arignote.lowering.loops.profile_timers`, read by `arignote.runtime.profiler`). Nothing runs
 node by node in Python, and a function compiled without profiling has none of this code.
 With the reference interpreter (`linker="py"`) the nodes are timed by an interpreter
 listener. `config.profile_memory` adds the bytes each node's results take and the peak
@@ -274,7 +274,7 @@ def profile_for(profile: Any, name: str | None) -> ProfileStats | None:
 def _nodes(module: ModuleOp) -> list[Operation]:
     from xdsl.dialects.func import FuncOp
 
-    from arignote.lowering.profile_timers import profiled_nodes
+    from arignote.lowering.loops.profile_timers import profiled_nodes
 
     func = module.ops.first
     assert isinstance(func, FuncOp)

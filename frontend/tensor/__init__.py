@@ -134,8 +134,7 @@ def _constructor(kind: str) -> Any:
 
     make.__name__ = make.__qualname__ = kind
     make.__doc__ = (
-        f"A new symbolic {kind} (broadcastable={pattern}) of dtype floatX unless `dtype` "
-        "is given."
+        f"A new symbolic {kind} (broadcastable={pattern}) of dtype floatX unless `dtype` is given."
     )
     return make
 
@@ -182,9 +181,11 @@ def _plural(single: Any, name: str) -> Any:
 def _one(single: Any, name: str | None, dtype: str | None) -> Variable:
     if dtype is None:
         return single(name)
-    return TensorType(dtype, single.broadcastable)(name) if isinstance(
-        single, TensorType
-    ) else single(name, dtype=dtype)
+    return (
+        TensorType(dtype, single.broadcastable)(name)
+        if isinstance(single, TensorType)
+        else single(name, dtype=dtype)
+    )
 
 
 def _plural_name(kind: str) -> str:

@@ -268,10 +268,6 @@ def _unary_float(op_class: type[ag.UnaryElementwiseOp], x: Any) -> Variable:
     return _build(op_class, v)
 
 
-
-
-
-
 # --- the table-driven elementwise ops (`ag.TABLE`) ---------------------------------------
 
 
@@ -450,9 +446,7 @@ def complex_from_polar(abs: Any, angle: Any) -> Variable:  # noqa: A002 - Theano
     r, theta = _operands(abs, angle)
     part = _complex_part_dtype(upcast_dtypes(r.dtype, theta.dtype))
     r, theta = cast(r, part), cast(theta, part)
-    return complex(
-        mul(r, TABLE_FUNCTIONS["cos"](theta)), mul(r, TABLE_FUNCTIONS["sin"](theta))
-    )
+    return complex(mul(r, TABLE_FUNCTIONS["cos"](theta)), mul(r, TABLE_FUNCTIONS["sin"](theta)))
 
 
 # --- end complex numbers -------------------------------------------------------------------
@@ -687,10 +681,6 @@ def mean(
 # --- op library A: more elementwise math, argmax/argmin, shapes, statistics ------------
 
 
-
-
-
-
 def round_half_to_even(x: Any) -> Variable:
     """Elementwise rounding to the nearest integer, halves to the even one (`numpy.round`)."""
     return _unary_float(ag.RoundEvenOp, x)
@@ -912,6 +902,7 @@ def __getattr__(name: str) -> Any:
         return getattr(shape_ops, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 # --- issue 13 item 1: the rest of the elementwise math (power, divmod, nan_to_num, ...) --
 
 
@@ -960,6 +951,7 @@ def chi2sf(x: Any, k: Any) -> Variable:
     `upgrade_to_float64`. No gradient, as Theano."""
     v, n = (cast(a, "float64") for a in _operands(x, k))
     return TABLE_FUNCTIONS["gammaincc"](mul(n, 0.5), mul(v, 0.5))
+
 
 # --- extra_ops and sort (issue 13 item 4): Theano's tensor.basic names among them -----
 

@@ -30,7 +30,9 @@ def _constant_data(v: Any) -> np.ndarray | None:
 
 
 def get_scalar_constant_value(
-    orig_v: Any, elemwise: bool = True, only_process_constants: bool = False,
+    orig_v: Any,
+    elemwise: bool = True,
+    only_process_constants: bool = False,
     max_recur: int = 10,
 ) -> np.ndarray:
     """The value of `orig_v` when it is a constant with a single element (a number, a
@@ -43,9 +45,7 @@ def get_scalar_constant_value(
     return data.reshape(())
 
 
-def extract_constant(
-    x: Any, elemwise: bool = True, only_process_constants: bool = False
-) -> Any:
+def extract_constant(x: Any, elemwise: bool = True, only_process_constants: bool = False) -> Any:
     """`get_scalar_constant_value(x)` when it has one, else `x` itself (as a tensor
     variable when it is a Python or NumPy value)."""
     try:
@@ -103,8 +103,13 @@ def transfer(var: Any, target: str) -> Variable:
 
 
 def cov(
-    m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
-    ddof: int | None = None, fweights: Any = None, aweights: Any = None,
+    m: Any,
+    y: Any = None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights: Any = None,
+    aweights: Any = None,
 ) -> Variable:
     """The covariance matrix of the variables in the rows (or columns, `rowvar=False`)
     of the 2-d `m` (and `y`), as `numpy.cov`: normalised by `N - 1` (`N` with

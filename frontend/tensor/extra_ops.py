@@ -116,7 +116,6 @@ class DiffOp:
         return diff(x, self.n, self.axis)
 
 
-
 class CpuContiguous:
     """Theano's `CpuContiguous`: `x` in C-contiguous memory. Every arignote array is,
     so the result is `x`."""
@@ -273,7 +272,6 @@ class Unique:
 
 
 # --- repeat ----------------------------------------------------------------------------
-
 
 
 class RepeatOp:

@@ -583,9 +583,7 @@ def _softmax_grad(
     return [g_dy, g_sm]
 
 
-def _logsoftmax(
-    op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]
-):
+def _logsoftmax(op: Operation, inputs: list[Variable], outputs: list[Variable], gz: list[Variable]):
     # dx = g - sum(g) * softmax(x), with softmax(x) = exp(logsoftmax(x)) (finite).
     out = outputs[0]
     g = T.cast(gz[0], out.dtype)
@@ -647,15 +645,17 @@ def _static_of(v: Variable) -> list[int]:
 
 def _conv_inputs_grad(op: Operation, gy: Variable, w: Variable, like: Variable) -> Variable:
     return apply_op(
-        ag.ConvGradInputsOp(gy.value, w.value, _sizes_of(like), *_conv_params(op),
-                            spatial=_static_of(like))
+        ag.ConvGradInputsOp(
+            gy.value, w.value, _sizes_of(like), *_conv_params(op), spatial=_static_of(like)
+        )
     )
 
 
 def _conv_weights_grad(op: Operation, x: Variable, gy: Variable, like: Variable) -> Variable:
     return apply_op(
-        ag.ConvGradWeightsOp(x.value, gy.value, _sizes_of(like), *_conv_params(op),
-                             kernel=_static_of(like))
+        ag.ConvGradWeightsOp(
+            x.value, gy.value, _sizes_of(like), *_conv_params(op), kernel=_static_of(like)
+        )
     )
 
 

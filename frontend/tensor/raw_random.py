@@ -205,11 +205,15 @@ class RandomFunction(Op):
     __props__ = ("fn", "outtype", "inplace", "ndim_added")
 
     def __init__(
-        self, fn: str | Callable[..., Any], outtype: TensorType, inplace: bool = False,
+        self,
+        fn: str | Callable[..., Any],
+        outtype: TensorType,
+        inplace: bool = False,
         ndim_added: int = 0,
     ):
-        self.__setstate__({"fn": fn, "outtype": outtype, "inplace": inplace,
-                           "ndim_added": ndim_added})
+        self.__setstate__(
+            {"fn": fn, "outtype": outtype, "inplace": inplace, "ndim_added": ndim_added}
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -318,8 +322,9 @@ def _auto_dim(i: int, ndim: int, args: Sequence[Variable]) -> tuple[Any, bool]:
         if not a.broadcastable[axis]:
             return a.shape[axis], False
     if not overlapping:
-        raise ValueError("Auto-shape of -1 must overlap with the shape of one of the "
-                         "broadcastable inputs")
+        raise ValueError(
+            "Auto-shape of -1 must overlap with the shape of one of the broadcastable inputs"
+        )
     return T.as_tensor_variable(1), True
 
 
@@ -330,14 +335,17 @@ def _size_entries(
     for i, s in enumerate(shape):
         if isinstance(s, Variable):
             if s.ndim != 0 or not s.dtype.startswith(("int", "uint")):
-                raise TypeError(f"size: each entry must be an integer or a 0-d integer "
-                                f"variable, got {s} of type {s.type}")
+                raise TypeError(
+                    f"size: each entry must be an integer or a 0-d integer "
+                    f"variable, got {s} of type {s.type}"
+                )
             dims.append(s)
             bcast.append(False)
             continue
         if not isinstance(s, int | np.integer) or isinstance(s, bool):
-            raise TypeError(f"size: each entry must be an integer or a 0-d integer variable, "
-                            f"got {s!r}")
+            raise TypeError(
+                f"size: each entry must be an integer or a 0-d integer variable, got {s!r}"
+            )
         if s >= 0:
             dims.append(T.as_tensor_variable(int(s)))
             bcast.append(s == 1)
@@ -346,8 +354,10 @@ def _size_entries(
             dims.append(dim)
             bcast.append(b)
         else:
-            raise ValueError(f"size: negative shape {s} (only -1, meaning the shape of the "
-                             "parameters, is allowed)")
+            raise ValueError(
+                f"size: negative shape {s} (only -1, meaning the shape of the "
+                "parameters, is allowed)"
+            )
     return dims, bcast
 
 
@@ -440,7 +450,11 @@ def _float_dtype(dtype: Any, *params: Variable) -> str:
 
 
 def uniform(
-    random_state: Any, size: Any = None, low: Any = 0.0, high: Any = 1.0, ndim: Any = None,
+    random_state: Any,
+    size: Any = None,
+    low: Any = 0.0,
+    high: Any = 1.0,
+    ndim: Any = None,
     dtype: Any = None,
 ) -> list[Variable]:
     """Samples uniform in [low, high) (`RandomState.uniform`); `size` None: the shape of
@@ -454,7 +468,11 @@ def uniform(
 
 
 def normal(
-    random_state: Any, size: Any = None, avg: Any = 0.0, std: Any = 1.0, ndim: Any = None,
+    random_state: Any,
+    size: Any = None,
+    avg: Any = 0.0,
+    std: Any = 1.0,
+    ndim: Any = None,
     dtype: Any = None,
 ) -> list[Variable]:
     """Samples from a normal distribution of mean `avg` and standard deviation `std`
@@ -467,15 +485,23 @@ def normal(
 
 
 def binomial(
-    random_state: Any, size: Any = None, n: Any = 1, p: Any = 0.5, ndim: Any = None,
-    dtype: Any = "int64", prob: Any = None,
+    random_state: Any,
+    size: Any = None,
+    n: Any = 1,
+    p: Any = 0.5,
+    ndim: Any = None,
+    dtype: Any = "int64",
+    prob: Any = None,
 ) -> list[Variable]:
     """The number of successes of `n` trials of probability `p` (`RandomState.binomial`;
     `prob` is the deprecated name of `p`). Returns `[new random state, sample]`."""
     if prob is not None:
         p = prob
-        print("DEPRECATION WARNING: the parameter prob to the binomal fct have been renamed "
-              "to p to have the same name as np.", file=sys.stderr)
+        print(
+            "DEPRECATION WARNING: the parameter prob to the binomal fct have been renamed "
+            "to p to have the same name as np.",
+            file=sys.stderr,
+        )
     n, p = T.as_tensor_variable(n), T.as_tensor_variable(p)
     ndim, size, bcast = _infer_ndim_bcast(ndim, size, n, p)
     op = RandomFunction("binomial", TensorType(_dtype(dtype), (False,) * ndim))
@@ -494,7 +520,10 @@ def _broadcast_indices(
             if shape[dim] not in (n, 1):
                 raise ValueError(
                     f"shape[{dim}] ({shape[dim]}) should be equal to out_shape[{dim}] ({n}) "
-                    f"or to 1", shape, out_shape, shapes,
+                    f"or to 1",
+                    shape,
+                    out_shape,
+                    shapes,
                 )
     outs = list(np.ndindex(*out_shape))
     per_shape = [outs]
@@ -509,8 +538,9 @@ _generate_broadcasting_indices = _broadcast_indices
 
 def _lift(a: np.ndarray, ndim: int, what: str, size: Any) -> np.ndarray:
     if a.ndim > ndim:
-        raise ValueError(f"{what}.ndim ({a.ndim}) should not be larger than len(size) ({ndim})",
-                         a, size)
+        raise ValueError(
+            f"{what}.ndim ({a.ndim}) should not be larger than len(size) ({ndim})", a, size
+        )
     return a.reshape((1,) * (ndim - a.ndim) + a.shape)
 
 
@@ -533,7 +563,11 @@ def random_integers_helper(
 
 
 def random_integers(
-    random_state: Any, size: Any = None, low: Any = 0, high: Any = 1, ndim: Any = None,
+    random_state: Any,
+    size: Any = None,
+    low: Any = 0,
+    high: Any = 1,
+    ndim: Any = None,
     dtype: Any = "int64",
 ) -> list[Variable]:
     """Integers between `low` and `high`, both included. Returns `[new random state,
@@ -545,7 +579,10 @@ def random_integers(
 
 
 def choice_helper(
-    random_state: np.random.RandomState, a: np.ndarray, replace: np.ndarray, p: np.ndarray,
+    random_state: np.random.RandomState,
+    a: np.ndarray,
+    replace: np.ndarray,
+    p: np.ndarray,
     size: Any,
 ) -> Any:
     """`random_state.choice(a, size, replace, p)`, with `replace` as a bool and an empty
@@ -558,8 +595,13 @@ def choice_helper(
 
 
 def choice(
-    random_state: Any, size: Any = None, a: Any = 2, replace: Any = True, p: Any = None,
-    ndim: Any = None, dtype: Any = "int64",
+    random_state: Any,
+    size: Any = None,
+    a: Any = 2,
+    replace: Any = True,
+    p: Any = None,
+    ndim: Any = None,
+    dtype: Any = "int64",
 ) -> list[Variable]:
     """Values of `a` (a vector, or `arange(a)` for a scalar) with or without
     replacement, with probabilities `p` (default uniform); `size` None: one value.
@@ -606,8 +648,9 @@ def permutation(
     sample]`."""
     if size is None or (isinstance(size, tuple) and size == ()):
         if ndim not in (None, 1):
-            raise TypeError("You asked for just one permutation but asked for more then 1 "
-                            "dimensions.")
+            raise TypeError(
+                "You asked for just one permutation but asked for more then 1 dimensions."
+            )
         size, bcast = np.zeros(0, np.int64), ()
     else:
         ndim, size, bcast = _infer_ndim_bcast(ndim, size)
@@ -639,8 +682,11 @@ def multinomial_helper(
     ndim = len(size) if size is not None else max(n.ndim, pvals.ndim - 1)
     n = _lift(n, ndim, "n", size)
     if pvals.ndim - 1 > ndim:
-        raise ValueError(f"pvals.ndim-1 ({pvals.ndim - 1}) should not be larger than "
-                         f"len(size) ({ndim})", pvals, size)
+        raise ValueError(
+            f"pvals.ndim-1 ({pvals.ndim - 1}) should not be larger than len(size) ({ndim})",
+            pvals,
+            size,
+        )
     pvals = pvals.reshape((1,) * (ndim - pvals.ndim + 1) + pvals.shape)
     if size is not None:
         size = tuple(size)
@@ -655,7 +701,11 @@ def multinomial_helper(
 
 
 def multinomial(
-    random_state: Any, size: Any = None, n: Any = 1, pvals: Any = (0.5, 0.5), ndim: Any = None,
+    random_state: Any,
+    size: Any = None,
+    n: Any = 1,
+    pvals: Any = (0.5, 0.5),
+    ndim: Any = None,
     dtype: Any = "int64",
 ) -> list[Variable]:
     """Counts of `n` experiments per multinomial distribution in the last axis of
@@ -691,40 +741,65 @@ class RandomStreamsBase:
     gen: Callable[..., Variable]
 
     def binomial(
-        self, size: Any = None, n: Any = 1, p: Any = 0.5, ndim: Any = None,
-        dtype: Any = "int64", prob: Any = None,
+        self,
+        size: Any = None,
+        n: Any = 1,
+        p: Any = 0.5,
+        ndim: Any = None,
+        dtype: Any = "int64",
+        prob: Any = None,
     ) -> Variable:
         """Successes of `n` trials of probability `p` (`prob`: deprecated name)."""
         if prob is not None:
             p = prob
-            print("DEPRECATION WARNING: the parameter prob to the binomal fct have been "
-                  "renamed to p to have the same name as numpy.", file=sys.stderr)
+            print(
+                "DEPRECATION WARNING: the parameter prob to the binomal fct have been "
+                "renamed to p to have the same name as numpy.",
+                file=sys.stderr,
+            )
         return self.gen(binomial, size, n, p, ndim=ndim, dtype=dtype)
 
     def uniform(
-        self, size: Any = None, low: Any = 0.0, high: Any = 1.0, ndim: Any = None,
+        self,
+        size: Any = None,
+        low: Any = 0.0,
+        high: Any = 1.0,
+        ndim: Any = None,
         dtype: Any = None,
     ) -> Variable:
         """Samples uniform in [low, high)."""
         return self.gen(uniform, size, low, high, ndim=ndim, dtype=dtype)
 
     def normal(
-        self, size: Any = None, avg: Any = 0.0, std: Any = 1.0, ndim: Any = None,
+        self,
+        size: Any = None,
+        avg: Any = 0.0,
+        std: Any = 1.0,
+        ndim: Any = None,
         dtype: Any = None,
     ) -> Variable:
         """Samples from a normal distribution of mean `avg`, standard deviation `std`."""
         return self.gen(normal, size, avg, std, ndim=ndim, dtype=dtype)
 
     def random_integers(
-        self, size: Any = None, low: Any = 0, high: Any = 1, ndim: Any = None,
+        self,
+        size: Any = None,
+        low: Any = 0,
+        high: Any = 1,
+        ndim: Any = None,
         dtype: Any = "int64",
     ) -> Variable:
         """Integers between `low` and `high`, both included."""
         return self.gen(random_integers, size, low, high, ndim=ndim, dtype=dtype)
 
     def choice(
-        self, size: Any = None, a: Any = 2, replace: Any = True, p: Any = None,
-        ndim: Any = None, dtype: Any = "int64",
+        self,
+        size: Any = None,
+        a: Any = 2,
+        replace: Any = True,
+        p: Any = None,
+        ndim: Any = None,
+        dtype: Any = "int64",
     ) -> Variable:
         """Values of `a` (or of `arange(a)`) with or without replacement."""
         return self.gen(choice, size, a, replace, p, ndim=ndim, dtype=dtype)
@@ -743,7 +818,11 @@ class RandomStreamsBase:
         return self.gen(permutation, size, n, ndim=ndim, dtype=dtype)
 
     def multinomial(
-        self, size: Any = None, n: Any = 1, pvals: Any = (0.5, 0.5), ndim: Any = None,
+        self,
+        size: Any = None,
+        n: Any = 1,
+        pvals: Any = (0.5, 0.5),
+        ndim: Any = None,
         dtype: Any = "int64",
     ) -> Variable:
         """Multinomial counts, shape `size + (len(pvals),)`."""

@@ -57,8 +57,9 @@ class RandomStateSharedVariable(SharedVariable):
         container: _Storage | None = None,
     ):
         if not isinstance(type, RandomStateType):
-            raise TypeError(f"RandomStateSharedVariable: type must be a RandomStateType, got "
-                            f"{type!r}")
+            raise TypeError(
+                f"RandomStateSharedVariable: type must be a RandomStateType, got {type!r}"
+            )
         packed = None if container is not None else type.filter(value)
         super().__init__(name, type, packed, strict, allow_downcast, container)
 
@@ -108,17 +109,25 @@ class RandomStateSharedVariable(SharedVariable):
 
 
 def randomstate_constructor(
-    value: Any, name: str | None = None, strict: bool = False,
-    allow_downcast: bool | None = None, borrow: bool = False,
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
 ) -> RandomStateSharedVariable:
     """The shared variable of a `RandomState` (what `arignote.shared` makes for one).
     The generator's state is copied: later draws from `value` itself do not change
     it, whatever `borrow` says."""
     if not isinstance(value, np.random.RandomState):
-        raise TypeError(f"randomstate_constructor: expected a numpy.random.RandomState, got "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"randomstate_constructor: expected a numpy.random.RandomState, got "
+            f"{type(value).__name__}"
+        )
     return RandomStateSharedVariable(
-        type=raw_random.random_state_type, value=value, name=name, strict=strict,
+        type=raw_random.random_state_type,
+        value=value,
+        name=name,
+        strict=strict,
         allow_downcast=allow_downcast,
     )
 

@@ -4,7 +4,7 @@
 
 Indices, slice bounds and lengths may be Python ints or symbolic 0-d integers (for
 example `x.shape[0]` or an `iscalar`); symbolic ones become 0-d `int64` operands of the
-`ag` op, read at run time by the shape function (see `arignote.lowering.ag_indexing`).
+`ag` op, read at run time by the shape function (see `arignote.lowering.loops.ag_indexing`).
 """
 
 from __future__ import annotations

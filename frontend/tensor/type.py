@@ -62,7 +62,10 @@ _FROM_IR: dict[builtin.Attribute, TensorType] = {}
 
 
 _NAMED_PATTERNS = {
-    (): "scalar", (False,): "vector", (False, True): "col", (True, False): "row",
+    (): "scalar",
+    (False,): "vector",
+    (False, True): "col",
+    (True, False): "row",
     (False, False): "matrix",
 }
 

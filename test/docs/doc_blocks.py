@@ -145,9 +145,7 @@ def _expected_exception(output: str) -> str | None:
     return None
 
 
-def _run_expecting(
-    block: Block, exception: str, name: str, namespace: dict[str, object]
-) -> bool:
+def _run_expecting(block: Block, exception: str, name: str, namespace: dict[str, object]) -> bool:
     code = compile("\n" * (block.line - 1) + block.source, name, "exec")
     try:
         exec(code, namespace)

@@ -21,8 +21,14 @@ def test_logreg_ir_page_is_current(tmp_path: Path) -> None:
         "sys.stdout.write(make_logreg_ir.render())"
     )
     env = {"ARIGNOTE_FLAGS": f"compiledir={tmp_path}", "ARIGNOTERC": "", "PATH": ""}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == (ROOT / "docs" / "logreg_ir.md").read_text(), (
         "docs/logreg_ir.md is stale: run `python docs/make_logreg_ir.py`"
@@ -35,7 +41,9 @@ def test_one_command_regenerates_every_generated_page() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert {Path(g).name for g in module.GENERATORS} == {
-        "make_logreg_ir.py", "make_tensor_api_index.py", "make_images.py",
+        "make_logreg_ir.py",
+        "make_tensor_api_index.py",
+        "make_images.py",
         "make_pypi_readme.py",
     }
 

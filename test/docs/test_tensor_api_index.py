@@ -29,8 +29,11 @@ def test_index_page_is_current() -> None:
 
 def test_every_unsupported_name_says_why() -> None:
     _, table = _generator().build()
-    silent = [f"{m}.{n}" for m, n, _, status, _, why in table if status == "no" and not
-              why.strip("() ").replace("no reason given", "")]
+    silent = [
+        f"{m}.{n}"
+        for m, n, _, status, _, why in table
+        if status == "no" and not why.strip("() ").replace("no reason given", "")
+    ]
     assert not silent, f"unsupported without a reason in WHY_NOT: {silent}"
 
 

@@ -32,8 +32,14 @@ def _graph() -> tuple[arignote.Variable, arignote.Variable]:
 def test_min_informative_str_tags_each_node_once() -> None:
     w, _ = _graph()
     assert min_informative_str(w).splitlines() == [
-        "A. Elemwise{add}", " B. Elemwise{exp}", "  C. Elemwise{mul}",
-        "   D. Elemwise{add}", "    E. x", "    F. y", "   <E>", " <C>",
+        "A. Elemwise{add}",
+        " B. Elemwise{exp}",
+        "  C. Elemwise{mul}",
+        "   D. Elemwise{add}",
+        "    E. x",
+        "    F. y",
+        "   <E>",
+        " <C>",
     ]
     assert min_informative_str(T.dvector("named"), indent_level=2) == "  A. named"
 
@@ -121,8 +127,14 @@ def test_theano_module_paths_of_compile() -> None:
     assert function_module.Function is arignote.compile.Function
     assert issubclass(function_module.UnusedInputError, Exception)
     assert issubclass(In, SymbolicInput) and issubclass(Out, SymbolicOutput)
-    for error in ("BadOptimization", "BadThunkOutput", "BadDestroyMap", "BadViewMap",
-                  "StochasticOrder", "InvalidValueError"):
+    for error in (
+        "BadOptimization",
+        "BadThunkOutput",
+        "BadDestroyMap",
+        "BadViewMap",
+        "StochasticOrder",
+        "InvalidValueError",
+    ):
         assert issubclass(getattr(debugmode, error), debugmode.DebugModeError), error
     x = T.dvector("x")
     out = _io.StringIO()
@@ -138,10 +150,13 @@ def test_theanos_advanced_indexing_functions(backend: str) -> None:
     i = T.lvector("i")
     m = T.dmatrix("m")
     outputs = [
-        S.advanced_subtensor1(x, i), S.advanced_inc_subtensor1(x, y, i),
-        S.advanced_set_subtensor1(x, y, i), S.advanced_subtensor(m, i, slice(1, 3)),
+        S.advanced_subtensor1(x, i),
+        S.advanced_inc_subtensor1(x, y, i),
+        S.advanced_set_subtensor1(x, y, i),
+        S.advanced_subtensor(m, i, slice(1, 3)),
         S.advanced_inc_subtensor(m, 1.0, slice(None), i),
-        S.advanced_set_subtensor(m, 0.0, i), S.advanced_boolean_subtensor(x, x > 1),
+        S.advanced_set_subtensor(m, 0.0, i),
+        S.advanced_boolean_subtensor(x, x > 1),
     ]
     f = arignote.function([x, y, i, m], outputs, mode=arignote.Mode(linker=backend))
     a, b = np.arange(4.0), np.array([10.0, 20.0])

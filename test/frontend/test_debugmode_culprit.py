@@ -171,7 +171,7 @@ def test_replay_runs_only_when_results_differ(planted: None, replays: list[str])
 def test_lowering_bug_is_still_bad_thunk_output(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every graph pass keeps the result: the replay finds no pass, the lowering is
     blamed (the node whose native code differs)."""
-    from arignote.lowering import ag_scalar
+    from arignote.lowering.loops import ag_scalar
 
     x, y = T.dvectors("x", "y")
     monkeypatch.setitem(ag_scalar.BINARY, ag.MulOp, ag_scalar.BINARY[ag.AddOp])

@@ -141,6 +141,7 @@ def test_every_differentiable_op_has_a_rule() -> None:
     ops += [*ag.REDUCE_OPS, ag.DotOp, *ag.INDEXING_OPS, ag.IfOp, ag.PrintOp, ag.ScanOp]
     ops += [ag.PythonOp]  # a custom op's rule calls its `grad`
     import arignote.compile.ops  # noqa: F401 - registers the rule of ag.python_op
+
     ops += [*ag.DATA_SHAPE_OPS]  # shapes and indexing (issue 13 item 3)
     # linear algebra (issue 13 item 5): ag.eig and ag.qr have no gradient, as in Theano
     ops += [ag.MatrixInverseOp, ag.DetOp, ag.CholeskyOp, ag.SolveOp, ag.EighOp, ag.SvdOp]
@@ -154,6 +155,7 @@ def test_every_differentiable_op_has_a_rule() -> None:
     # MRG draws (issue 14): their rule (no gradient through a sample, as Theano) is
     # registered by the module that builds them
     import arignote.sandbox.rng_mrg  # noqa: F401
+
     ops += [*ag.RANDOM_OPS]
     import arignote.scan_module  # noqa: F401 - registers the rule of ag.scan
 

@@ -107,7 +107,7 @@ def test_every_linker_runs(linker: str) -> None:
 
 
 def test_linker_c_refuses_an_op_without_native_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arignote.lowering.ag_kernels import KERNELS
+    from arignote.lowering.loops.ag_kernels import KERNELS
 
     monkeypatch.delitem(KERNELS, ag.TanhOp)
     x = T.dvector("x")
@@ -232,7 +232,7 @@ def test_check_ir_catches_a_pass_leaving_invalid_ir(monkeypatch: pytest.MonkeyPa
 
 
 def test_planted_bad_lowering_raises_bad_thunk_output(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arignote.lowering import ag_scalar
+    from arignote.lowering.loops import ag_scalar
 
     x, y = T.dvectors("x", "y")
     out = T.exp(x * y) + 1
@@ -385,7 +385,7 @@ def test_an_op_without_a_kernel_run_by_the_interpreter_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from arignote.compile.mode import InterpreterFallbackWarning
-    from arignote.lowering.ag_kernels import KERNELS
+    from arignote.lowering.loops.ag_kernels import KERNELS
 
     monkeypatch.delitem(KERNELS, ag.TanhOp)
     x = T.dvector("x")

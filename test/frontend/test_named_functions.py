@@ -70,7 +70,8 @@ def test_named_unary_functions_as_numpy(backend: str) -> None:
 def test_add_and_mul_take_any_number_of_terms(backend: str) -> None:
     x, y, z = T.dmatrices("x", "y", "z")
     f = arignote.function(
-        [x, y, z], [T.add(x, y, z), T.mul(x, y, z), T.add(x), T.transpose(x)],
+        [x, y, z],
+        [T.add(x, y, z), T.mul(x, y, z), T.add(x), T.transpose(x)],
         mode=arignote.Mode(linker=backend),
     )
     rng = np.random.default_rng(0)

@@ -58,7 +58,7 @@ def test_separable_conv3d_is_depthwise_then_pointwise(linker: str) -> None:
     dwv = RNG.standard_normal((4, 1, 2, 2, 2))  # depth multiplier 2 per channel
     pwv = RNG.standard_normal((3, 4, 1, 1, 1))
     depthwise = np.concatenate(
-        [_conv3d_valid(xv[:, c:c + 1], dwv[2 * c:2 * c + 2]) for c in range(2)], axis=1
+        [_conv3d_valid(xv[:, c : c + 1], dwv[2 * c : 2 * c + 2]) for c in range(2)], axis=1
     )
     np.testing.assert_allclose(f(xv, dwv, pwv), _conv3d_valid(depthwise, pwv), rtol=1e-12)
 
@@ -97,8 +97,12 @@ def test_scalar_and_inplace_aliases_compute_their_functions() -> None:
     v = T.dvector("v")
     f = arignote.function(
         [s, v],
-        [sigm.scalar_softplus(s), nnet.scalar_softsign(s), sigm.ultra_fast_scalar_sigmoid(s),
-         sigm.ultra_fast_sigmoid_inplace(v)],
+        [
+            sigm.scalar_softplus(s),
+            nnet.scalar_softsign(s),
+            sigm.ultra_fast_scalar_sigmoid(s),
+            sigm.ultra_fast_sigmoid_inplace(v),
+        ],
     )
     sv, vv = 0.75, np.array([-3.0, 0.0, 2.0])
     softplus, softsign, fast, fast_v = f(sv, vv)
@@ -117,10 +121,12 @@ def test_block_sparse_inplace_instances_equal_the_plain_ones() -> None:
     O4 = T.dtensor4("O4")
     f = arignote.function(
         [o, W, h, ii, oi, O4],
-        [blocksparse.sparse_block_gemv(o, W, h, ii, oi),
-         blocksparse.sparse_block_gemv_inplace(o, W, h, ii, oi),
-         blocksparse.sparse_block_outer(O4, h, o, ii, oi),
-         blocksparse.sparse_block_outer_inplace(O4, h, o, ii, oi)],
+        [
+            blocksparse.sparse_block_gemv(o, W, h, ii, oi),
+            blocksparse.sparse_block_gemv_inplace(o, W, h, ii, oi),
+            blocksparse.sparse_block_outer(O4, h, o, ii, oi),
+            blocksparse.sparse_block_outer_inplace(O4, h, o, ii, oi),
+        ],
     )
     ov, Wv, hv = RNG.standard_normal((2, 2, 3)), RNG.standard_normal((4, 3, 5, 3)), None
     hv = RNG.standard_normal((2, 3, 5))

@@ -36,22 +36,33 @@ def stream_rngs(seed: int, count: int) -> list[np.random.RandomState]:
 # --- values: every distribution is numpy's --------------------------------------------------
 
 DRAWS = [
-    ("uniform", dict(size=(2, 3), low=-1.0, high=2.0),
-     lambda r: r.uniform(-1.0, 2.0, (2, 3))),
-    ("uniform", dict(size=(4,), dtype="float32"),
-     lambda r: r.uniform(0.0, 1.0, (4,)).astype("float32")),
+    ("uniform", dict(size=(2, 3), low=-1.0, high=2.0), lambda r: r.uniform(-1.0, 2.0, (2, 3))),
+    (
+        "uniform",
+        dict(size=(4,), dtype="float32"),
+        lambda r: r.uniform(0.0, 1.0, (4,)).astype("float32"),
+    ),
     ("normal", dict(size=(4,), avg=1.0, std=2.0), lambda r: r.normal(1.0, 2.0, (4,))),
     ("binomial", dict(size=(5,), n=10, p=0.3), lambda r: r.binomial(10, 0.3, (5,))),
-    ("random_integers", dict(size=(2, 2), low=-3, high=3),
-     lambda r: np.array([r.randint(-3, 4) for _ in range(4)]).reshape(2, 2)),
+    (
+        "random_integers",
+        dict(size=(2, 2), low=-3, high=3),
+        lambda r: np.array([r.randint(-3, 4) for _ in range(4)]).reshape(2, 2),
+    ),
     ("choice", dict(size=(3,), a=10, replace=False), lambda r: r.choice(10, (3,), False)),
-    ("choice", dict(size=(4,), a=[5, 6, 7], p=[0.1, 0.2, 0.7]),
-     lambda r: r.choice(np.array([5, 6, 7]), (4,), True, [0.1, 0.2, 0.7])),
+    (
+        "choice",
+        dict(size=(4,), a=[5, 6, 7], p=[0.1, 0.2, 0.7]),
+        lambda r: r.choice(np.array([5, 6, 7]), (4,), True, [0.1, 0.2, 0.7]),
+    ),
     ("poisson", dict(size=(4,), lam=3.0), lambda r: r.poisson(3.0, (4,))),
     ("permutation", dict(size=(2,), n=5), lambda r: np.stack([r.permutation(5) for _ in "ab"])),
     ("permutation", dict(n=4), lambda r: r.permutation(4)),
-    ("multinomial", dict(size=(2,), n=7, pvals=[0.2, 0.3, 0.5]),
-     lambda r: np.stack([r.multinomial(7, [0.2, 0.3, 0.5]) for _ in "ab"])),
+    (
+        "multinomial",
+        dict(size=(2,), n=7, pvals=[0.2, 0.3, 0.5]),
+        lambda r: np.stack([r.multinomial(7, [0.2, 0.3, 0.5]) for _ in "ab"]),
+    ),
 ]
 
 
@@ -75,7 +86,8 @@ def test_raw_random_functions_with_an_updated_input(mode: arignote.Mode) -> None
     post_r, out = raw_random.normal(rng_r, (3,), 0.5, 2.0)
     f = arignote.function(
         [arignote.In(rng_r, value=np.random.RandomState(7), update=post_r, mutable=True)],
-        out, mode=mode,
+        out,
+        mode=mode,
     )
     ref = np.random.RandomState(7)
     np.testing.assert_array_equal(f(), ref.normal(0.5, 2.0, (3,)))
@@ -303,9 +315,7 @@ def _scan_function(mode: arignote.Mode) -> tuple[arignote.Function, RandomStateS
     x_sym, w_sym, b_sym = T.matrix("X"), T.matrix("W"), T.vector("b_sym")
     trng = T.shared_randomstreams.RandomStreams(1234)
     d = trng.binomial(size=w_sym[1].shape)
-    results, updates = arignote.scan(
-        lambda v: T.tanh(T.dot(v, w_sym) + b_sym) * d, sequences=x_sym
-    )
+    results, updates = arignote.scan(lambda v: T.tanh(T.dot(v, w_sym) + b_sym) * d, sequences=x_sym)
     assert list(updates) == [d.rng]
     with warnings.catch_warnings():
         # native code calls back into Python for the draw, but not in a scan's body:
@@ -407,8 +417,11 @@ def test_bad_run_time_sizes_raise(mode: arignote.Mode) -> None:
     srng = RandomStreams(seed=0)
     n = T.lscalar("n")
     f = arignote.function([n], srng.normal(size=(n, 2)), mode=mode)
-    with pytest.raises(ValueError, match=r"RandomFunction\{normal\}: size \(-1, 2\) has a "
-                       "negative dimension"):
+    with pytest.raises(
+        ValueError,
+        match=r"RandomFunction\{normal\}: size \(-1, 2\) has a "
+        "negative dimension",
+    ):
         f(-1)
     shape = T.lvector("shape")
     g = arignote.function([shape], srng.uniform(size=shape, ndim=2), mode=mode)

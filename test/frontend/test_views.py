@@ -1,4 +1,4 @@
-"""Basic subtensors as views (`lowering/ag_views.py`): results equal to NumPy's on both
+"""Basic subtensors as views (`lowering/loops/ag_views.py`): results equal to NumPy's on both
 linkers, a view's source never overwritten in place while the view is read, outputs
 never aliasing the inputs or each other, DebugMode's checks."""
 

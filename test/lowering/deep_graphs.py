@@ -215,7 +215,7 @@ def run_case(name: str, depth: int, linker: str, optimizer: str | None = "fast_r
     f = arignote.function(case.inputs, case.outputs, updates=case.updates, mode=mode)
     got = f(*case.args)
     if case.updates:
-        (shared, _), = case.updates
+        ((shared, _),) = case.updates
         expected = numpy_chain(_vector(5), depth)
         np.testing.assert_allclose(shared.get_value(), expected, rtol=1e-12)
         return

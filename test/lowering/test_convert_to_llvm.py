@@ -18,9 +18,9 @@ from xdsl.pattern_rewriter import (
 
 import arignote
 import arignote.tensor as T
-from arignote.lowering.convert_arith_to_llvm import ARITH_PATTERNS, CastLowering
-from arignote.lowering.convert_memref_to_llvm import LoadLowering
 from arignote.lowering.driver import apply_pipeline, make_context
+from arignote.lowering.llvm.convert_arith_to_llvm import ARITH_PATTERNS, CastLowering
+from arignote.lowering.llvm.convert_memref_to_llvm import LoadLowering
 from arignote.lowering.pipelines import LLVM_LOWERING
 from arignote.lowering.rewriting import ANY_OP, DispatchingApplier, pattern_op_types
 from arignote.runtime.cpu import llvm_ir_text

@@ -14,7 +14,7 @@ import arignote
 import arignote.tensor as T
 from arignote import Mode
 from arignote.configuration import change_flags
-from arignote.lowering import loop_utils
+from arignote.lowering.loops import loop_utils
 from arignote.runtime import cpu
 
 LINKERS = ["py", "cvm"]

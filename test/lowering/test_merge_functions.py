@@ -11,7 +11,7 @@ import arignote
 import arignote.tensor as T
 from arignote.configuration import change_flags
 from arignote.lowering.driver import apply_pipeline, lower_to_llvm, make_context
-from arignote.lowering.merge_functions import merge_identical_functions
+from arignote.lowering.llvm.merge_functions import merge_identical_functions
 from arignote.lowering.pipelines import loops_lowering
 
 TASKS = """

@@ -13,11 +13,12 @@ from xdsl.parser import Parser
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
-from arignote.lowering import llvm_utils, op_builder
+from arignote.lowering import op_builder
 from arignote.lowering.driver import apply_pipeline, make_context
-from arignote.lowering.llvm_utils import PTR, integer_attr, nsw
-from arignote.lowering.reconcile_casts import ReconcileUnrealizedCastsPass as Reconcile
-from arignote.lowering.scf_to_cf import ConvertScfToCfPass
+from arignote.lowering.llvm import llvm_utils
+from arignote.lowering.llvm.llvm_utils import PTR, integer_attr, nsw
+from arignote.lowering.llvm.reconcile_casts import ReconcileUnrealizedCastsPass as Reconcile
+from arignote.lowering.llvm.scf_to_cf import ConvertScfToCfPass
 
 # --- op_builder.build ----------------------------------------------------------------------
 

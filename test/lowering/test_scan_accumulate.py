@@ -9,8 +9,8 @@ import pytest
 
 import arignote
 import arignote.tensor as T
-from arignote.lowering import ag_scan
-from arignote.lowering.scan_accumulate import accumulated_outputs
+from arignote.lowering.loops import ag_scan
+from arignote.lowering.loops.scan_accumulate import accumulated_outputs
 from bench.rnn import arignote_graph, numpy_call
 
 

@@ -1,4 +1,4 @@
-"""The inline exp/log/log1p/expm1/tanh of `convert-math-to-llvm` (`lowering/vector_math.py`):
+"""The inline exp/log/log1p/expm1/tanh of `convert-math-to-llvm` (`lowering/loops/vector_math.py`):
 accuracy against NumPy over dense sweeps and special values, and vectorisation.
 
 One native function per dtype computes every function on one input vector of about a
@@ -212,7 +212,7 @@ def _trig_reference(name: str, x: np.ndarray, y: np.ndarray | None = None) -> np
 
 
 def _trig_sweep(dtype: type) -> np.ndarray:
-    from arignote.lowering.vector_math import TRIG_BOUND
+    from arignote.lowering.loops.vector_math import TRIG_BOUND
 
     info = np.finfo(dtype)
     bound = TRIG_BOUND[info.bits]
@@ -259,7 +259,7 @@ def trig_computed(request) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray
 
 @pytest.mark.parametrize("name", [*TRIG_FUNCTIONS, *BINARY])
 def test_trig_within_ulp_of_reference(trig_computed, name: str) -> None:
-    from arignote.lowering.vector_math import TRIG_BOUND
+    from arignote.lowering.loops.vector_math import TRIG_BOUND
 
     x, y, results = trig_computed
     got, want = results[name], _trig_reference(name, x, y)
@@ -340,7 +340,7 @@ def test_binary_special_values(dtype, name: str) -> None:
 def test_trig_beyond_the_bound(dtype) -> None:
     """Past `TRIG_BOUND` the reduction is inexact, with the documented bound: absolute
     error of order |x| 2**-52 (tested: 2**-50), and sin and cos stay within [-1, 1]."""
-    from arignote.lowering.vector_math import TRIG_BOUND
+    from arignote.lowering.loops.vector_math import TRIG_BOUND
 
     make = T.fvector if dtype == np.float32 else T.dvector
     x = make("x")

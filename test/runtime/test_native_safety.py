@@ -1,6 +1,6 @@
 """Allocations that cannot be made are `MemoryError`s, on both linkers, never a crash.
 
-Native code checks every buffer it allocates (`arignote.lowering.checked_alloc`): a size
+Native code checks every buffer it allocates (`arignote.lowering.llvm.checked_alloc`): a size
 that overflows 64-bit arithmetic and a request `malloc` refuses both end the call with a
 `MemoryError`, after freeing what the call had allocated. The crashing programs run in a
 child process (before the fix they died of SIGSEGV), under an address-space limit

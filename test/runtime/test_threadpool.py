@@ -114,7 +114,7 @@ def test_serial_below_min_trips_or_one_thread(fill) -> None:
 def test_static_serial_rule_matches_the_pool(fill) -> None:
     """`parallel_loops.statically_serial` (what ag-to-loops and parallelize inline as a
     serial loop) holds exactly when the pool runs the loop in one part."""
-    from arignote.lowering.parallel_loops import statically_serial
+    from arignote.lowering.loops.parallel_loops import statically_serial
 
     out = np.zeros(300, np.int64)
     for n, min_trips, align, max_parts in (
@@ -418,8 +418,16 @@ def test_thread_count_and_openmp_default_follow_omp_num_threads() -> None:
 
 @pytest.mark.parametrize(
     ("text", "cpus"),
-    [("200000 100000", 2), ("150000 100000", 2), ("50000 100000", 1), ("max 100000", None),
-     ("-1 100000", None), ("", None), ("garbage", None), ("100 0", None)],
+    [
+        ("200000 100000", 2),
+        ("150000 100000", 2),
+        ("50000 100000", 1),
+        ("max 100000", None),
+        ("-1 100000", None),
+        ("", None),
+        ("garbage", None),
+        ("100 0", None),
+    ],
 )
 def test_cgroup_quota_in_whole_cpus(text: str, cpus: int | None) -> None:
     assert threadpool._quota_of(text) == cpus

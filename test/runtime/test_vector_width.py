@@ -1,4 +1,4 @@
-"""Function attributes (`arignote.lowering.llvm_attributes`). 512-bit vectors: every
+"""Function attributes (`arignote.lowering.llvm.llvm_attributes`). 512-bit vectors: every
 function arignote compiles carries `"prefer-vector-width"="512"`, so LLVM vectorizes with
 `<16 x float>` where the host has AVX-512 and with the widest legal vectors elsewhere; the
 attribute is part of the compile cache key. `alwaysinline` on the private functions
@@ -20,7 +20,7 @@ from xdsl.passes import PassPipeline
 
 import arignote
 import arignote.tensor as T
-from arignote.lowering.llvm_attributes import PREFER_VECTOR_WIDTH, attributes_text
+from arignote.lowering.llvm.llvm_attributes import PREFER_VECTOR_WIDTH, attributes_text
 from arignote.lowering.pipelines import LLVM_LOWERING
 from arignote.lowering.registry import get_all_passes
 from arignote.runtime.cpu import (

@@ -181,9 +181,10 @@ def test_mlir_pass_pipeline_syntax():
     assert opt_main.mlir_pass_pipeline("builtin.module(cse,func.func(canonicalize),dce)") == (
         "cse,canonicalize,dce"
     )
-    assert opt_main.mlir_pass_pipeline(
-        "builtin.module(ag-to-loops{parallel-min-work=8},cse)"
-    ) == "ag-to-loops{parallel-min-work=8},cse"
+    assert (
+        opt_main.mlir_pass_pipeline("builtin.module(ag-to-loops{parallel-min-work=8},cse)")
+        == "ag-to-loops{parallel-min-work=8},cse"
+    )
     for bad in ("builtin.module(cse", "builtin.module(cse))", "cse"):
         with pytest.raises(opt_main.OptError, match="bad --pass-pipeline"):
             opt_main.mlir_pass_pipeline(bad)
@@ -309,7 +310,7 @@ def assert_one_line(status: int, err: str) -> str:
 
 @pytest.mark.parametrize("passes", ["", "to-llvm", "fast_run"])
 def test_yield_of_a_sibling_region_value_is_a_verifier_error(mlir_file, capsys, passes: str):
-    """Was a KeyError from `lowering/ag_control.py` (the lowering found no buffer for
+    """Was a KeyError from `lowering/loops/ag_control.py` (the lowering found no buffer for
     the else region's value when lowering the then region)."""
     path = mlir_file(SIBLING_YIELD)
     status, _, err = run_in_process(capsys, path, *(["-p", passes] if passes else []))
@@ -366,7 +367,7 @@ def _raise_on_exp(op: Any) -> None:
 def test_crash_in_a_pass_is_one_line_naming_pass_and_op(mlir_file, capsys, monkeypatch):
     """A pass that fails on IR that verified (a bug in the pass) is reported on one line
     with the pass, the op it was working on and its location; no traceback."""
-    from arignote.lowering.canonicalize import CanonicalizePass
+    from arignote.lowering.graph.canonicalize import CanonicalizePass
 
     def crashing_apply(self: Any, ctx: Any, module: Any) -> None:
         for op in module.walk():
@@ -389,7 +390,7 @@ def test_crash_in_a_pass_through_a_subprocess(mlir_file):
     script = (
         "import sys\n"
         "from arignote.lowering import opt_main\n"
-        "from arignote.lowering.canonicalize import CanonicalizePass\n"
+        "from arignote.lowering.graph.canonicalize import CanonicalizePass\n"
         "def apply(self, ctx, op):\n"
         "    raise AssertionError('broken invariant')\n"
         "CanonicalizePass.apply = apply\n"

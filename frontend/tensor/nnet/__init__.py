@@ -180,8 +180,16 @@ def conv2d(
             raise ValueError("input_shape and image_shape should not be provided at the same time.")
         input_shape = image_shape
     return abstract_conv.conv2d(
-        input, filters, input_shape, filter_shape, border_mode, subsample, filter_flip,
-        filter_dilation, num_groups, unshared,
+        input,
+        filters,
+        input_shape,
+        filter_shape,
+        border_mode,
+        subsample,
+        filter_flip,
+        filter_dilation,
+        num_groups,
+        unshared,
     )
 
 
@@ -201,9 +209,15 @@ def conv2d_transpose(
     `input` taking the output gradient's place; `filters` are `(input channels, output
     channels, rows, columns)` and `input_dilation` is the forward `subsample`."""
     return abstract_conv.conv2d_grad_wrt_inputs(
-        output_grad=input, filters=filters, input_shape=output_shape,
-        filter_shape=filter_shape, border_mode=border_mode, subsample=input_dilation,
-        filter_flip=filter_flip, filter_dilation=filter_dilation, num_groups=num_groups,
+        output_grad=input,
+        filters=filters,
+        input_shape=output_shape,
+        filter_shape=filter_shape,
+        border_mode=border_mode,
+        subsample=input_dilation,
+        filter_flip=filter_flip,
+        filter_dilation=filter_dilation,
+        num_groups=num_groups,
         unshared=unshared,
     )
 

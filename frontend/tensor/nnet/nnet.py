@@ -9,7 +9,7 @@ compositions of tensor operations, written so that nothing overflows:
   `softmax(x + b)` and `argmax(x + b)`;
 - `categorical_crossentropy(softmax(x), y)` and `-log(softmax(x)[arange(n), y])` are
   written naively but compiled stably: the `softmax-xent` rewrite (see
-  `arignote.lowering.softmax_xent`) turns them, and their gradients, into the
+  `arignote.lowering.graph.softmax_xent`) turns them, and their gradients, into the
   log-sum-exp form and `g * (softmax(x) - onehot(y))`.
 
 Theano's op classes (`Softmax`, `SoftmaxGrad`, `CrossentropySoftmaxArgmax1HotWithBias`,
@@ -445,7 +445,7 @@ def graph_merge_softmax_with_crossentropy_softmax(*args: Any, **kwargs: Any) -> 
 
 def crossentropy_to_crossentropy_with_softmax(*args: Any, **kwargs: Any) -> None:
     """Theano's graph rewrite of `crossentropy_categorical_1hot(softmax(x), y)`. Here the
-    `softmax-xent` pass (`arignote.lowering.softmax_xent`) does it in every compiled
+    `softmax-xent` pass (`arignote.lowering.graph.softmax_xent`) does it in every compiled
     function; calling this does nothing."""
     return None
 

@@ -1,4 +1,4 @@
-// Basic ag.subtensor as a view in ag-to-loops (lowering/ag_views.py): a memref.subview
+// Basic ag.subtensor as a view in ag-to-loops (lowering/loops/ag_views.py): a memref.subview
 // of the operand's memory instead of a copy loop. The viewed buffer lives as long as
 // its views; no op overwrites it (ag.destroy_map) while a view of it is live or is
 // another of its operands; a returned subtensor is still a copy (outputs never alias).

@@ -7,7 +7,7 @@
 # whose unary one also runs on i1), lowered to scalar arith/math ops in a loop, then to
 # llvm intrinsics and libm calls. `isnan`/`isinf` also run on i32 (a constant false).
 # The trigonometric, hyperbolic, exp2/log2/log10 functions and hypot are expanded inline
-# (`lowering/vector_math.py`): neither libm calls nor `llvm.intr.sin`-like intrinsics
+# (`lowering/loops/vector_math.py`): neither libm calls nor `llvm.intr.sin`-like intrinsics
 # (hypot's declaration stays, uncalled).
 
 from arignote.dialects import ag

@@ -3,7 +3,7 @@
 # Elementwise sin (float32 and float64) and arctan2 (float32) compile to vectorised loops:
 # the loop's `vector.body` loads and stores 8 or 16 floats per iteration and calls
 # neither libm (`sinf`, `atan2f`) nor an LLVM intrinsic that becomes a libm call
-# (`llvm.sin`): `lowering/vector_math.py` expands them inline.
+# (`llvm.sin`): `lowering/loops/vector_math.py` expands them inline.
 
 import re
 

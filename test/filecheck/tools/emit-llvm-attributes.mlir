@@ -1,5 +1,5 @@
 // --emit=llvm gives every function the module defines the attributes of
-// lowering/llvm_attributes.py (512-bit vectors preferred); declarations get none.
+// lowering/llvm/llvm_attributes.py (512-bit vectors preferred); declarations get none.
 // RUN: arignote-opt %s --emit=llvm | filecheck %s
 
 // CHECK:     declare float @"expf"(float %".1"){{$}}

@@ -1,0 +1,1 @@
+"""Graph rewrites: passes on the `ag` dialect over tensors (Theano's optimizations)."""

@@ -1,0 +1,332 @@
+"""Checked heap allocation for `convert-memref-to-llvm`: sizes that cannot overflow, and
+functions that report a failed `malloc` through their status result.
+
+Byte counts. `memref.alloc` asks `malloc` for `count * element_bytes + padding` bytes,
+computed here in unsigned 64-bit arithmetic that saturates at `2**64 - 1` (an `i128`
+product of each factor, clamped) instead of wrapping: a size that does not fit (a
+`2**32 x 2**32` float64 buffer is `2**67` bytes) asks for `SIZE_MAX` bytes, which every
+`malloc` refuses, instead of a wrapped small size that it grants and the loops then
+overrun.
+
+Status functions. A function carrying the unit attribute `arignote.alloc_status`
+(`ALLOC_STATUS`), whose single result is an integer of at most 64 bits, never runs on
+with a null allocation: each `memref.alloc` in it tests `malloc`'s pointer and, when it
+is null, branches to the function's out-of-memory exit, which frees every buffer the
+function allocated and has not freed yet and returns the status `-bytes` (the requested
+byte count negated, at least 1; the result type's minimum when that does not fit it, a
+saturated size included). A caller tells success (0, or a positive code of its own) from
+a failed allocation by the sign. To know what to free, the function keeps its live
+allocations on a doubly linked list: each allocation starts with a 16-byte header
+(`next`, `prev`) linking it to a list head in the function's stack frame; its
+`memref.dealloc` unlinks it before `free`. So a buffer allocated in such a function must
+be freed by it (true of everything `ag-to-loops` emits). The list costs a few loads and
+stores per allocation and per free, and may keep LLVM from deleting an allocation it
+could otherwise turn into registers (`ag-to-loops` puts small intermediates on the stack,
+which costs nothing and cannot fail).
+
+```mlir
+// in llvm.func @f(...) -> i64 attributes {arignote.alloc_status}
+%p = llvm.call @malloc(%padded) : (i64) -> !llvm.ptr
+%a = llvm.ptrtoint %p : !llvm.ptr to i64
+%null = llvm.icmp "eq" %a, %c0 : i64
+llvm.cond_br %null, ^oom(%bytes : i64), ^ok
+^ok:  // link %p after the list head, the data starts 16 bytes in, aligned up
+...
+^oom(%bytes: i64):  // the last block: free each listed buffer, return -bytes
+```
+
+Without the attribute (MLIR's own semantics) the pointer is not tested; a saturated size
+then gives a null pointer, whose first use faults, instead of a buffer overrun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, UnitAttr, i8, i64
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from arignote.lowering.llvm.llvm_utils import (
+    PTR,
+    append,
+    call,
+    constant,
+    declare_function,
+    integer_attr,
+)
+from arignote.lowering.op_builder import build
+
+ALLOC_STATUS = "arignote.alloc_status"
+"""The function attribute asking for checked allocations reported by status (module doc)."""
+
+HEADER_BYTES = 16
+"""The list header (`next`, `prev` pointers) before the data of a tracked allocation."""
+
+EXIT_MARKER = "arignote.alloc_failure_exit"
+"""Marks the first op of a status function's out-of-memory exit (its last block)."""
+
+_U64_MAX = 2**64 - 1
+_I128 = IntegerType(128)
+
+Index = int | SSAValue
+"""An i64 quantity known statically (int) or at run time (SSA value)."""
+
+
+# --- byte counts that saturate -------------------------------------------------------------
+
+
+def _i64(value: int, ops: list[Operation]) -> SSAValue:
+    """An i64 constant of the unsigned 64-bit `value`."""
+    return constant(value - 2**64 if value >= 2**63 else value, i64, ops)
+
+
+def _predicate(name: str) -> IntegerAttr:
+    return integer_attr(llvm.ICmpPredicateFlag(name).to_int(), i64)
+
+
+def _icmp(name: str, lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
+    return append(ops, build(llvm.ICmpOp, lhs, rhs, _predicate(name)))
+
+
+def _select(cond: SSAValue, x: SSAValue, y: SSAValue, ops: list[Operation]) -> SSAValue:
+    return append(ops, build(llvm.SelectOp, cond, x, y))
+
+
+def _saturating_mul(lhs: Index, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
+    """`lhs * rhs` (unsigned i64), `2**64 - 1` when the product does not fit."""
+    left = _i64(lhs, ops) if isinstance(lhs, int) else lhs
+    wide = [append(ops, build(llvm.ZExtOp, v, _I128)) for v in (left, rhs)]
+    product = append(ops, build(llvm.MulOp, *wide))
+    over = _icmp("ugt", product, constant(_U64_MAX, _I128, ops), ops)
+    narrow = append(ops, build(llvm.TruncOp, product, i64))
+    return _select(over, _i64(_U64_MAX, ops), narrow, ops)
+
+
+def saturating_add(value: Index, addend: int, ops: list[Operation]) -> Index:
+    """`value + addend` (unsigned i64, `addend >= 0`), `2**64 - 1` when it wraps."""
+    if isinstance(value, int):
+        return min(value + addend, _U64_MAX)
+    total = append(ops, build(llvm.AddOp, value, _i64(addend, ops)))
+    wrapped = _icmp("ult", total, value, ops)
+    return _select(wrapped, _i64(_U64_MAX, ops), total, ops)
+
+
+def byte_count(sizes: Sequence[Index], element_bytes: int, ops: list[Operation]) -> Index:
+    """`prod(sizes) * element_bytes` for non-negative sizes, as an unsigned i64 that
+    saturates at `2**64 - 1` (an int when every size is static)."""
+    static = element_bytes
+    dynamic: list[SSAValue] = []
+    for size in sizes:
+        if isinstance(size, int):
+            static *= size
+        else:
+            dynamic.append(size)
+    total: Index = min(static, _U64_MAX)
+    if static == 0:
+        return 0
+    for size in dynamic:
+        total = size if total == 1 else _saturating_mul(total, size, ops)
+    return total
+
+
+def as_i64(value: Index, ops: list[Operation]) -> SSAValue:
+    """`value` (unsigned) as an i64 value."""
+    return _i64(value, ops) if isinstance(value, int) else value
+
+
+# --- status functions ----------------------------------------------------------------------
+
+
+def status_function(op: Operation) -> Operation | None:
+    """The `func.func` or `llvm.func` around `op` when it carries `ALLOC_STATUS`."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp | llvm.FuncOp):
+        parent = parent.parent_op()
+    if parent is None or ALLOC_STATUS not in parent.attributes:
+        return None
+    return parent
+
+
+def _result_type(function: Operation) -> IntegerType:
+    """The integer status type of `function` (NotImplementedError if it has none)."""
+    if isinstance(function, func.FuncOp):
+        outputs = function.function_type.outputs.data
+        result: Attribute | None = outputs[0] if len(outputs) == 1 else None
+    else:
+        assert isinstance(function, llvm.FuncOp)
+        result = function.function_type.output
+    if not isinstance(result, IntegerType) or result.width.data > 64:
+        name = function.properties.get("sym_name")
+        raise NotImplementedError(
+            f"{ALLOC_STATUS} on {name}: the function must return one integer of at most "
+            f"64 bits, got {result}"
+        )
+    return result
+
+
+def _field(pointer: SSAValue, index: int, ops: list[Operation]) -> SSAValue:
+    """The address of pointer field `index` of a list node (0: next, 1: prev)."""
+    if index == 0:
+        return pointer
+    return append(ops, build(llvm.GEPOp.from_mixed_indices, pointer, [index], PTR))
+
+
+def _store(value: SSAValue, address: SSAValue, ops: list[Operation]) -> None:
+    ops.append(build(llvm.StoreOp, value, address))
+
+
+def _load(address: SSAValue, ops: list[Operation]) -> SSAValue:
+    return append(ops, build(llvm.LoadOp, address, PTR))
+
+
+def _new_head(rewriter: PatternRewriter, entry: Block, first_alloc: Operation) -> SSAValue:
+    """The list head: a `next, prev` stack slot in the entry block, pointing to itself
+    (an empty list), before `first_alloc` when it is in the entry block, else before
+    the entry block's terminator (either way before every allocation, and at the same
+    place whether the function's arguments were converted first, as `convert-to-llvm`
+    does, or after, as the separate passes do). Its constant is its own, not the
+    pool's: the pool may not have one before that place."""
+    ops: list[Operation] = []
+    # two pointers, not a struct: llvmlite gives an alloca of pointers an opaque `ptr`,
+    # which stores of pointers accept
+    two = append(ops, build(llvm.ConstantOp, integer_attr(2, i64), i64))
+    head = append(ops, build(llvm.AllocaOp, two, PTR, 8))
+    _store(head, _field(head, 0, ops), ops)
+    _store(head, _field(head, 1, ops), ops)
+    anchor = first_alloc if first_alloc.parent is entry else entry.last_op
+    assert anchor is not None
+    rewriter.insert(ops, InsertPoint.before(anchor))
+    return head
+
+
+def _status(bytes_: SSAValue, result: IntegerType, ops: list[Operation]) -> SSAValue:
+    """`-max(bytes, 1)` as `result`, or its minimum when that does not fit."""
+    width = result.width.data
+    zero = _i64(0, ops)
+    at_least_one = _select(_icmp("eq", bytes_, zero, ops), _i64(1, ops), bytes_, ops)
+    fits = _icmp("ule", at_least_one, _i64(2 ** (width - 1) - 1, ops), ops)
+    narrow = at_least_one
+    if width < 64:
+        narrow = append(ops, build(llvm.TruncOp, at_least_one, result))
+    negated = append(ops, build(llvm.SubOp, constant(0, result, ops), narrow))
+    return _select(fits, negated, constant(-(2 ** (width - 1)), result, ops), ops)
+
+
+def _failure_exit(
+    rewriter: PatternRewriter, anchor: Operation, function: Operation
+) -> tuple[Block, SSAValue]:
+    """The out-of-memory exit of `function` (its last block) and its list head, made at
+    the first call: `^exit(%bytes)` walks the list freeing each node, then returns the
+    status."""
+    region = function.regions[0]
+    last = region.last_block
+    assert last is not None
+    first = last.first_op
+    if first is not None and EXIT_MARKER in first.attributes:
+        return last, first.operands[0]
+    result = _result_type(function)
+    entry = region.first_block
+    assert entry is not None
+    head = _new_head(rewriter, entry, anchor)
+    declare_function(rewriter, anchor, "free", [PTR])
+    exit_block = Block(arg_types=[i64])
+    done = _return_block(function, _status_ops(exit_block.args[0], result))
+    walk = _free_all(head, done)
+    ops: list[Operation] = []
+    first_node = _load(head, ops)
+    ops[-1].attributes[EXIT_MARKER] = UnitAttr()
+    ops.append(build(llvm.BrOp, walk[0], first_node))
+    exit_block.add_ops(ops)
+    for block in (*walk, done, exit_block):
+        region.add_block(block)
+    return exit_block, head
+
+
+def _free_all(head: SSAValue, done: Block) -> tuple[Block, Block]:
+    """`^walk(%node)`: `free` each node from `%node` to the list head, then go to `done`."""
+    walk, free = Block(arg_types=[PTR]), Block()
+    node = walk.args[0]
+    ops: list[Operation] = []
+    node_address, head_address = (append(ops, build(llvm.PtrToIntOp, v, i64)) for v in (node, head))
+    ops.append(
+        build(llvm.CondBrOp, _icmp("eq", node_address, head_address, ops), done, [], free, [])
+    )
+    walk.add_ops(ops)
+    ops = []
+    following = _load(node, ops)
+    call("free", [node], None, ops)
+    ops.append(build(llvm.BrOp, walk, following))
+    free.add_ops(ops)
+    return walk, free
+
+
+def _status_ops(bytes_: SSAValue, result: IntegerType) -> list[Operation]:
+    ops: list[Operation] = []
+    _status(bytes_, result, ops)
+    return ops
+
+
+def _return_block(function: Operation, ops: list[Operation]) -> Block:
+    """A block of `ops` returning the result of the last: with the function's own return
+    op (a `func.func` is converted after its body by `convert-memref-to-llvm` alone, an
+    `llvm.func` before it by `convert-to-llvm`)."""
+    status = ops[-1].results[0]
+    if isinstance(function, func.FuncOp):
+        ops.append(func.ReturnOp(status))
+    else:
+        ops.append(build(llvm.ReturnOp, status))
+    block = Block()
+    block.add_ops(ops)
+    return block
+
+
+def checked_malloc(
+    rewriter: PatternRewriter,
+    op: Operation,
+    function: Operation,
+    bytes_: Index,
+    padded: Index,
+    ops: list[Operation],
+) -> SSAValue:
+    """In status function `function`: `malloc(padded)` before `op`, branching to the
+    out-of-memory exit with `bytes_` when it returns null; the allocation linked into
+    the function's list. Splits `op`'s block: `ops` (emptied) was inserted before the
+    branch, and what the caller appends to it next goes into the new block before `op`.
+    Returns the allocated pointer (the header; the data starts `HEADER_BYTES` in)."""
+    exit_block, head = _failure_exit(rewriter, op, function)
+    allocated = call("malloc", [as_i64(padded, ops)], PTR, ops)
+    assert allocated is not None
+    address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
+    null = _icmp("eq", address, _i64(0, ops), ops)
+    failure = [as_i64(bytes_, ops)]
+    block = op.parent
+    assert block is not None
+    rewriter.insert(list(ops), InsertPoint.before(op))
+    ops.clear()
+    rest = block.split_before(op)
+    block.add_op(build(llvm.CondBrOp, null, exit_block, failure, rest, []))
+    following = _load(head, ops)
+    _store(following, _field(allocated, 0, ops), ops)
+    _store(head, _field(allocated, 1, ops), ops)
+    _store(allocated, _field(following, 1, ops), ops)
+    _store(allocated, _field(head, 0, ops), ops)
+    return allocated
+
+
+def data_start(allocated: SSAValue, tracked: bool, ops: list[Operation]) -> SSAValue:
+    """Where the data of an allocation may start: past the header when `tracked`."""
+    if not tracked:
+        return allocated
+    gep = build(llvm.GEPOp.from_mixed_indices, allocated, [HEADER_BYTES], i8)
+    return append(ops, gep)
+
+
+def untrack(allocated: SSAValue, ops: list[Operation]) -> None:
+    """Unlink the allocation at `allocated` from its status function's list."""
+    following = _load(_field(allocated, 0, ops), ops)
+    previous = _load(_field(allocated, 1, ops), ops)
+    _store(following, _field(previous, 0, ops), ops)
+    _store(previous, _field(following, 1, ops), ops)

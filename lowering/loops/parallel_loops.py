@@ -1,0 +1,184 @@
+"""Parallel loops in `ag-to-loops`' kernels: when and how they emit `ag.parallel_for`.
+
+`ag-to-loops{parallel_min_work=N}` (N > 0) lets the kernels below run their outer
+loop as an `ag.parallel_for` (lowered by `parallelize` onto the thread pool) when the
+loop does at least `N` units of work; with N = 0, the default, they emit the serial
+loops they always did. A unit of work is one element of one elementwise op: a fused
+loop over `n` elements whose region computes `c` ops does `n * c`, so that a cheap
+loop needs more elements than a costly one before splitting pays (Theano's
+`openmp_elemwise_minsize` is `N` for a single op). The test is made at run time by
+the pool: the op's `min_trips` is `ceil(N / work per iteration)`.
+
+Users: `ag.fused` elementwise loops (`ag_fused`: the outermost axis; a rank-1 loop in
+chunks of `VECTOR_ALIGN` elements), the kernels of single elementwise ops (`ag_kernels`:
+binary, unary, select, cast; one unit an element) and the row loop of `ag.gemv_pair`
+(`ag_rowwise`: blocks of rows, one accumulator per part, summed after). Reductions and
+copies stay serial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from arignote.dialects import ag
+from arignote.lowering.loops.loop_utils import Dim, as_index, for_loop, index_constant, loop_nest
+
+VECTOR_ALIGN = 64
+"""Chunks of a rank-1 parallel loop start at multiples of this many elements (whole
+cache lines and whole vectors for every element type)."""
+
+_MIN_WORK: ContextVar[int] = ContextVar("parallel_min_work", default=0)
+
+PartBody = Callable[[Builder, SSAValue, SSAValue, SSAValue], None]
+"""`body(builder, begin, end, part)`: one part of a parallel loop."""
+
+
+@contextmanager
+def parallel_loops(min_work: int) -> Iterator[None]:
+    """Within the block, kernels emit parallel loops of at least `min_work` units
+    (none when it is 0)."""
+    if min_work < 0:
+        raise ValueError(f"parallel_min_work must be >= 0, got {min_work}")
+    token = _MIN_WORK.set(min_work)
+    try:
+        yield
+    finally:
+        _MIN_WORK.reset(token)
+
+
+def enabled() -> bool:
+    """Whether kernels emit parallel loops now."""
+    return _MIN_WORK.get() > 0
+
+
+def inside_parallel(b: Builder) -> bool:
+    """Whether `b` inserts into the body of an `ag.parallel_for` (whose loops stay
+    serial: parallel loops do not nest)."""
+    block = b.insertion_point.block
+    while block is not None:
+        parent = block.parent_op()
+        if isinstance(parent, ag.ParallelForOp):
+            return True
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _product(b: Builder, values: Sequence[Dim], factor: int) -> Dim:
+    """`factor` times `values`: an int when they are all static."""
+    total: Dim = factor
+    for value in values:
+        if isinstance(total, int) and isinstance(value, int):
+            total *= value
+        elif total == 1:
+            total = value
+        else:
+            total = b.insert(arith.MuliOp(as_index(b, total), as_index(b, value))).result
+    return total
+
+
+def min_trips(b: Builder, work_per_trip: Dim) -> SSAValue:
+    """`ceil(min_work / max(work_per_trip, 1))`: the fewest iterations worth a split."""
+    min_work = _MIN_WORK.get()
+    if isinstance(work_per_trip, int):
+        return index_constant(b, -(-min_work // max(work_per_trip, 1)))
+    work = b.insert(arith.MaxUIOp(work_per_trip, index_constant(b, 1))).result
+    need = b.insert(arith.AddiOp(index_constant(b, min_work - 1), work)).result
+    return b.insert(arith.DivUIOp(need, work)).result
+
+
+def statically_serial(
+    trips: int | None, min_trips: int | None, align: int, max_parts: int | None = None
+) -> bool:
+    """Whether the pool runs a parallel loop of at most `trips` iterations (None:
+    unknown) as one part whatever the run-time values: fewer than `min_trips`
+    iterations, at most one `align`-sized chunk, or `max_parts` 1 (see
+    `arignote.runtime.threadpool`)."""
+    if max_parts == 1:
+        return True
+    if trips is None:
+        return False
+    return trips <= align or (min_trips is not None and trips < min_trips)
+
+
+def runs_serially(
+    upper: Dim, work_per_trip: Dim, align: int, max_parts: SSAValue | None = None
+) -> bool:
+    """Whether a parallel loop over `[0, upper)` (see `parallel_for`) would run in one
+    part whatever the run-time values (`statically_serial` of what is constant)."""
+    least = None
+    if isinstance(work_per_trip, int):
+        least = -(-_MIN_WORK.get() // max(work_per_trip, 1))
+    most = None if max_parts is None else _static_or_none(max_parts)
+    trips = upper if isinstance(upper, int) else _static_or_none(upper)
+    return statically_serial(trips, least, align, most)
+
+
+def parallel_for(
+    b: Builder,
+    upper: SSAValue,
+    work_per_trip: Dim,
+    align: int,
+    body: PartBody,
+    max_parts: SSAValue | None = None,
+) -> SSAValue:
+    """An `ag.parallel_for` over `[0, upper)`; returns its part count. When it would
+    run in one part whatever the run-time values (`statically_serial`), the body on
+    the whole range as part 0 in its place instead, and the count is 1."""
+    if runs_serially(upper, work_per_trip, align, max_parts):
+        zero = index_constant(b, 0)
+        body(b, zero, upper, zero)
+        return index_constant(b, 1)
+    block = ag.ParallelForOp.body_block()
+    inner = Builder(InsertPoint.at_end(block))
+    body(inner, *block.args)
+    inner.insert(ag.YieldOp())
+    trips = min_trips(b, work_per_trip)
+    zero = index_constant(b, 0)
+    op = ag.ParallelForOp(zero, upper, trips, align, Region(block), max_parts)
+    return b.insert(op).parts
+
+
+def _static(value: SSAValue) -> Dim:
+    """`value` as an int when it is an `arith.constant`."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return value
+
+
+def _static_or_none(value: SSAValue) -> int | None:
+    known = _static(value)
+    return known if isinstance(known, int) else None
+
+
+def parallel_nest(
+    b: Builder,
+    bounds: Sequence[SSAValue],
+    body: Callable[[Builder, Sequence[SSAValue]], None],
+    cost: int,
+) -> None:
+    """`loop_nest(b, bounds, body)` whose outermost loop is an `ag.parallel_for`;
+    each iteration of the nest does `cost` units of work. (A plain nest inside
+    another parallel loop.)"""
+    if inside_parallel(b):
+        loop_nest(b, bounds, body)
+        return
+    work = _product(b, [_static(v) for v in bounds[1:]], cost)
+    one = index_constant(b, 1)
+
+    def part(inner: Builder, begin: SSAValue, end: SSAValue, _: SSAValue) -> None:
+        def outer(level: Builder, i: SSAValue, __: Sequence[SSAValue]) -> list[SSAValue]:
+            loop_nest(level, bounds[1:], lambda nb, ivs: body(nb, [i, *ivs]))
+            return []
+
+        for_loop(inner, begin, end, one, [], outer)
+
+    parallel_for(b, bounds[0], work, VECTOR_ALIGN if len(bounds) == 1 else 1, part)
