@@ -311,9 +311,10 @@ FLAGS: dict[str, Flag] = {
             "device",
             "cpu",
             "Where compiled functions run: 'cpu' (native code through LLVM), or an NVIDIA "
-            "GPU: 'cuda' / 'cuda<N>' (Theano's older 'gpu' / 'gpu<N>' too). arignote has "
-            "no GPU backend yet: a GPU device makes function() and shared() warn and run "
-            "on the CPU, or raise with force_device (arignote.compile.device).",
+            "GPU: 'cuda' / 'cuda<N>' (Theano's older 'gpu' / 'gpu<N>' too), through PTX "
+            "run by pycuda (the gpu extra). Where the GPU cannot be used, function() and "
+            "shared() warn and run on the CPU, or raise with force_device "
+            "(arignote.compile.device).",
             convert=to_device,
             expected="'cpu', 'cuda', 'cuda<N>' (e.g. 'cuda0'), 'gpu', 'gpu<N>'",
         ),

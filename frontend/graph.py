@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from arignote.configuration import config
@@ -887,6 +888,27 @@ class Gemm(Op):
 _OP_VIEWS.update({ag.GemvOp: Gemv, ag.GemmOp: Gemm, ag.GemvPairOp: Gemv})
 
 
+class GpuGemv(Gemv):
+    """`Gemv` in a function compiled for the GPU (cuBLAS's gemv; Theano's `GpuGemv`)."""
+
+
+class GpuGemm(Gemm):
+    """`Gemm` in a function compiled for the GPU (cuBLAS's gemm; Theano's `GpuGemm`)."""
+
+
+GPU_TARGET_ATTRIBUTE = "arignote.target"
+"""On the optimized `func.func` of a function compiled for the GPU: `"cuda"`."""
+
+_GPU_VIEWS: dict[type[Operation], type[Op]] = {ag.GemvOp: GpuGemv, ag.GemmOp: GpuGemm}
+
+
+def _on_gpu(ir_op: Operation) -> bool:
+    parent = ir_op.parent_op()
+    while parent is not None and not isinstance(parent, FuncOp):
+        parent = parent.parent_op()
+    return parent is not None and GPU_TARGET_ATTRIBUTE in parent.attributes
+
+
 # fusion: a fused cluster is Theano's `Elemwise{Composite{...}}`; a reduction with a
 # fused body keeps its reduction's view (`Sum{axis=(1,),Composite{exp,mul}}`).
 
@@ -975,6 +997,8 @@ def op_view(ir_op: Operation) -> Op:
     view = _OP_VIEWS.get(type(ir_op))
     if view is None:
         view = Elemwise if _is_elementwise(ir_op) else Op
+    elif type(ir_op) in _GPU_VIEWS and _on_gpu(ir_op):
+        view = _GPU_VIEWS[type(ir_op)]
     return view(ir_op)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
@@ -11,6 +12,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import PassPipeline
 
 from arignote.lowering.pipelines import LLVM_LOWERING, LOOPS_LOWERING
+
+if TYPE_CHECKING:
+    from arignote.lowering.gpu.split import GpuModules
 from arignote.lowering.registry import get_all_dialects, get_all_passes
 
 CHECKS_ATTR = "ag.checks"
@@ -73,11 +77,43 @@ def lower_to_llvm(
     ctx = make_context()
     apply_pipeline(ctx, module, graph_pipeline)
     apply_pipeline(ctx, module, loops_pipeline)
+    checks = _checks(module)
+    apply_pipeline(ctx, module, LLVM_LOWERING)
+    return LoweredModule(module, checks)
+
+
+def _checks(module: ModuleOp) -> dict[str, list[str]]:
+    """For each shape function of `module` (loops), its run-time check messages."""
     checks = {}
     for op in module.ops:
         if isinstance(op, FuncOp) and CHECKS_ATTR in op.attributes:
             messages = op.attributes[CHECKS_ATTR]
             assert isinstance(messages, ArrayAttr)
             checks[op.sym_name.data] = [s.data for s in messages.data if isinstance(s, StringAttr)]
+    return checks
+
+
+@dataclass
+class GpuLowered:
+    """A module lowered for the GPU (see `arignote.lowering.gpu`)."""
+
+    parts: GpuModules
+    checks: dict[str, list[str]]
+    shape_reads: dict[str, tuple[int, ...]]
+    """For each shape function, the inputs whose contents (not only shape) it reads."""
+
+
+def lower_to_gpu(module: ModuleOp) -> GpuLowered:
+    """Lower the optimized `module` (ag on tensors) for the GPU: loops, `gpu-kernels`,
+    the LLVM lowering, then the host/device split. Raises `GpuLoweringError` for what the
+    GPU target cannot run."""
+    from arignote.lowering.gpu.kernels import shape_reads
+    from arignote.lowering.gpu.split import split
+    from arignote.lowering.pipelines import GPU_LOOPS_LOWERING
+
+    ctx = make_context()
+    apply_pipeline(ctx, module, GPU_LOOPS_LOWERING)
+    checks = _checks(module)
+    reads = shape_reads(module)
     apply_pipeline(ctx, module, LLVM_LOWERING)
-    return LoweredModule(module, checks)
+    return GpuLowered(split(module), checks, reads)

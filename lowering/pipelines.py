@@ -22,6 +22,21 @@ def loops_lowering(parallel_min_work: int = 0) -> str:
     return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{PARALLELIZE}"
 
 
+GPU_LOOPS_LOWERING = "ag-to-loops{parallel_min_work=1},gpu-kernels"
+"""The loops lowering of the GPU target: every loop the kernels can split is parallel,
+then `gpu-kernels` makes kernels of the loops and leaves host code around them."""
+
+GPU_EXCLUDED = ("row-fusion",)
+"""Graph passes the GPU target leaves out: `ag.gemv_pair` is a CPU row kernel (one pass
+over the matrix for two products, with per-thread accumulators); on the GPU the two
+products are cuBLAS calls."""
+
+
+def gpu_graph_pipeline(spec: str) -> str:
+    """`spec` without the passes of `GPU_EXCLUDED`."""
+    return ",".join(p for p in split_pass_spec(spec) if p not in GPU_EXCLUDED)
+
+
 LLVM_LOWERING = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 """Loops over memrefs → the `llvm` dialect, ready for `xdsl.backend.llvm`.
 
@@ -75,6 +90,10 @@ def _with_lowering(graph: str) -> str:
 PIPELINES: dict[str, tuple[str, str]] = {
     "to-loops": (LOOPS_LOWERING, "ag on tensors to scf loops over memrefs"),
     "to-llvm": (TO_LLVM, "ag on tensors to the llvm dialect (to-loops, then the LLVM lowering)"),
+    "to-gpu": (
+        GPU_LOOPS_LOWERING + "," + "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts",
+        "ag on tensors to host code and kernels in the llvm dialect (--emit=ptx prints PTX)",
+    ),
     "fast_compile": (
         _with_lowering(GRAPH_PIPELINES["fast_compile"]),
         "Theano's FAST_COMPILE mode: canonicalize (cheap), then to-llvm",

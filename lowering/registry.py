@@ -156,6 +156,12 @@ def _parallelize() -> type[ModulePass]:
     return ParallelizePass
 
 
+def _gpu_kernels() -> type[ModulePass]:
+    from arignote.lowering.gpu.kernels import GpuKernelsPass
+
+    return GpuKernelsPass
+
+
 def _scf_to_cf() -> type[ModulePass]:
     from arignote.lowering.llvm.scf_to_cf import ConvertScfToCfPass
 
@@ -190,6 +196,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "profile-timers": _profile_timers,
     "ag-to-loops": _ag_to_loops,
     "parallelize": _parallelize,
+    "gpu-kernels": _gpu_kernels,  # the GPU target (issue 16)
     "convert-arith-to-llvm": _arith_to_llvm,
     "convert-math-to-llvm": _math_to_llvm,
     "convert-memref-to-llvm": _memref_to_llvm,

@@ -243,6 +243,8 @@ class _Plan:
     defaults: list[Any] = field(default_factory=list)
     profile: Any = None
     """The `ProfileStats` of a profiled function (`arignote.compile.profiling`)."""
+    return_device: bool = False
+    """On a GPU (config.device=cuda): return the outputs as device arrays."""
 
     def results(self) -> list[SSAValue]:
         return self.out_values + [v for _, v in self.updates] + [v for _, v in self.input_updates]
@@ -467,6 +469,10 @@ class Function:
         own = [StateLock()] if self._input_update_index else []
         self._locks = ordered_locks([*self._arg_storage, *self._update_storage, *own])
         self._held = holding(self._locks)
+        self._on_device = getattr(self._compiled.run, "on_device", False)
+        """Whether the function runs on a GPU (config.device=cuda): its shared values are
+        passed as device arrays and its results come back as device arrays."""
+        self._return_device = plan.return_device
         self._entry, self._direct = self._fast_entry()
 
     def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
@@ -612,14 +618,22 @@ class Function:
         values = self._bind(args, kwargs)
         arrays = values if self.trust_input else self._checked(values)
         if self._arg_storage:
-            arrays += [s.value for s in self._arg_storage]
+            if self._on_device:  # shared values stay on the GPU between calls
+                arrays += [s.device_value() for s in self._arg_storage]
+            else:
+                arrays += [s.value for s in self._arg_storage]
         return self._finish(self._run(arrays))
 
     def _finish(self, results: list[np.ndarray]) -> Any:
-        """Store the updates; the outputs as a call returns them."""
+        """Store the updates; the outputs as a call returns them (a GPU function's as
+        NumPy arrays, unless it was compiled with `return_device=True`)."""
         n = self._n_out
         if self._update_storage or self._input_update_index:
             self._store_updates(results[n:])
+        if self._on_device and not self._return_device:
+            from arignote.runtime.cuda import to_host
+
+            results = [to_host(r) for r in results[:n]]
         if self._single:
             return results[0]
         return results[:n]
@@ -831,6 +845,7 @@ def function(
     allow_input_downcast: bool | None = None,
     profile: Any = None,
     on_unused_input: str | None = None,
+    return_device: bool = False,
 ) -> Function:
     """Compile a function from `inputs` (variables or `In`) to `outputs` (one variable
     or `Out`, a list of them, or None).
@@ -843,7 +858,9 @@ def function(
     ("FAST_RUN", "FAST_COMPILE") or None for `config.mode`. `profile`: True, a name
     or a `ProfileStats` profiles the function (`f.profile`, see
     `arignote.compile.profiling`); None follows `config.profile`. `accept_inplace` and
-    `rebuild_strict` are accepted and have no effect.
+    `rebuild_strict` are accepted and have no effect. `return_device=True`: on a GPU
+    (`config.device=cuda`) the outputs are returned as device arrays
+    (`pycuda.gpuarray.GPUArray`), not copied to NumPy arrays.
     """
     check_device("function()")
     if on_unused_input is None:
@@ -893,6 +910,7 @@ def function(
         get_mode(mode),
         name,
         [_default_value(inp) for inp in ins],
+        return_device=return_device,
     )
     if profile is None and not config.profile:
         return Function(plan, allow_input_downcast)

@@ -147,7 +147,12 @@ class Mode:
         base = GRAPH_PIPELINES.get(self.optimizer, "") if self.optimizer else ""
         including = self.included + _split_tags([config.optimizer_including])
         excluding = self.excluded + _split_tags([config.optimizer_excluding])
-        return select_graph_passes(base, including, excluding)
+        spec = select_graph_passes(base, including, excluding)
+        if not self.uses_interpreter and _on_gpu():
+            from arignote.lowering.pipelines import gpu_graph_pipeline
+
+            spec = gpu_graph_pipeline(spec)
+        return spec
 
     # --- what function() asks of a mode --------------------------------------------------
 
@@ -173,7 +178,7 @@ class Mode:
 
             tune_malloc()
         pipeline = self.graph_pipeline()
-        key = codecache.cache_key(self, module, pipeline)
+        key = None if _on_gpu() else codecache.cache_key(self, module, pipeline)
         if key is not None:
             run = codecache.load(key)
             if run is not None:  # the same IR was verified when it was stored
@@ -204,6 +209,10 @@ class Mode:
             return interpret(optimized, symbol)
         from arignote.lowering.loops.ag_scan import NoNativeScanError
 
+        if _on_gpu():
+            run = self._link_gpu(optimized, symbol)
+            if run is not None:
+                return run
         try:
             return compile_native(optimized, symbol)
         except NoNativeScanError as e:
@@ -212,6 +221,33 @@ class Mode:
             where = "ag.scan" if e.scan is None else _node(e.scan)
             self._warn_fallback(f"{where} cannot be lowered natively: {e}")
             return interpret(optimized, symbol)
+
+    def _link_gpu(self, optimized: ModuleOp, symbol: str) -> Run | None:
+        """The run of `optimized` on the GPU (`config.device`), marking its function
+        (`GpuGemv`/`GpuGemm` in `f.maker.fgraph`); None, after a `DeviceFallbackWarning`
+        naming why, when it has something the GPU target cannot run."""
+        from xdsl.dialects.builtin import StringAttr
+        from xdsl.dialects.func import FuncOp
+
+        from arignote.compile.device import gpu_fallback
+        from arignote.graph import GPU_TARGET_ATTRIBUTE
+        from arignote.lowering.gpu.kernels import GpuLoweringError
+
+        try:
+            fn = gpu_function(optimized, symbol)
+        except GpuLoweringError as e:
+            gpu_fallback(f"function {symbol}", str(e))
+            return None
+        for op in optimized.ops:
+            if isinstance(op, FuncOp) and op.sym_name.data == symbol:
+                op.attributes[GPU_TARGET_ATTRIBUTE] = StringAttr(config.device)
+
+        def run(arrays: list[Any]) -> list[Any]:
+            return fn(*arrays)
+
+        run.gpu = fn  # type: ignore[attr-defined]
+        run.on_device = True  # type: ignore[attr-defined]
+        return run
 
     def _warn_fallback(self, why: str) -> None:
         """Says that a function runs on the interpreter instead of native code, and why."""
@@ -314,6 +350,51 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
         aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
         progress.stage("LLVM")
         return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)
+
+
+def _on_gpu() -> bool:
+    """Whether functions compile for the GPU `config.device` names (one that works)."""
+    if config.device == "cpu":
+        return False
+    from arignote.compile.device import use_gpu
+
+    return use_gpu()
+
+
+def gpu_function(module: ModuleOp, symbol: str) -> Any:
+    """`module`'s optimized `@symbol` compiled for the GPU: host code for the CPU, PTX
+    for the device's architecture (`arignote.runtime.cuda.GpuFunction`). Raises
+    `GpuLoweringError` for what the GPU target cannot run."""
+    from xdsl.dialects.func import FuncOp
+
+    from arignote.lowering.driver import lower_to_gpu
+    from arignote.lowering.gpu.split import SPECIAL_REGISTERS, entry_ir
+    from arignote.runtime import cuda, ptx
+    from arignote.runtime.cpu import NativeModule
+
+    device = cuda.require(config.device)
+    func = module.ops.first
+    assert isinstance(func, FuncOp)
+    in_types = list(func.function_type.inputs.data)
+    out_types = list(func.function_type.outputs.data)
+    lowered = lower_to_gpu(module.clone())
+    parts = lowered.parts
+    source = ptx.device_ir(parts.device, [entry_ir(k) for k in parts.kernels], SPECIAL_REGISTERS)
+    text = ptx.ptx(source, ptx.arch_of(device.capability))
+    emulated = ptx.device_ir(parts.device, internal=False) if device.emulated else ""
+    host = NativeModule(parts.host)
+    return cuda.GpuFunction(
+        host,
+        symbol,
+        in_types,
+        out_types,
+        lowered.checks.get(f"{symbol}__shape", []),
+        _inplace_results(module, symbol),
+        [k.entry for k in parts.kernels],
+        text,
+        lowered.shape_reads.get(f"{symbol}__shape", ()),
+        emulated,
+    )
 
 
 def _inplace_results(module: ModuleOp, symbol: str) -> dict[int, int]:

@@ -100,13 +100,46 @@ def holding(locks: tuple[Any, ...]) -> Any:
 
 
 class _Storage(StateLock):
-    """The value of a shared variable; clones of the variable share it (and its lock)."""
+    """The value of a shared variable; clones of the variable share it (and its lock).
 
-    __slots__ = ("value",)
+    With a GPU device the value may live on the device (`config.device=cuda`): a GPU
+    function's update stores a device array, `value` then copies it to the host once
+    (kept until the next update), and `device_value()` gives a GPU function the device
+    array, copying a host value to the device once."""
+
+    __slots__ = ("_host", "_device")
 
     def __init__(self, value: np.ndarray):
         super().__init__()
         self.value = value
+
+    @property
+    def value(self) -> np.ndarray:
+        host = self._host
+        if host is None:
+            host = self._host = self._device.get()
+        return host
+
+    @value.setter
+    def value(self, value: Any) -> None:
+        if type(value).__name__ == "GPUArray":
+            self._host, self._device = None, value
+        else:
+            self._host, self._device = value, None
+
+    def device_value(self) -> Any:
+        """The value as a device array (copied to the device once)."""
+        device = self._device
+        if device is None:
+            from arignote.runtime.cuda import to_device
+
+            device = self._device = to_device(self._host)
+        return device
+
+    @property
+    def on_device(self) -> bool:
+        """Whether the value lives on the device (the host copy may be stale)."""
+        return self._device is not None and self._host is None
 
     # A copy (`copy.deepcopy`, `pickle`) carries the value and gets a lock of its own: a
     # lock cannot be pickled, and the copy shares nothing with the original.
@@ -178,6 +211,9 @@ class SharedVariable(Variable):
         """The value; a copy unless `borrow=True`, which returns the stored array itself
         (which a later update may modify in place, or replace: see the module doc)."""
         storage = self._storage
+        if return_internal_type and storage.on_device:  # a GPU array (config.device=cuda)
+            device = storage.device_value()
+            return device if borrow else device.copy()
         if borrow:
             return storage.value
         storage.lock.acquire()  # not while a call updates it in place

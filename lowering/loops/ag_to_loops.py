@@ -87,6 +87,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
+from arignote.lowering.graph_walk import evaluate
+from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
+from arignote.lowering.llvm.llvm_utils import element_byte_size
 from arignote.lowering.loops import (  # noqa: F401 - register rules and kernels
     ag_conv,  # convolution (issue 14, conv)
     ag_data_shapes,
@@ -99,9 +102,6 @@ from arignote.lowering.loops import (  # noqa: F401 - register rules and kernels
     ag_scan,
     ag_softmax,  # nnet functions (issue 14)
 )
-from arignote.lowering.graph_walk import evaluate
-from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
-from arignote.lowering.llvm.llvm_utils import element_byte_size
 from arignote.lowering.loops.ag_blas import declare_blas_functions  # registers gemv/gemm too
 from arignote.lowering.loops.ag_control import CONTROL_FLOW
 from arignote.lowering.loops.ag_kernels import KERNELS, copy, emit_op, has_kernel  # noqa: F401

@@ -1,0 +1,264 @@
+"""The GPU split: an `llvm`-dialect module after `gpu-kernels` as host code and kernels.
+
+`split(module)` takes the module `to-gpu` produced (the shared LLVM lowering of the
+output of `gpu-kernels`) and returns
+
+* the **host module**: the shape functions as they are, and the compute functions with
+  - each `llvm.call @arignote_parallel_for(@f__par<k>, %ctx, %lower, %upper, ...)`
+    replaced by `llvm.call @arignote_gpu_launch(k, %ctx, <bytes of the context>,
+    %lower, %upper)`: the runtime copies the context struct (the fields of the captured
+    values) into the kernel's parameters and launches `[lower, upper)` on a grid;
+  - `malloc`/`free` replaced by `arignote_gpu_malloc`/`arignote_gpu_free` (device
+    memory from the runtime's pool);
+  - the BLAS calls `scipy_cblas_<x>` replaced by `arignote_gpu_cblas_<x>` (same
+    arguments, served by cuBLAS: the `GpuGemm`/`GpuGemv` of the profile);
+* the **device module**: the outlined tasks `@f__par<k>` and the functions they call,
+  with `fmod`/`fmodf` as libdevice's `__nv_fmod`/`__nv_fmodf`;
+* the **kernels**: per launch index, its task and the size of its context.
+
+`entry_ir(kernel)` is the LLVM IR of a kernel's entry point: `@<task>__kernel(i64 lower,
+i64 upper, ptr byval([n x i8]) ctx)`, a grid-stride loop over `[lower, upper)` that runs
+the task on one iteration at a time (`@task(i, i + 1, 0, ctx)`), with the thread index
+from NVVM's special registers. Its parameters are laid out as the runtime packs them:
+two `i64`, then the context's bytes at offset 16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from arignote.lowering.gpu.kernels import GPU_READ, SHAPE_SUFFIX, GpuLoweringError
+from arignote.lowering.llvm.llvm_utils import PTR, integer_attr
+from arignote.lowering.llvm.parallelize import PARALLEL_FOR
+
+GPU_LAUNCH = "arignote_gpu_launch"
+GPU_MALLOC = "arignote_gpu_malloc"
+GPU_FREE = "arignote_gpu_free"
+GPU_BLAS_PREFIX = "arignote_gpu_cblas_"
+KERNEL_SUFFIX = "__kernel"
+
+DEVICE_FUNCTIONS = {"fmodf": "__nv_fmodf", "fmod": "__nv_fmod"}
+"""C functions a kernel may call → their libdevice names."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One launch site's kernel: `task(begin, end, part, ctx)` and its context size."""
+
+    task: str
+    context_bytes: int
+
+    @property
+    def entry(self) -> str:
+        return self.task + KERNEL_SUFFIX
+
+
+@dataclass
+class GpuModules:
+    host: ModuleOp
+    device: ModuleOp
+    kernels: list[Kernel]
+    """By launch index (the first operand of `arignote_gpu_launch`)."""
+
+
+def _type_size(t: Attribute) -> int:
+    if isinstance(t, llvm.LLVMStructType):
+        return sum(_type_size(e) for e in t.types.data)  # explicitly padded (parallelize)
+    if isinstance(t, llvm.LLVMArrayType):
+        return t.size.data * _type_size(t.type)
+    if isinstance(t, llvm.LLVMPointerType):
+        return 8
+    width = getattr(t, "width", None) or getattr(t, "bitwidth", None)
+    if width is not None:
+        bits = width.data if hasattr(width, "data") else width
+        return max(1, (bits + 7) // 8)
+    raise GpuLoweringError(f"a kernel context field of type {t} has no known size")
+
+
+def _callee(op: Operation) -> str | None:
+    if isinstance(op, llvm.CallOp) and op.callee is not None:
+        return op.callee.root_reference.data
+    return None
+
+
+def _constant(value: int, before: Operation) -> SSAValue:
+    op = llvm.ConstantOp(integer_attr(value, i64), i64)
+    Rewriter.insert_op(op, InsertPoint.before(before))
+    return op.result
+
+
+def _declare(module: ModuleOp, name: str, inputs: list[Attribute], output: Attribute | None):
+    for op in module.ops:
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data == name:
+            return
+    function_type = llvm.LLVMFunctionType(inputs, output)
+    module.body.block.insert_op_before(
+        llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external")),
+        module.body.block.first_op,  # type: ignore[arg-type]
+    )
+
+
+def _rename(call: llvm.CallOp, name: str) -> None:
+    call.properties["callee"] = SymbolRefAttr(name)
+
+
+def split(module: ModuleOp) -> GpuModules:
+    """Host module, device module and kernels of `module` (see the module doc); `module`
+    itself becomes the host module."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, llvm.FuncOp)}
+    kernels: list[Kernel] = []
+    blas: dict[str, llvm.FuncOp] = {}
+    for name, f in functions.items():
+        if f.body.blocks and OUTLINED_MARK not in name and not name.endswith(SHAPE_SUFFIX):
+            _rewrite_host(f, functions, kernels, blas)
+    device = ModuleOp([])
+    for name in sorted(_device_functions([k.task for k in kernels], functions, device)):
+        f = functions[name]
+        f.detach()
+        device.body.block.add_op(f)
+    _finish_host(module, blas)
+    return GpuModules(module, device, kernels)
+
+
+def _rewrite_host(
+    f: llvm.FuncOp,
+    functions: dict[str, llvm.FuncOp],
+    kernels: list[Kernel],
+    blas: dict[str, llvm.FuncOp],
+) -> None:
+    """Launches, device allocations and cuBLAS calls in the host function `f`."""
+    for op in list(f.walk()):
+        callee = _callee(op)
+        if callee is None:
+            continue
+        assert isinstance(op, llvm.CallOp)
+        if callee == PARALLEL_FOR:
+            kernels.append(_launch(op, len(kernels)))
+        elif callee in ("malloc", "free"):
+            _rename(op, GPU_MALLOC if callee == "malloc" else GPU_FREE)
+        elif callee.startswith("scipy_cblas_"):
+            new = GPU_BLAS_PREFIX + callee.removeprefix("scipy_cblas_")
+            blas[new] = functions[callee]
+            _rename(op, new)
+        elif not (callee in functions and functions[callee].body.blocks) and callee != GPU_READ:
+            raise GpuLoweringError(f"the host code calls @{callee}, which has no GPU form")
+
+
+def _device_functions(
+    tasks: list[str], functions: dict[str, llvm.FuncOp], device: ModuleOp
+) -> set[str]:
+    """The tasks and the functions they call (libdevice's declared in `device`)."""
+    moved: set[str] = set()
+    pending = list(tasks)
+    while pending:
+        name = pending.pop()
+        if name in moved:
+            continue
+        moved.add(name)
+        for op in functions[name].walk():
+            callee = _callee(op)
+            if callee is None:
+                continue
+            assert isinstance(op, llvm.CallOp)
+            if callee in DEVICE_FUNCTIONS:
+                _rename(op, DEVICE_FUNCTIONS[callee])
+                _declare_like(device, DEVICE_FUNCTIONS[callee], functions[callee])
+            elif callee in functions and functions[callee].body.blocks:
+                pending.append(callee)
+            else:
+                raise GpuLoweringError(f"a kernel calls @{callee}, which the GPU does not have")
+    return moved
+
+
+OUTLINED_MARK = "__par"
+"""Outlined tasks are named `@f__par<k>` (and `@f__par<k>__body`), see `parallelize`."""
+
+
+def _declare_like(module: ModuleOp, name: str, like: llvm.FuncOp) -> None:
+    function_type = like.function_type
+    _declare(module, name, list(function_type.inputs.data), function_type.output)
+
+
+def _launch(call: llvm.CallOp, index: int) -> Kernel:
+    """Replace the pool call `call` by a launch; its kernel."""
+    function, ctx, lower, upper = call.args[:4]
+    address = function.owner
+    if not isinstance(address, llvm.AddressOfOp):
+        raise GpuLoweringError("a parallel loop's task is not a known function")
+    task = address.global_name.root_reference.data
+    slot = ctx.owner
+    if not isinstance(slot, llvm.AllocaOp):
+        raise GpuLoweringError(f"the context of @{task} is not a stack slot")
+    size = _type_size(slot.elem_type)
+    launch = llvm.CallOp(
+        GPU_LAUNCH,
+        _constant(index, call),
+        ctx,
+        _constant(size, call),
+        lower,
+        upper,
+        return_type=i64,
+    )
+    Rewriter.replace_op(call, launch)
+    if not address.results[0].uses:
+        Rewriter.erase_op(address)
+    return Kernel(task, size)
+
+
+def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp]) -> None:
+    for op in list(module.ops):
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data in (PARALLEL_FOR,):
+            Rewriter.erase_op(op)
+    _declare(module, GPU_LAUNCH, [i64, PTR, i64, i64, i64], i64)
+    _declare(module, GPU_MALLOC, [i64], PTR)
+    _declare(module, GPU_FREE, [PTR], None)
+    for name, like in blas.items():
+        _declare_like(module, name, like)
+
+
+def entry_ir(kernel: Kernel) -> str:
+    """The LLVM IR of `kernel`'s entry point (see the module doc)."""
+    size = max(8, (kernel.context_bytes + 7) // 8 * 8)
+    sreg = "call i32 @llvm.nvvm.read.ptx.sreg"
+    return f"""
+define ptx_kernel void @{kernel.entry}(i64 %lower, i64 %upper,
+                                  ptr byval([{size} x i8]) align 8 %ctx) {{
+entry:
+  %tid = {sreg}.tid.x()
+  %ntid = {sreg}.ntid.x()
+  %ctaid = {sreg}.ctaid.x()
+  %nctaid = {sreg}.nctaid.x()
+  %first = mul i32 %ctaid, %ntid
+  %thread = add i32 %first, %tid
+  %thread64 = zext i32 %thread to i64
+  %ntid64 = zext i32 %ntid to i64
+  %nctaid64 = zext i32 %nctaid to i64
+  %stride = mul i64 %ntid64, %nctaid64
+  %start = add i64 %lower, %thread64
+  br label %check
+check:
+  %i = phi i64 [ %start, %entry ], [ %next, %body ]
+  %more = icmp slt i64 %i, %upper
+  br i1 %more, label %body, label %done
+body:
+  %end = add i64 %i, 1
+  call void @{kernel.task}(i64 %i, i64 %end, i64 0, ptr %ctx)
+  %next = add i64 %i, %stride
+  br label %check
+done:
+  ret void
+}}
+"""
+
+
+SPECIAL_REGISTERS = """
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
+"""
