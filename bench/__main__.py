@@ -1,7 +1,8 @@
 """`python -m bench <workload> [options]`: run one workload of docs/benchmarks.md.
 
 Workloads: logreg, elemwise, mlp, mlp-2010, rnn, compile, compile-scaling, overhead, memory,
-vecmath, trig, lenet, mlp-dropout, mpi (`all` runs each in turn).
+vecmath, trig, lenet, mlp-dropout, mpi (`all` runs each in turn), and gpu (workloads 1-4
+on a CUDA GPU against CuPy, JAX and PyTorch; not in `all`).
 `python -m bench <workload> --help` lists a workload's options.
 """
 
@@ -43,8 +44,11 @@ def _dispatch(name: str, argv: list[str]) -> None:
         importlib.import_module(f"bench.{name.replace('-', '_')}").main(argv)
 
 
+GPU_WORKLOADS = ("gpu",)
+
+
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in (*WORKLOADS, "all"):
+    if len(sys.argv) < 2 or sys.argv[1] not in (*WORKLOADS, *GPU_WORKLOADS, "all"):
         print(__doc__.strip())
         raise SystemExit(2)
     name, argv = sys.argv[1], sys.argv[2:]

@@ -46,6 +46,7 @@ from io import BytesIO
 from typing import IO, ClassVar
 
 from xdsl.context import Context
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, FileLineColLoc, IntegerType, ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -69,7 +70,7 @@ PROG = "arignote-opt"
 TRACEBACK_ENV = "ARIGNOTE_OPT_TRACEBACK"
 """Set this environment variable to get Python's traceback instead of one-line errors."""
 
-EMIT_CHOICES = ("mlir", "llvm")
+EMIT_CHOICES = ("mlir", "llvm", "ptx")
 
 
 class OptError(Exception):
@@ -195,8 +196,14 @@ class ArignoteOptMain(xDSLOptMain):
             "--emit",
             choices=EMIT_CHOICES,
             default=None,
-            help="output format after the passes: mlir (default) or llvm (LLVM IR text, "
-            "as -t llvm; lower with -p to-llvm first)",
+            help="output format after the passes: mlir (default), llvm (LLVM IR text, "
+            "as -t llvm; lower with -p to-llvm first) or ptx (the kernels of a module "
+            "lowered with -p to-gpu, as PTX for --arch)",
+        )
+        arg_parser.add_argument(
+            "--arch",
+            default="sm_90",
+            help="the GPU architecture of --emit=ptx (default sm_90)",
         )
         _add_mlir_options(arg_parser)
         arg_parser.formatter_class = _HelpFormatter
@@ -340,6 +347,8 @@ class ArignoteOptMain(xDSLOptMain):
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self.args.emit == "llvm":
             return llvm_ir(prog)
+        if self.args.emit == "ptx":
+            return gpu_ptx(prog, self.args.arch)
         return super().output_resulting_program(prog)
 
     # --- --verify-diagnostics ------------------------------------------------------------
@@ -565,6 +574,23 @@ def llvm_ir(prog: ModuleOp) -> str:
         raise EmitError(
             f"cannot emit LLVM IR: {type(e).__name__}: {_short(e)} (lower with -p to-llvm first)"
         ) from e
+
+
+def gpu_ptx(prog: ModuleOp, arch: str) -> str:
+    """The PTX of the kernels of `prog` (lowered with `-p to-gpu`) for `arch`; `EmitError`
+    for a module that is not."""
+    from arignote.lowering.gpu.kernels import GpuLoweringError
+    from arignote.lowering.gpu.split import SPECIAL_REGISTERS, entry_ir, split
+    from arignote.runtime.ptx import PtxError, device_ir, ptx
+
+    if any(not isinstance(op, llvm.FuncOp) for op in prog.ops):
+        raise EmitError("cannot emit PTX: lower with -p to-gpu first")
+    try:
+        parts = split(prog)
+        source = device_ir(parts.device, [entry_ir(k) for k in parts.kernels], SPECIAL_REGISTERS)
+        return ptx(source, arch)
+    except (GpuLoweringError, PtxError) as e:
+        raise EmitError(f"cannot emit PTX: {one_line(str(e))}") from e
 
 
 def host_assembly(prog: ModuleOp) -> str:

@@ -23,6 +23,11 @@ import numpy as np
 
 ALIGNMENT = 64
 
+LIBDEVICE = {"__nv_fmodf": "fmodf", "__nv_fmod": "fmod"}
+"""The libdevice functions kernels call → the C library's functions the CPU runs."""
+
+_LIBM = ctypes.CDLL(None)
+
 
 class GPUArray:
     """An emulated device array (the subset of `pycuda.gpuarray.GPUArray` arignote uses)."""
@@ -92,6 +97,9 @@ class EmulatedDevice:
 
         from arignote.runtime.cpu import _compile, _load, host_target_machine
 
+        for name, libm in LIBDEVICE.items():
+            if name in host_ir:
+                llvm.add_symbol(name, ctypes.cast(getattr(_LIBM, libm), ctypes.c_void_p).value)
         machine = host_target_machine()
         module = llvm.parse_assembly(host_ir)
         module.triple = llvm.get_process_triple()

@@ -655,9 +655,28 @@ class Function:
                 and all(value.shape[axis] == 1 for axis in check[2])
             ):
                 arrays.append(value)
+            elif self._on_device and type(value).__name__ == "GPUArray":
+                arrays.append(self._device_input(i, value, check))
             else:
                 arrays.append(self._convert(i, value))
         return arrays
+
+    def _device_input(self, i: int, value: Any, check: Any) -> Any:
+        """A device array given to a GPU function: used as it is when it has exactly
+        the input's dtype, rank and broadcastable lengths (device arrays are not
+        converted)."""
+        if check is None or (
+            value.dtype == check[0]
+            and value.ndim == check[1]
+            and all(value.shape[axis] == 1 for axis in check[2])
+        ):
+            return value
+        var = self.inputs[i]
+        raise TypeError(
+            f"Bad input argument {var} to arignote function at index {i} (0-based): a device "
+            f"array of dtype {value.dtype} and shape {value.shape} where {self._types[i]} is "
+            "expected (device arrays are not converted)"
+        )
 
     def _run(self, arrays: list[Any]) -> list[np.ndarray]:
         """Run the compiled code; with exception_verbosity=high a run-time error also

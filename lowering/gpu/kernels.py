@@ -455,7 +455,7 @@ def _roots(value: SSAValue) -> list[SSAValue]:
 
 
 class GpuKernelsPass(ModulePass):
-    """Split compute functions into host code and kernels (see the module doc)."""
+    """The GPU target's loops: kernels (outlined tasks) and host code around them."""
 
     name = "gpu-kernels"
 

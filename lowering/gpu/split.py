@@ -97,10 +97,12 @@ def _declare(module: ModuleOp, name: str, inputs: list[Attribute], output: Attri
         if isinstance(op, llvm.FuncOp) and op.sym_name.data == name:
             return
     function_type = llvm.LLVMFunctionType(inputs, output)
-    module.body.block.insert_op_before(
-        llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external")),
-        module.body.block.first_op,  # type: ignore[arg-type]
-    )
+    decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
+    block = module.body.block
+    if block.first_op is None:
+        block.add_op(decl)
+    else:
+        block.insert_op_before(decl, block.first_op)
 
 
 def _rename(call: llvm.CallOp, name: str) -> None:

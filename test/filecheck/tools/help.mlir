@@ -2,7 +2,7 @@
 // RUN: arignote-opt --help | filecheck %s
 
 // CHECK:      usage: arignote-opt
-// CHECK:      --emit {mlir,llvm}
+// CHECK:      --emit {mlir,llvm,ptx}
 // CHECK:      --print-ir-after-all
 // CHECK:      arignote passes
 // CHECK-NEXT:   canonicalize {{ +}}{{[^ ].*}}
@@ -20,6 +20,7 @@
 // CHECK-NEXT:   profile-timers {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   ag-to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   parallelize {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   gpu-kernels {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-arith-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-math-to-llvm {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   convert-memref-to-llvm {{ +}}{{[^ ].*}}
@@ -33,6 +34,7 @@
 // CHECK-NEXT: pipelines
 // CHECK-NEXT:   to-loops {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   to-llvm {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   to-gpu {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fast_compile {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   fast_run {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:

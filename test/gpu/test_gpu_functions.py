@@ -1,0 +1,202 @@
+"""Functions compiled for the GPU (`config.device=cuda`), on the emulated device and on a
+real GPU where there is one, checked against NumPy and the CPU target.
+
+Tolerances: the GPU runs the same elementwise code as the CPU (arignote's own
+polynomials, within 2 ulp of NumPy), so elementwise results get a few ulp; a sum of n
+terms may be added in another order, within n·eps·Σ|x|; BLAS products (cuBLAS there,
+OpenBLAS here) within k·eps·Σ|a||b| per element for an inner dimension k.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote.compile.device import DeviceFallbackWarning, DeviceUnavailableError
+from arignote.configuration import config
+from arignote.runtime import cuda
+
+RNG = np.random.default_rng(7)
+
+
+def _ulps(dtype: str, n: float = 4) -> float:
+    return n * float(np.finfo(dtype).eps)
+
+
+def _compiled(f: arignote.compile.function.Function) -> object:
+    return f._compiled.run
+
+
+def test_runs_on_the_gpu_target(gpu: str) -> None:
+    x = T.vector("x")
+    f = arignote.function([x], x * 2 + 1)
+    run = _compiled(f)
+    assert getattr(run, "on_device", False)
+    assert isinstance(run.gpu, cuda.GpuFunction)
+    out = f(np.arange(6.0))
+    assert type(out) is np.ndarray
+    np.testing.assert_array_equal(out, np.arange(6.0) * 2 + 1)
+    assert run.gpu.launches >= 1
+    assert ".entry" in run.gpu.ptx and ".target sm_" in run.gpu.ptx
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_elementwise_math(gpu: str, dtype: str) -> None:
+    x, y = T.vector("x", dtype=dtype), T.vector("y", dtype=dtype)
+    expr = T.tanh(x * y + T.exp(-x)) * 0.5 + 1 / (1 + T.exp(-y)) + T.log1p(abs(y)) - T.sqrt(x * x)
+    f = arignote.function([x, y], [expr, T.switch(x > y, x, y), (x % 1.5)])
+    a = RNG.uniform(-3, 3, 257).astype(dtype)
+    b = RNG.uniform(-3, 3, 257).astype(dtype)
+    out, sel, mod = f(a, b)
+    ref = np.tanh(a * b + np.exp(-a)) * 0.5 + 1 / (1 + np.exp(-b)) + np.log1p(abs(b)) - abs(a)
+    np.testing.assert_allclose(out, ref, rtol=_ulps(dtype, 16), atol=_ulps(dtype, 16))
+    np.testing.assert_array_equal(sel, np.where(a > b, a, b))
+    np.testing.assert_allclose(mod, np.mod(a, a.dtype.type(1.5)), atol=_ulps(dtype, 8))
+
+
+def test_broadcasting_and_matrices(gpu: str) -> None:
+    m, r, c = T.matrix("m"), T.row("r"), T.col("c")
+    f = arignote.function([m, r, c], [m * r + c, m.T * 2])
+    a = RNG.standard_normal((5, 7))
+    b = RNG.standard_normal((1, 7))
+    d = RNG.standard_normal((5, 1))
+    out, t = f(a, b, d)
+    np.testing.assert_allclose(out, a * b + d, rtol=_ulps("float64"))
+    np.testing.assert_array_equal(t, a.T * 2)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_reductions(gpu: str, axis: int | None) -> None:
+    m = T.matrix("m")
+    f = arignote.function([m], [m.sum(axis=axis), m.max(axis=axis), m.mean(axis=axis)])
+    a = RNG.standard_normal((13, 21))
+    s, mx, mean = f(a)
+    bound = a.size * np.finfo("float64").eps * np.abs(a).sum()
+    np.testing.assert_allclose(s, a.sum(axis=axis), atol=bound)
+    np.testing.assert_array_equal(mx, a.max(axis=axis))
+    np.testing.assert_allclose(mean, a.mean(axis=axis), atol=bound)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dot_products_use_gpu_blas(gpu: str, dtype: str) -> None:
+    a, b, v = T.matrix("a", dtype=dtype), T.matrix("b", dtype=dtype), T.vector("v", dtype=dtype)
+    f = arignote.function([a, b, v], [T.dot(a, b), T.dot(a, v), T.dot(a.T, v[:9]), T.dot(b.T, a.T)])
+    names = {node.op.__class__.__name__ for node in f.maker.fgraph.toposort()}
+    assert {"GpuGemm", "GpuGemv"} <= names, names
+    x = RNG.standard_normal((9, 11)).astype(dtype)
+    y = RNG.standard_normal((11, 6)).astype(dtype)
+    z = RNG.standard_normal(11).astype(dtype)
+    got = f(x, y, z)
+    want = [x @ y, x @ z, x.T @ z[:9], y.T @ x.T]
+    eps = np.finfo(dtype).eps
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, atol=11 * eps * 4 * np.abs(w).max() + eps)
+
+
+def test_logistic_regression_step_matches_the_cpu(gpu: str) -> None:
+    """The seed exercise's training step (float32): the GPU's outputs and updated shared
+    values agree with the CPU target's after several steps."""
+    rng = np.random.default_rng(3)
+    n, feats = 64, 40
+    data = rng.standard_normal((n, feats)).astype("float32")
+    labels = rng.integers(0, 2, n).astype("float32")
+    w0 = rng.standard_normal(feats).astype("float32")
+
+    def build() -> tuple[arignote.compile.function.Function, object]:
+        x, y = T.matrix("x", dtype="float32"), T.vector("y", dtype="float32")
+        w = arignote.shared(w0.copy(), name="w")
+        b = arignote.shared(np.float32(0.0), name="b")
+        p_1 = 1 / (1 + T.exp(-T.dot(x, w) - b))
+        xent = -y * T.log(p_1) - (1 - y) * T.log(1 - p_1)
+        cost = T.cast(xent.mean(), "float32") + 0.01 * (w**2).sum()
+        gw, gb = T.grad(cost, [w, b])
+        train = arignote.function(
+            [x, y], [p_1 > 0.5, xent], updates={w: w - 0.01 * gw, b: b - 0.01 * gb}
+        )
+        return train, w
+
+    train_gpu, w_gpu = build()
+    with config.change_flags(device="cpu"):
+        train_cpu, w_cpu = build()
+    assert not getattr(_compiled(train_cpu), "on_device", False)
+    for _ in range(5):
+        pred_g, err_g = train_gpu(data, labels)
+        pred_c, err_c = train_cpu(data, labels)
+    np.testing.assert_array_equal(pred_g, pred_c)
+    np.testing.assert_allclose(err_g, err_c, rtol=1e-4, atol=1e-5)
+    assert w_gpu.get_value().dtype == np.float32
+    np.testing.assert_allclose(w_gpu.get_value(), w_cpu.get_value(), rtol=1e-4, atol=1e-5)
+    assert "GpuGemv" in {n.op.__class__.__name__ for n in train_gpu.maker.fgraph.toposort()}
+
+
+def test_shared_values_stay_on_the_device(gpu: str) -> None:
+    acc = arignote.shared(np.zeros(4), name="acc")
+    inc = T.vector("inc")
+    f = arignote.function([inc], acc.sum(), updates={acc: acc + inc})
+    f(np.ones(4))
+    storage = acc._storage
+    assert storage.on_device  # the update is a device array, not copied back
+    device_value = acc.get_value(borrow=True, return_internal_type=True)
+    assert cuda.is_device_array(device_value)
+    f(np.ones(4))
+    np.testing.assert_array_equal(acc.get_value(), [2.0, 2.0, 2.0, 2.0])
+    acc.set_value(np.full(4, 5.0))  # a host value again: copied to the device at the next call
+    assert float(f(np.zeros(4))) == 20.0
+
+
+def test_return_device(gpu: str) -> None:
+    x = T.vector("x")
+    f = arignote.function([x], x + 1, return_device=True)
+    out = f(np.arange(3.0))
+    assert cuda.is_device_array(out)
+    np.testing.assert_array_equal(out.get(), [1.0, 2.0, 3.0])
+    g = arignote.function([x], x * 2)
+    np.testing.assert_array_equal(g(out), [2.0, 4.0, 6.0])  # a device array as input
+
+
+def test_scan_and_ifelse(gpu: str) -> None:
+    from arignote.ifelse import ifelse
+
+    k = T.iscalar("k")
+    a = T.vector("a")
+    result, _ = arignote.scan(lambda prior, a: prior * a, outputs_info=T.ones_like(a),
+                              non_sequences=a, n_steps=k)  # fmt: skip
+    f = arignote.function([a, k], result[-1])
+    np.testing.assert_allclose(f(np.arange(5.0), 3), np.arange(5.0) ** 3)
+    c = T.scalar("c")
+    g = arignote.function([c, a], ifelse(T.lt(c, 0), a * 2, a - 1))
+    np.testing.assert_array_equal(g(-1.0, np.arange(3.0)), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(g(1.0, np.arange(3.0)), [-1.0, 0.0, 1.0])
+
+
+def test_shape_errors_and_bad_input(gpu: str) -> None:
+    x, y = T.vector("x"), T.vector("y")
+    f = arignote.function([x, y], x + y)
+    with pytest.raises(ValueError, match="do not match"):
+        f(np.zeros(3), np.zeros(4))
+    with pytest.raises(TypeError):
+        f(np.zeros((2, 2)), np.zeros(3))
+
+
+def test_what_the_gpu_cannot_run_falls_back_to_the_cpu(gpu: str) -> None:
+    x = T.vector("x")
+    printed = arignote.printing.Print("value")(x) * 2
+    with pytest.warns(DeviceFallbackWarning, match="cannot run on the GPU"):
+        f = arignote.function([x], printed)
+    assert not getattr(_compiled(f), "on_device", False)
+    with config.change_flags(force_device=True):
+        with pytest.raises(DeviceUnavailableError, match="cannot run on the GPU"):
+            arignote.function([x], arignote.printing.Print("value")(x) * 2)
+
+
+def test_cpu_functions_are_unchanged() -> None:
+    x = T.vector("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f = arignote.function([x], x + 1)
+    assert not getattr(_compiled(f), "on_device", False)
+    np.testing.assert_array_equal(f(np.zeros(2)), [1.0, 1.0])
