@@ -145,8 +145,6 @@ class PycudaDevice:
 
     def shutdown(self) -> None:
         self.context.synchronize()
-        self.pool.free_held()
-        self.context.pop()
 
 
 _DEVICE: Any = None
@@ -207,11 +205,11 @@ def emulating() -> bool:
 
 
 def _shutdown() -> None:
-    global _DEVICE
-    device, _DEVICE = _DEVICE, None
+    """At exit: wait for the device; the context stays current, so that the device
+    arrays Python frees afterwards (shared values, the pool) are freed in it."""
+    device = _DEVICE
     if device is None:
         return
-    _ALLOCATIONS.clear()
     try:
         device.shutdown()
     except Exception:  # the driver may already be shutting down
@@ -266,9 +264,12 @@ def _fail(e: BaseException) -> None:
 
 
 def _malloc(size: int) -> int:
+    if getattr(_CALLS, "error", None) is not None:
+        return 0
     try:
         address, allocation = require().allocate(max(1, size))
-    except Exception:  # out of device memory: the host code reports a failed allocation
+    except Exception as e:  # out of device memory: nothing more runs in this call
+        _fail(MemoryError(f"out of GPU memory: {size} bytes could not be allocated ({e})"))
         return 0
     _ALLOCATIONS[address] = allocation
     return address
@@ -282,6 +283,9 @@ def _free(address: int | None) -> None:
 
 
 def _read(host: int, device: int, size: int) -> None:
+    if getattr(_CALLS, "error", None) is not None:
+        ctypes.memset(host, 0, size)
+        return
     try:
         require().copy_to_host(host, device, size)
     except Exception as e:
@@ -290,6 +294,8 @@ def _read(host: int, device: int, size: int) -> None:
 
 
 def _launch(index: int, ctx: int, size: int, lower: int, upper: int) -> int:
+    if getattr(_CALLS, "error", None) is not None:
+        return -1  # after a failure (an allocation) nothing more runs
     try:
         function: GpuFunction = _CALLS.function
         if upper <= lower:
@@ -344,6 +350,8 @@ def _cublas_op(trans: int) -> int:
 
 def _gemv(kind: str):
     def gemv(*args: Any) -> None:
+        if getattr(_CALLS, "error", None) is not None:
+            return
         try:
             require().gemv(kind, *args)
         except Exception as e:
@@ -354,6 +362,8 @@ def _gemv(kind: str):
 
 def _gemm(kind: str):
     def gemm(*args: Any) -> None:
+        if getattr(_CALLS, "error", None) is not None:
+            return
         try:
             require().gemm(kind, *args)
         except Exception as e:

@@ -25,6 +25,9 @@ read only shapes):
    `arignote_parallel_for(@f__par<k>, ctx, lower, upper, ...)`, which the GPU split
    (`arignote.lowering.gpu.split`) turns into a kernel launch.
 
+Device allocations are not tracked by the host code (`arignote.alloc_status` is dropped:
+its list of live buffers lives in their first bytes): the runtime reports a failed one.
+
 Host ops that stay: shape arithmetic and memref metadata (`memref.dim`, strided
 metadata, views), `memref.alloc`/`dealloc` (device allocations, see the split), control
 flow whose regions launch kernels (a scan's loop, an `ifelse`), and the BLAS calls (run by
@@ -51,6 +54,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.dialects import ag
+from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.llvm_utils import PTR
 from arignote.lowering.llvm.parallelize import PARALLEL_FOR, _declare, _Outliner
 from arignote.lowering.loops.ag_scalar import LIBM_FUNCTIONS
@@ -405,6 +409,10 @@ def gpu_kernels(module: ModuleOp) -> None:
                 raise GpuLoweringError(f"{_describe(op)}: a call of a compiled function")
         if len(f.body.blocks) != 1:
             raise GpuLoweringError(f"@{f.sym_name.data} has several blocks")
+        # Device allocations are not tracked in a list inside the blocks (the host cannot
+        # write device memory): a failed one is reported by the runtime, which launches
+        # nothing more in the call and raises MemoryError when it returns.
+        f.attributes.pop(ALLOC_STATUS, None)
         block = f.body.block
         _forward_scalars(block)
         _allocas_to_device(block)

@@ -25,6 +25,7 @@ two `i64`, then the context's bytes at offset 16.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
@@ -118,6 +119,7 @@ def split(module: ModuleOp) -> GpuModules:
     for name, f in functions.items():
         if f.body.blocks and OUTLINED_MARK not in name and not name.endswith(SHAPE_SUFFIX):
             _rewrite_host(f, functions, kernels, blas)
+            verify_host_memory(f)
     device = ModuleOp([])
     for name in sorted(_device_functions([k.task for k in kernels], functions, device)):
         f = functions[name]
@@ -125,6 +127,76 @@ def split(module: ModuleOp) -> GpuModules:
         device.body.block.add_op(f)
     _finish_host(module, blas)
     return GpuModules(module, device, kernels)
+
+
+_POINTER_FIELDS = (0, 1)
+"""The allocated and aligned data pointers of a memref descriptor struct."""
+
+_CARRIERS = (
+    llvm.GEPOp,
+    llvm.PtrToIntOp,
+    llvm.IntToPtrOp,
+    llvm.SelectOp,
+    llvm.AddOp,
+    llvm.SubOp,
+    llvm.AndOp,
+    llvm.OrOp,
+    llvm.InsertValueOp,
+)
+"""Ops whose result addresses device memory when an operand does."""
+
+
+def verify_host_memory(f: llvm.FuncOp) -> None:
+    """Raise `GpuLoweringError` when the host function `f` loads or stores through a
+    pointer into device memory (its memref data pointers, device allocations and what
+    is computed from them): the host cannot touch device memory, so such code would
+    fault on a GPU (the CPU emulation would not notice)."""
+    device: set[SSAValue] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op in f.walk():
+            new = _device_results(op, device)
+            if new - device:
+                device |= new
+                changed = True
+    for op in f.walk():
+        address = op.ptr if isinstance(op, llvm.LoadOp | llvm.StoreOp) else None
+        if address is not None and address in device:
+            verb = "reads" if isinstance(op, llvm.LoadOp) else "writes"
+            raise GpuLoweringError(
+                f"@{f.sym_name.data}: the host code {verb} device memory ({op.name}); "
+                "only kernels may touch it"
+            )
+
+
+def _device_results(op: Operation, device: set[SSAValue]) -> set[SSAValue]:
+    """The values `op` defines that address (or carry an address of) device memory."""
+    if _callee(op) == GPU_MALLOC:
+        return set(op.results)
+    if isinstance(op, llvm.LoadOp) and isinstance(op.dereferenced_value.type, llvm.LLVMStructType):
+        return {op.dereferenced_value}  # a memref descriptor (the host's own memory)
+    if isinstance(op, llvm.ExtractValueOp):
+        position = op.position.get_values()
+        if op.container in device and (len(position) == 1 and position[0] in _POINTER_FIELDS):
+            return {op.res}
+        return set()
+    if isinstance(op, _CARRIERS) and any(v in device for v in op.operands):
+        return set(op.results)
+    found: set[SSAValue] = set()
+    for k, successor in enumerate(op.successors):  # branch operands → block arguments
+        for value, arg in zip(_branch_operands(op, k), successor.args, strict=False):
+            if value in device:
+                found.add(arg)
+    return found
+
+
+def _branch_operands(op: Operation, k: int) -> Sequence[SSAValue]:
+    if isinstance(op, llvm.BrOp):
+        return op.arguments
+    if isinstance(op, llvm.CondBrOp):
+        return op.then_arguments if k == 0 else op.else_arguments
+    return ()
 
 
 def _rewrite_host(

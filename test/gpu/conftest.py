@@ -12,7 +12,6 @@ import pytest
 from arignote.configuration import config
 from arignote.runtime import cuda
 
-
 REAL_GPU = not cuda.emulating() and cuda.available()
 
 

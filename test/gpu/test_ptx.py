@@ -38,12 +38,12 @@ def _logreg_step() -> object:
 
 def _gpu_ptx(arch: str) -> tuple[str, int]:
     train = _logreg_step()
-    module = optimize(train._compiled.module.clone(), gpu_graph_pipeline(GRAPH_PIPELINES["fast_run"]))
+    module = optimize(
+        train._compiled.module.clone(), gpu_graph_pipeline(GRAPH_PIPELINES["fast_run"])
+    )
     lowered = lower_to_gpu(module)
     kernels = lowered.parts.kernels
-    source = ptx.device_ir(
-        lowered.parts.device, [entry_ir(k) for k in kernels], SPECIAL_REGISTERS
-    )
+    source = ptx.device_ir(lowered.parts.device, [entry_ir(k) for k in kernels], SPECIAL_REGISTERS)
     return ptx.ptx(source, arch), len(kernels)
 
 
@@ -82,3 +82,28 @@ def test_host_code_that_would_touch_device_memory_is_refused() -> None:
     apply_pipeline(make_context(), module, "ag-to-loops{parallel_min_work=1}")
     with pytest.raises(GpuLoweringError, match="arignote_print"):
         gpu_kernels(module)
+
+
+def test_host_code_touching_device_memory_is_caught() -> None:
+    """The split's check: with the CPU target's allocation tracking kept (a list of live
+    buffers in their first bytes, which the host would write), lowering for the GPU is
+    refused instead of faulting on the device."""
+    from xdsl.dialects.builtin import UnitAttr
+    from xdsl.dialects.func import FuncOp
+
+    from arignote.lowering.driver import apply_pipeline, make_context
+    from arignote.lowering.gpu.split import split
+    from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
+    from arignote.lowering.pipelines import GPU_LOOPS_LOWERING, LLVM_LOWERING
+
+    x = T.matrix("x")
+    f = arignote.function([x], T.exp(x).sum(axis=0) * 2)
+    module = f._compiled.optimized.clone()
+    ctx = make_context()
+    apply_pipeline(ctx, module, GPU_LOOPS_LOWERING)
+    for op in module.ops:
+        if isinstance(op, FuncOp) and op.body.blocks and not op.sym_name.data.endswith("__shape"):
+            op.attributes[ALLOC_STATUS] = UnitAttr()
+    apply_pipeline(ctx, module, LLVM_LOWERING)
+    with pytest.raises(GpuLoweringError, match="the host code (reads|writes) device memory"):
+        split(module)
