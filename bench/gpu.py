@@ -225,7 +225,10 @@ def bench_elemwise(p: Peers, repeats: int, n: int) -> None:
         def cupy_fn() -> Any:
             return cp.tanh(cx * cy + cp.exp(-cx)) * 0.5 + 1 / (1 + cp.exp(-cy))
 
-        fused = cp.fuse(lambda a, b: cp.tanh(a * b + cp.exp(-a)) * 0.5 + 1 / (1 + cp.exp(-b)))
+        def elementwise(a: Any, b: Any) -> Any:
+            return cp.tanh(a * b + cp.exp(-a)) * 0.5 + 1 / (1 + cp.exp(-b))
+
+        fused = cp.fuse(elementwise)
         rows.append(
             (
                 "cupy",

@@ -103,9 +103,10 @@ class GpuLowered:
     """For each shape function, the inputs whose contents (not only shape) it reads."""
 
 
-def lower_to_gpu(module: ModuleOp) -> GpuLowered:
+def lower_to_gpu(module: ModuleOp, symbol: str = "module") -> GpuLowered:
     """Lower the optimized `module` (ag on tensors) for the GPU: loops, `gpu-kernels`,
-    the LLVM lowering, then the host/device split. Raises `GpuLoweringError` for what the
+    the LLVM lowering, then the host/device split (`symbol` names the host's kernel
+    table and launcher). Raises `GpuLoweringError` for what the
     GPU target cannot run."""
     from arignote.lowering.gpu.kernels import shape_reads
     from arignote.lowering.gpu.split import split
@@ -116,4 +117,4 @@ def lower_to_gpu(module: ModuleOp) -> GpuLowered:
     checks = _checks(module)
     reads = shape_reads(module)
     apply_pipeline(ctx, module, LLVM_LOWERING)
-    return GpuLowered(split(module), checks, reads)
+    return GpuLowered(split(module, symbol), checks, reads)

@@ -1,28 +1,27 @@
-"""The CUDA runtime: kernels in PTX loaded with pycuda, host code on the CPU.
+"""The CUDA runtime: kernels in PTX, host code on the CPU calling the driver directly.
 
 A GPU function is the host half of the GPU split (compiled for the CPU like any native
-function, `arignote.runtime.cpu.NativeModule`) and a PTX module of kernels. The host code
-calls back into this module through five symbols bound with `llvmlite.binding.add_symbol`:
+function, `arignote.runtime.cpu.NativeModule`, with the split's launcher linked in) and a
+PTX module of kernels. The host code launches kernels, allocates device memory, reads
+device scalars and calls cuBLAS through the functions of `arignote.runtime.cuda_native`
+(machine code calling the CUDA driver and cuBLAS: no Python between two launches). Its
+kernel table (`<f>__gpu_kernels`) holds the `CUfunction` of each launch site, filled when
+the PTX module is loaded (`cuModuleLoadData`, which JIT-compiles the PTX for the GPU).
 
-* `arignote_gpu_launch(k, ctx, bytes, lower, upper)`: launch kernel `k` of the function
-  being called on `[lower, upper)`; its parameters are `lower`, `upper` and the `bytes`
-  of the context struct at `ctx` (`arignote.lowering.gpu.split`);
-* `arignote_gpu_malloc(bytes)` / `arignote_gpu_free(pointer)`: device memory from a
-  `pycuda.tools.DeviceMemoryPool` (a freed block is kept for the next allocation of its
-  size class: no `cudaMalloc` per call in a training loop);
-* `arignote_gpu_read(host, device, bytes)`: a scalar the host code needs (a loop bound,
-  an `ifelse` condition) copied from device memory;
-* `arignote_gpu_cblas_{s,d}{gemv,gemm}`: CBLAS's arguments, computed by cuBLAS (loaded
-  from the CUDA toolkit or the `nvidia-cublas` wheel) on device pointers.
+pycuda provides the rest: the device's primary context (made current on the calling
+thread), device arrays (`pycuda.gpuarray.GPUArray`, allocated from a
+`pycuda.tools.DeviceMemoryPool`) for inputs, outputs and shared variables, and the
+copies between host and device. `GpuFunction(...)(*arrays)` takes NumPy arrays (copied
+to the device) or GPUArrays (used in place) and returns GPUArrays.
 
-An exception raised in a callback cannot cross the native code: it is kept, the callback
-returns an error status, and the call raises it when the host code returns.
-
-Device arrays are `pycuda.gpuarray.GPUArray`s. `GpuFunction(...)(*arrays)` takes NumPy
-arrays (copied to the device) or GPUArrays (used in place) and returns GPUArrays.
+The device is a `PycudaDevice`, or, in tests, the CPU emulation of
+`arignote.runtime.cuda_emulator` (`emulate()`, or `ARIGNOTE_CUDA_EMULATE=1` in the
+environment): the same host code and kernel table, its kernels run on the CPU.
 
 Requirements are checked when first needed (`require()`): pycuda importable (`pip install
 "arignote[gpu]"`), a CUDA driver, and a GPU; `CudaUnavailableError` names what is missing.
+A CUDA call that fails while a function runs stops its remaining launches; the call then
+raises `CudaError` (`MemoryError` for device memory that could not be allocated).
 """
 
 from __future__ import annotations
@@ -30,9 +29,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import glob
-import math
 import os
-import struct
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -40,6 +37,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from arignote.runtime.cpu import NativeModule, descriptor_struct
 from arignote.runtime.native import (
@@ -56,14 +54,50 @@ class CudaUnavailableError(RuntimeError):
     """What the GPU target needs is missing (pycuda, the driver, a GPU, cuBLAS)."""
 
 
-THREADS_PER_BLOCK = 256
+class CudaError(RuntimeError):
+    """A CUDA call failed while a GPU function ran."""
+
+
 BLOCKS_PER_SM = 16
-"""A launch of n iterations runs min(ceil(n / 256), 16 × multiprocessors) blocks of 256
-threads; each thread strides over the grid (`entry_ir`)."""
+"""A launch of n iterations runs min(ceil(n / 256), 16 × multiprocessors) blocks of up
+to 256 threads; each thread strides over the grid (`arignote.lowering.gpu.split`)."""
+
+_CUDA_ERROR_OUT_OF_MEMORY = 2
+_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+
+
+def _ordinal(device: str) -> int:
+    """`cuda` → 0, `cuda1` → 1, `gpu0` → 0."""
+    for prefix in ("cuda", "gpu"):
+        if device.startswith(prefix):
+            rest = device[len(prefix) :]
+            return int(rest) if rest else 0
+    raise ValueError(f"config.device={device!r} is not a CUDA device (cuda, cuda0, cuda1, ...)")
+
+
+@cache
+def _cublas_library() -> ctypes.CDLL | None:
+    """cuBLAS from the CUDA toolkit or the `nvidia-cublas` wheel, or None."""
+    candidates = []
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root:
+            candidates += sorted(glob.glob(os.path.join(root, "lib64", "libcublas.so*")))
+    for path in sys.path:
+        for pattern in ("nvidia/cu*/lib/libcublas.so*", "nvidia/cublas/lib/libcublas.so*"):
+            candidates += sorted(glob.glob(os.path.join(path, pattern)))
+    found = ctypes.util.find_library("cublas")
+    if found:
+        candidates.append(found)
+    for candidate in candidates:
+        try:
+            return ctypes.CDLL(candidate)
+        except OSError:
+            continue
+    return None
 
 
 class PycudaDevice:
-    """A CUDA GPU through pycuda: its primary context, a memory pool, and launches."""
+    """A CUDA GPU: pycuda's primary context and device arrays, the native runtime."""
 
     emulated = False
 
@@ -95,21 +129,120 @@ class PycudaDevice:
         self.driver, self.gpuarray = driver, gpuarray
         self.context = dev.retain_primary_context()
         self.context.push()
+        self._threads = {threading.get_ident()}
         self.pool = DeviceMemoryPool()
         self.name = dev.name()
         self.capability: tuple[int, int] = dev.compute_capability()
         sms = dev.get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
         self.max_blocks = BLOCKS_PER_SM * sms
+        self.libcuda = ctypes.CDLL("libcuda.so.1")
+        self._keep_freed_memory(ordinal)
+        self._native: Any = None
+        self._cublas: ctypes.c_void_p | None = None
+        self._modules: list[ctypes.c_void_p] = []
 
-    def allocate(self, size: int) -> tuple[int, Any]:
-        allocation = self.pool.allocate(size)
-        return int(allocation), allocation
+    def _keep_freed_memory(self, ordinal: int) -> None:
+        """Have the device's memory pool (of `cuMemAllocAsync`) keep what is freed."""
+        handle, pool = ctypes.c_int(), ctypes.c_void_p()
+        if self.libcuda.cuDeviceGet(ctypes.byref(handle), ordinal) != 0:
+            return
+        if self.libcuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool), handle) != 0:
+            return
+        threshold = ctypes.c_uint64(2**64 - 1)
+        self.libcuda.cuMemPoolSetAttribute(
+            pool, _MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.byref(threshold)
+        )
 
-    def release(self, allocation: Any) -> None:
-        allocation.free()
+    def make_current(self) -> None:
+        """The device's context current on this thread (once per thread)."""
+        ident = threading.get_ident()
+        if ident not in self._threads:
+            self.context.push()
+            self._threads.add(ident)
 
-    def copy_to_host(self, host: int, device: int, size: int) -> None:
-        self.driver.memcpy_dtoh((ctypes.c_char * size).from_address(host), device)
+    # --- the native runtime ----------------------------------------------------------------
+
+    def register_symbols(self, uses_blas: bool) -> None:
+        """Bind the host code's `arignote_gpu_*` to the native runtime (compiled once)."""
+        import llvmlite.binding as llvm
+
+        from arignote.runtime import cuda_native
+
+        if uses_blas and self._cublas is None:
+            self._cublas = self._create_cublas()
+        if self._native is None:
+            for name in cuda_native.DRIVER_FUNCTIONS:
+                llvm.add_symbol(
+                    name, ctypes.cast(getattr(self.libcuda, name), ctypes.c_void_p).value
+                )
+            library = _cublas_library()
+            for name in cuda_native.CUBLAS_FUNCTIONS:
+                function = getattr(library, name) if library is not None else _NO_CUBLAS
+                llvm.add_symbol(name, ctypes.cast(function, ctypes.c_void_p).value)
+            self._native = _compile_native(cuda_native.NATIVE_IR)
+            engine = self._native
+            ctypes.c_int64.from_address(
+                engine.get_global_value_address("arignote_gpu_max_blocks")
+            ).value = self.max_blocks
+            self._status = ctypes.c_int64.from_address(
+                engine.get_global_value_address("arignote_gpu_status")
+            )
+            self._launches = ctypes.c_int64.from_address(
+                engine.get_global_value_address("arignote_gpu_launches")
+            )
+            self._cublas_slot = ctypes.c_void_p.from_address(
+                engine.get_global_value_address("arignote_gpu_cublas")
+            )
+        if self._cublas is not None:
+            self._cublas_slot.value = self._cublas.value
+        for name in cuda_native.EXPORTED:
+            llvm.add_symbol(name, self._native.get_function_address(name))
+
+    def _create_cublas(self) -> ctypes.c_void_p:
+        library = _cublas_library()
+        if library is None:
+            raise CudaUnavailableError(
+                "the GPU target computes dot products with cuBLAS, which was not found: "
+                "install the CUDA toolkit (set CUDA_HOME) or the nvidia-cublas wheel"
+            )
+        handle = ctypes.c_void_p()
+        status = library.cublasCreate_v2(ctypes.byref(handle))
+        if status != 0:
+            raise CudaUnavailableError(f"cublasCreate failed with status {status}")
+        return handle
+
+    def load(self, kernels: Sequence[str], ptx: str, host_ir: str) -> list[int]:
+        """The `CUfunction` of each kernel of `ptx` (loaded with `cuModuleLoadData`)."""
+        module = ctypes.c_void_p()
+        source = ctypes.create_string_buffer(ptx.encode())
+        result = self.libcuda.cuModuleLoadData(ctypes.byref(module), source)
+        if result != 0:
+            raise CudaError(f"cuModuleLoadData failed with error {result} (the PTX was rejected)")
+        self._modules.append(module)
+        handles = []
+        for name in kernels:
+            function = ctypes.c_void_p()
+            result = self.libcuda.cuModuleGetFunction(ctypes.byref(function), module, name.encode())
+            if result != 0:
+                raise CudaError(f"cuModuleGetFunction({name}) failed with error {result}")
+            handles.append(function.value)
+        return handles
+
+    def check(self) -> None:
+        """Raise what failed in the host code's CUDA calls since the last check."""
+        status = self._status.value
+        if status:
+            from arignote.runtime.cuda_native import describe
+
+            self._status.value = 0
+            if -status == 2000 + _CUDA_ERROR_OUT_OF_MEMORY:
+                raise MemoryError(f"out of GPU memory: {describe(status)}")
+            raise CudaError(describe(status))
+
+    def launches(self) -> int:
+        return self._launches.value if self._native is not None else 0
+
+    # --- arrays --------------------------------------------------------------------------
 
     def to_device(self, host: np.ndarray) -> Any:
         result = self.empty(host.shape, host.dtype)
@@ -120,47 +253,42 @@ class PycudaDevice:
     def empty(self, shape: Sequence[int], dtype: np.dtype) -> Any:
         return self.gpuarray.GPUArray(tuple(shape), dtype, allocator=self.pool.allocate)
 
-    def load(self, kernels: Sequence[str], ptx: str, host_ir: str) -> list[Any]:
-        module = self.driver.module_from_buffer(ptx.encode())
-        self._modules.append(module)
-        return [module.get_function(k) for k in kernels]
-
-    _modules: list[Any] = []
-
-    def launch(self, kernel: Any, lower: int, upper: int, context: bytes) -> None:
-        trips = upper - lower
-        threads = min(THREADS_PER_BLOCK, trips)
-        blocks = min(math.ceil(trips / threads), self.max_blocks)
-        params = struct.pack("=qq", lower, upper) + context
-        kernel._launch_kernel((blocks, 1, 1), (threads, 1, 1), params, 0, None)
-
     def synchronize(self) -> None:
         self.context.synchronize()
 
-    def gemv(self, kind: str, *args: Any) -> None:
-        _cublas_gemv(kind, *args)
-
-    def gemm(self, kind: str, *args: Any) -> None:
-        _cublas_gemm(kind, *args)
-
     def shutdown(self) -> None:
+        """At exit: the context is popped (pycuda aborts if one is still current at its
+        module cleanup); pycuda frees what is left in it afterwards."""
         self.context.synchronize()
+        self.pool.free_held()
+        self.context.pop()
+        from pycuda.tools import clear_context_caches
+
+        clear_context_caches()
 
 
+@ctypes.CFUNCTYPE(ctypes.c_int)
+def _NO_CUBLAS() -> int:  # noqa: N802 - bound in place of cuBLAS where there is none
+    return 1  # CUBLAS_STATUS_NOT_INITIALIZED
+
+
+def _compile_native(text: str) -> Any:
+    """An MCJIT engine of the native runtime's LLVM IR (kept for the process)."""
+    from arignote.runtime.cpu import _compile, _load, host_target_machine
+
+    machine = host_target_machine()
+    _, _, object_code = _compile(text, (), machine)
+    engine = _load(object_code, machine)
+    _ENGINES.append(engine)
+    return engine
+
+
+_ENGINES: list[Any] = []
 _DEVICE: Any = None
 _EMULATE: list[bool] = [os.environ.get("ARIGNOTE_CUDA_EMULATE") == "1"]
 """Whether the CPU emulation stands in for the GPU (`emulate()`; in a whole process with
 the environment variable `ARIGNOTE_CUDA_EMULATE=1`, as the tests run programs)."""
 _LOCK = threading.Lock()
-
-
-def _ordinal(device: str) -> int:
-    """`cuda` → 0, `cuda1` → 1, `gpu0` → 0."""
-    for prefix in ("cuda", "gpu"):
-        if device.startswith(prefix):
-            rest = device[len(prefix) :]
-            return int(rest) if rest else 0
-    raise ValueError(f"config.device={device!r} is not a CUDA device (cuda, cuda0, cuda1, ...)")
 
 
 def require(device: str = "cuda") -> Any:
@@ -179,15 +307,13 @@ def require(device: str = "cuda") -> Any:
             import atexit
 
             atexit.register(_shutdown)
-        _register_symbols()
         return _DEVICE
 
 
 class emulate:  # noqa: N801 - used as a context manager, like a function
     """`with emulate():` GPU functions run on the CPU emulation of the device
-    (`arignote.runtime.cuda_emulator`): the same host code, kernel table, launches and
-    device-memory calls, each kernel's task compiled for the CPU and run one iteration
-    at a time. For tests on machines without a GPU."""
+    (`arignote.runtime.cuda_emulator`): the same host code, kernel table and launches,
+    each kernel's task compiled for the CPU. For tests on machines without a GPU."""
 
     def __enter__(self) -> Any:
         global _DEVICE
@@ -205,10 +331,8 @@ def emulating() -> bool:
 
 
 def _shutdown() -> None:
-    """At exit: wait for the device; the context stays current, so that the device
-    arrays Python frees afterwards (shared values, the pool) are freed in it."""
     device = _DEVICE
-    if device is None:
+    if device is None or device.emulated:
         return
     try:
         device.shutdown()
@@ -223,6 +347,11 @@ def available() -> bool:
     except CudaUnavailableError:
         return False
     return True
+
+
+def launches() -> int:
+    """Kernel launches made in this process so far (by the current device)."""
+    return require().launches()
 
 
 # --- device arrays ------------------------------------------------------------------------
@@ -250,213 +379,18 @@ def empty(shape: Sequence[int], dtype: np.dtype) -> Any:
     return require().empty(shape, dtype)
 
 
-# --- callbacks from the host code ----------------------------------------------------------
-
-_ALLOCATIONS: dict[int, Any] = {}
-_CALLS = threading.local()
-"""`function`: the GpuFunction whose host code runs on this thread; `error`: the first
-exception a callback raised during the call."""
-
-
-def _fail(e: BaseException) -> None:
-    if getattr(_CALLS, "error", None) is None:
-        _CALLS.error = e
-
-
-def _malloc(size: int) -> int:
-    if getattr(_CALLS, "error", None) is not None:
-        return 0
-    try:
-        address, allocation = require().allocate(max(1, size))
-    except Exception as e:  # out of device memory: nothing more runs in this call
-        _fail(MemoryError(f"out of GPU memory: {size} bytes could not be allocated ({e})"))
-        return 0
-    _ALLOCATIONS[address] = allocation
-    return address
-
-
-def _free(address: int | None) -> None:
-    if address:
-        allocation = _ALLOCATIONS.pop(address, None)
-        if allocation is not None:
-            require().release(allocation)
-
-
-def _read(host: int, device: int, size: int) -> None:
-    if getattr(_CALLS, "error", None) is not None:
-        ctypes.memset(host, 0, size)
-        return
-    try:
-        require().copy_to_host(host, device, size)
-    except Exception as e:
-        _fail(e)
-        ctypes.memset(host, 0, size)
-
-
-def _launch(index: int, ctx: int, size: int, lower: int, upper: int) -> int:
-    if getattr(_CALLS, "error", None) is not None:
-        return -1  # after a failure (an allocation) nothing more runs
-    try:
-        function: GpuFunction = _CALLS.function
-        if upper <= lower:
-            return 1
-        padded = max(8, (size + 7) // 8 * 8)
-        context = ctypes.string_at(ctx, size) + b"\0" * (padded - size)
-        require().launch(function.kernel(index), lower, upper, context)
-        function.launches += 1
-        return 1
-    except Exception as e:
-        _fail(e)
-        return -1
-
-
-_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS = 101, 111
-
-
-@cache
-def _cublas() -> tuple[ctypes.CDLL, ctypes.c_void_p]:
-    """cuBLAS and a handle (created in the current context)."""
-    candidates = []
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root:
-            candidates += sorted(glob.glob(os.path.join(root, "lib64", "libcublas.so*")))
-    for path in sys.path:
-        candidates += sorted(glob.glob(os.path.join(path, "nvidia", "cu*", "lib", "libcublas.so*")))
-        candidates += sorted(
-            glob.glob(os.path.join(path, "nvidia", "cublas", "lib", "libcublas.so*"))
-        )
-    found = ctypes.util.find_library("cublas")
-    if found:
-        candidates.append(found)
-    for candidate in candidates:
-        try:
-            library = ctypes.CDLL(candidate)
-        except OSError:
-            continue
-        handle = ctypes.c_void_p()
-        status = library.cublasCreate_v2(ctypes.byref(handle))
-        if status != 0:
-            raise CudaUnavailableError(f"cublasCreate failed with status {status} ({candidate})")
-        return library, handle
-    raise CudaUnavailableError(
-        "the GPU target computes dot products with cuBLAS, which was not found: install the "
-        "CUDA toolkit (set CUDA_HOME) or the nvidia-cublas wheel"
-    )
-
-
-def _cublas_op(trans: int) -> int:
-    return 0 if trans == _CBLAS_NO_TRANS else 1
-
-
-def _gemv(kind: str):
-    def gemv(*args: Any) -> None:
-        if getattr(_CALLS, "error", None) is not None:
-            return
-        try:
-            require().gemv(kind, *args)
-        except Exception as e:
-            _fail(e)
-
-    return gemv
-
-
-def _gemm(kind: str):
-    def gemm(*args: Any) -> None:
-        if getattr(_CALLS, "error", None) is not None:
-            return
-        try:
-            require().gemm(kind, *args)
-        except Exception as e:
-            _fail(e)
-
-    return gemm
-
-
-def _cublas_gemv(kind: str, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy) -> None:
-    """CBLAS's `?gemv` on device pointers, by cuBLAS (column-major)."""
-    scalar = ctypes.c_float if kind == "s" else ctypes.c_double
-    library, handle = _cublas()
-    op = _cublas_op(trans)
-    if order == _CBLAS_ROW_MAJOR:  # a row-major M x N matrix is a column-major N x M
-        op, m, n = 1 - op, n, m
-    status = getattr(library, f"cublas{kind.upper()}gemv_v2")(
-        handle, op, m, n, ctypes.byref(scalar(alpha)), ctypes.c_void_p(a), lda,
-        ctypes.c_void_p(x), incx, ctypes.byref(scalar(beta)), ctypes.c_void_p(y), incy,
-    )  # fmt: skip
-    if status:
-        raise RuntimeError(f"cublas{kind.upper()}gemv failed with status {status}")
-
-
-def _cublas_gemm(kind: str, order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) -> None:
-    """CBLAS's `?gemm` on device pointers, by cuBLAS (column-major)."""
-    scalar = ctypes.c_float if kind == "s" else ctypes.c_double
-    library, handle = _cublas()
-    call = getattr(library, f"cublas{kind.upper()}gemm_v2")
-    alpha_, beta_ = ctypes.byref(scalar(alpha)), ctypes.byref(scalar(beta))
-    a_, b_, c_ = ctypes.c_void_p(a), ctypes.c_void_p(b), ctypes.c_void_p(c)
-    if order == _CBLAS_ROW_MAJOR:  # C^T = op(B)^T op(A)^T in column-major terms
-        status = call(
-            handle, _cublas_op(tb), _cublas_op(ta), n, m, k, alpha_, b_, ldb, a_, lda,
-            beta_, c_, ldc,
-        )  # fmt: skip
-    else:
-        status = call(
-            handle, _cublas_op(ta), _cublas_op(tb), m, n, k, alpha_, a_, lda, b_, ldb,
-            beta_, c_, ldc,
-        )  # fmt: skip
-    if status:
-        raise RuntimeError(f"cublas{kind.upper()}gemm failed with status {status}")
-
-
-_I, _P, _F, _D, _L = (
-    ctypes.c_int32,
-    ctypes.c_void_p,
-    ctypes.c_float,
-    ctypes.c_double,
-    ctypes.c_int64,
-)
-
-
-def _callbacks() -> dict[str, Any]:
-    gemv = [_I, _I, _I, _I, None, _P, _I, _P, _I, None, _P, _I]
-    gemm = [_I, _I, _I, _I, _I, _I, None, _P, _I, _P, _I, None, _P, _I]
-    table: dict[str, Any] = {
-        "arignote_gpu_launch": ctypes.CFUNCTYPE(_L, _L, _P, _L, _L, _L)(_launch),
-        "arignote_gpu_malloc": ctypes.CFUNCTYPE(_P, _L)(_malloc),
-        "arignote_gpu_free": ctypes.CFUNCTYPE(None, _P)(_free),
-        "arignote_gpu_read": ctypes.CFUNCTYPE(None, _P, _P, _L)(_read),
-    }
-    for kind, scalar in (("s", _F), ("d", _D)):
-        args = [scalar if t is None else t for t in gemv]
-        table[f"arignote_gpu_cblas_{kind}gemv"] = ctypes.CFUNCTYPE(None, *args)(_gemv(kind))
-        args = [scalar if t is None else t for t in gemm]
-        table[f"arignote_gpu_cblas_{kind}gemm"] = ctypes.CFUNCTYPE(None, *args)(_gemm(kind))
-    return table
-
-
-_SYMBOLS: dict[str, Any] = {}
-
-
-def _register_symbols() -> None:
-    """Bind the callback symbols in llvmlite's process-wide symbol table (once)."""
-    if _SYMBOLS:
-        return
-    import llvmlite.binding as llvm
-
-    _SYMBOLS.update(_callbacks())
-    for name, callback in _SYMBOLS.items():
-        llvm.add_symbol(name, ctypes.cast(callback, ctypes.c_void_p).value)
-
-
 # --- functions ------------------------------------------------------------------------------
 
 
 class GpuFunction:
-    """A GPU-compiled tensor function (see the module doc)."""
+    """A GPU-compiled tensor function (see the module doc): `host` is the host module of
+    the GPU split, `launcher` the LLVM IR of its launcher and kernel table `table`."""
 
     def __init__(
         self,
-        host: NativeModule,
+        host: ModuleOp,
+        launcher: str,
+        table: str,
         name: str,
         inputs: Sequence[Any],
         outputs: Sequence[Any],
@@ -466,8 +400,9 @@ class GpuFunction:
         ptx: str,
         shape_reads: Sequence[int] = (),
         host_ir: str = "",
+        uses_blas: bool = False,
     ):
-        device = require()
+        device = self.device = require()
         self.name = name
         self.inputs: list[TensorSpec] = [_spec(s) for s in inputs]
         self.outputs: list[TensorSpec] = [_spec(s) for s in outputs]
@@ -477,24 +412,26 @@ class GpuFunction:
         """Inputs whose contents the shape function reads (a host copy is passed)."""
         self.ptx = ptx
         self.kernel_names = list(kernels)
-        self.launches = 0
-        """Kernel launches made by all calls so far."""
-        self._host = host
+        device.register_symbols(uses_blas)
+        self._host = NativeModule(host, [launcher])
+        handles = device.load(self.kernel_names, ptx, host_ir)
+        if handles:
+            slots = (ctypes.c_void_p * len(handles)).from_address(self._host.global_address(table))
+            slots[:] = handles
+        self._handles = handles
         pointers = [ctypes.c_void_p] * len(self.inputs)
-        self._shape_fn = ctypes.CFUNCTYPE(
-            ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p
-        )(host.address(name + SHAPE_SUFFIX))
+        shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
+        self._shape_fn = shape_type(self._host.address(name + SHAPE_SUFFIX))
         outs = [ctypes.c_void_p] * len(self.outputs)
-        self._compute_fn = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *outs)(host.address(name))
-        self._kernels = device.load(self.kernel_names, ptx, host_ir)
-
-    def kernel(self, index: int) -> Any:
-        return self._kernels[index]
+        compute_type = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *outs)
+        self._compute_fn = compute_type(self._host.address(name))
+        self._lock = threading.Lock()
 
     def __call__(self, *arrays: Any) -> list[Any]:
         if len(arrays) != len(self.inputs):
             raise TypeError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
-        device = require()
+        device = self.device
+        device.make_current()
         on_device = [to_device(a) for a in arrays]
         keep: list[Any] = []
         shape_args = []
@@ -509,15 +446,28 @@ class GpuFunction:
                 shape_args.append(_host_descriptor(host, keep))
             else:
                 shape_args.append(_device_descriptor(array, keep))
-        n_dims = max(1, sum(s.rank for s in self.outputs))
-        n_err = err_length(self.messages)
-        dims = np.zeros(n_dims, np.int64)
-        err = np.zeros(n_err, np.int64)
+        dims = np.zeros(max(1, sum(s.rank for s in self.outputs)), np.int64)
+        err = np.zeros(err_length(self.messages), np.int64)
         code = self._shape_fn(
             *shape_args, _host_descriptor(dims, keep), _host_descriptor(err, keep)
         )
         if code != 0:
             self._raise_check(code, err)
+        results = self._results(dims, arrays, on_device)
+        compute_args = [_device_descriptor(a, keep) for a in on_device]
+        compute_args += [_device_descriptor(r, keep) for r in results]
+        with self._lock:  # the native runtime's status word is per process
+            status = self._compute_fn(*compute_args)
+            device.check()
+        if status:
+            raise allocation_error(self.name, status, 64)
+        device.synchronize()
+        return results
+
+    def _results(
+        self, dims: np.ndarray, arrays: Sequence[Any], on_device: Sequence[Any]
+    ) -> list[Any]:
+        """The output buffers: a donor input's device array (updated in place), else new."""
         results, offset = [], 0
         for j, spec in enumerate(self.outputs):
             shape = tuple(int(d) for d in dims[offset : offset + spec.rank])
@@ -528,21 +478,9 @@ class GpuFunction:
                 and arrays[donor] is on_device[donor]
                 and on_device[donor].shape == shape
             ):
-                results.append(on_device[donor])  # the caller's device buffer, updated in place
+                results.append(on_device[donor])
             else:
                 results.append(empty(shape, spec.dtype))
-        compute_args = [_device_descriptor(a, keep) for a in on_device]
-        compute_args += [_device_descriptor(r, keep) for r in results]
-        _CALLS.function, _CALLS.error = self, None
-        try:
-            status = self._compute_fn(*compute_args)
-        finally:
-            error, _CALLS.function, _CALLS.error = _CALLS.error, None, None
-        if error is not None:
-            raise error
-        if status:
-            raise allocation_error(self.name, status, 64)
-        device.synchronize()
         return results
 
     def _raise_check(self, code: int, err: np.ndarray) -> None:

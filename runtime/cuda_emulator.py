@@ -74,15 +74,100 @@ class EmulatedDevice:
 
     def __init__(self) -> None:
         self._engines: list[Any] = []
+        self._tasks: dict[int, Any] = {}
+        self._allocations: dict[int, np.ndarray] = {}
+        self._error: BaseException | None = None
+        self._launches = 0
+        self._callbacks = self._make_callbacks()
 
-    def allocate(self, size: int) -> tuple[int, Any]:
-        return _aligned(size)
+    # --- what the host code calls (Python callbacks bound to the runtime's names) --------
 
-    def release(self, allocation: Any) -> None:
-        pass  # the buffer goes with its last reference
+    def _make_callbacks(self) -> dict[str, Any]:
+        i32, ptr, i64 = ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64
+        f32, f64 = ctypes.c_float, ctypes.c_double
+        table: dict[str, Any] = {
+            "arignote_gpu_launch": ctypes.CFUNCTYPE(i64, ptr, ptr, i64, i64, i64)(self._launch),
+            "arignote_gpu_malloc": ctypes.CFUNCTYPE(ptr, i64)(self._malloc),
+            "arignote_gpu_free": ctypes.CFUNCTYPE(None, ptr)(self._free),
+            "arignote_gpu_read": ctypes.CFUNCTYPE(None, ptr, ptr, i64)(self._read),
+        }
+        for kind, scalar in (("s", f32), ("d", f64)):
+            gemv = [i32, i32, i32, i32, scalar, ptr, i32, ptr, i32, scalar, ptr, i32]
+            gemm = [i32, i32, i32, i32, i32, i32, scalar, ptr, i32, ptr, i32, scalar, ptr, i32]
+            table[f"arignote_gpu_cblas_{kind}gemv"] = ctypes.CFUNCTYPE(None, *gemv)(
+                self._blas_call(f"scipy_cblas_{kind}gemv", gemv)
+            )
+            table[f"arignote_gpu_cblas_{kind}gemm"] = ctypes.CFUNCTYPE(None, *gemm)(
+                self._blas_call(f"scipy_cblas_{kind}gemm", gemm)
+            )
+        return table
 
-    def copy_to_host(self, host: int, device: int, size: int) -> None:
+    def _fail(self, e: BaseException) -> None:
+        if self._error is None:
+            self._error = e
+
+    def _launch(self, kernel: int, ctx: int, size: int, lower: int, upper: int) -> int:
+        if self._error is not None:
+            return -1
+        try:
+            task = self._tasks[kernel]
+            buffer = ctypes.create_string_buffer(
+                ctypes.string_at(ctx, size) if size else b"", max(1, size)
+            )
+            for i in range(upper - 1, lower - 1, -1):
+                task(i, i + 1, 0, buffer)
+            self._launches += 1
+            return 1
+        except Exception as e:
+            self._fail(e)
+            return -1
+
+    def _malloc(self, size: int) -> int:
+        if self._error is not None:
+            return 0
+        address, buffer = _aligned(max(1, size))
+        self._allocations[address] = buffer
+        return address
+
+    def _free(self, address: int | None) -> None:
+        if address:
+            self._allocations.pop(address, None)
+
+    def _read(self, host: int, device: int, size: int) -> None:
         ctypes.memmove(host, device, size)
+
+    def _blas_call(self, name: str, types: Sequence[Any]) -> Any:
+        def call(*args: Any) -> None:
+            if self._error is not None:
+                return
+            try:
+                from arignote.runtime.blas import load_blas
+
+                function = getattr(ctypes.CDLL(load_blas()), name)
+                function(*(t(a) for t, a in zip(types, args, strict=True)))
+            except Exception as e:
+                self._fail(e)
+
+        return call
+
+    def register_symbols(self, uses_blas: bool) -> None:
+        import llvmlite.binding as llvm
+
+        for name, callback in self._callbacks.items():
+            llvm.add_symbol(name, ctypes.cast(callback, ctypes.c_void_p).value)
+
+    def check(self) -> None:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def launches(self) -> int:
+        return self._launches
+
+    def make_current(self) -> None:
+        pass
+
+    # --- memory and kernels ---------------------------------------------------------------
 
     def to_device(self, host: np.ndarray) -> GPUArray:
         return GPUArray(np.array(host, order="C", copy=True))
@@ -90,9 +175,9 @@ class EmulatedDevice:
     def empty(self, shape: Sequence[int], dtype: np.dtype) -> GPUArray:
         return GPUArray(np.empty(tuple(shape), dtype))
 
-    def load(self, kernels: Sequence[str], ptx: str, host_ir: str) -> list[Any]:
-        """Each kernel's task, compiled for the CPU from `host_ir` (the device module's
-        LLVM IR without the entry points)."""
+    def load(self, kernels: Sequence[str], ptx: str, host_ir: str) -> list[int]:
+        """The address of each kernel's task, compiled for the CPU from `host_ir` (the
+        device module's LLVM IR without the entry points)."""
         import llvmlite.binding as llvm
 
         from arignote.runtime.cpu import _compile, _load, host_target_machine
@@ -109,46 +194,17 @@ class EmulatedDevice:
         task_type = ctypes.CFUNCTYPE(
             None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p
         )
-        tasks = []
+        addresses = []
         for kernel in kernels:
             address = engine.get_function_address(kernel.removesuffix("__kernel"))
             if not address:
                 raise KeyError(f"no task for kernel {kernel}")
-            tasks.append(task_type(address))
-        return tasks
-
-    def launch(self, kernel: Any, lower: int, upper: int, context: bytes) -> None:
-        buffer = ctypes.create_string_buffer(context, len(context))
-        for i in range(upper - 1, lower - 1, -1):
-            kernel(i, i + 1, 0, buffer)
+            self._tasks[address] = task_type(address)
+            addresses.append(address)
+        return addresses
 
     def synchronize(self) -> None:
         pass
 
-    def gemv(self, kind: str, *args: Any) -> None:
-        _blas(f"scipy_cblas_{kind}gemv", kind, (4, 9), (5, 7, 10), args)
-
-    def gemm(self, kind: str, *args: Any) -> None:
-        _blas(f"scipy_cblas_{kind}gemm", kind, (6, 11), (7, 9, 12), args)
-
     def shutdown(self) -> None:
         pass
-
-
-def _blas(
-    name: str, kind: str, scalars: tuple[int, ...], pointers: tuple[int, ...], args: Sequence[Any]
-) -> None:
-    """The host BLAS's `name` on `args` (emulated device memory is host memory)."""
-    from arignote.runtime.blas import load_blas
-
-    library = ctypes.CDLL(load_blas())
-    scalar = ctypes.c_float if kind == "s" else ctypes.c_double
-    converted = []
-    for k, value in enumerate(args):
-        if k in scalars:
-            converted.append(scalar(value))
-        elif k in pointers:
-            converted.append(ctypes.c_void_p(value))
-        else:
-            converted.append(ctypes.c_int32(value))
-    getattr(library, name)(*converted)

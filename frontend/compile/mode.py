@@ -370,21 +370,21 @@ def gpu_function(module: ModuleOp, symbol: str) -> Any:
     from arignote.lowering.driver import lower_to_gpu
     from arignote.lowering.gpu.split import SPECIAL_REGISTERS, entry_ir
     from arignote.runtime import cuda, ptx
-    from arignote.runtime.cpu import NativeModule
 
     device = cuda.require(config.device)
     func = module.ops.first
     assert isinstance(func, FuncOp)
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
-    lowered = lower_to_gpu(module.clone())
+    lowered = lower_to_gpu(module.clone(), symbol)
     parts = lowered.parts
     source = ptx.device_ir(parts.device, [entry_ir(k) for k in parts.kernels], SPECIAL_REGISTERS)
     text = ptx.ptx(source, ptx.arch_of(device.capability))
     emulated = ptx.device_ir(parts.device, internal=False) if device.emulated else ""
-    host = NativeModule(parts.host)
     return cuda.GpuFunction(
-        host,
+        parts.host,
+        parts.launcher_ir(),
+        parts.table,
         symbol,
         in_types,
         out_types,
@@ -394,6 +394,7 @@ def gpu_function(module: ModuleOp, symbol: str) -> Any:
         text,
         lowered.shape_reads.get(f"{symbol}__shape", ()),
         emulated,
+        parts.uses_blas,
     )
 
 

@@ -1,17 +1,22 @@
 """The GPU split: an `llvm`-dialect module after `gpu-kernels` as host code and kernels.
 
-`split(module)` takes the module `to-gpu` produced (the shared LLVM lowering of the
-output of `gpu-kernels`) and returns
+`split(module, symbol)` takes the module `to-gpu` produced (the shared LLVM lowering of
+the output of `gpu-kernels`) and returns
 
 * the **host module**: the shape functions as they are, and the compute functions with
   - each `llvm.call @arignote_parallel_for(@f__par<k>, %ctx, %lower, %upper, ...)`
-    replaced by `llvm.call @arignote_gpu_launch(k, %ctx, <bytes of the context>,
-    %lower, %upper)`: the runtime copies the context struct (the fields of the captured
-    values) into the kernel's parameters and launches `[lower, upper)` on a grid;
+    replaced by `llvm.call @<symbol>__gpu_launch(k, %ctx, <bytes of the context>,
+    %lower, %upper)`; that launcher (`GpuModules.launcher_ir()`, linked into the host
+    module) takes kernel k's handle from the table `@<symbol>__gpu_kernels` (filled by
+    the runtime when it loads the PTX) and calls the runtime's `arignote_gpu_launch`,
+    which launches `[lower, upper)` with `lower`, `upper` and the context struct (the
+    fields of the captured values) as the kernel's parameters;
   - `malloc`/`free` replaced by `arignote_gpu_malloc`/`arignote_gpu_free` (device
-    memory from the runtime's pool);
+    memory);
   - the BLAS calls `scipy_cblas_<x>` replaced by `arignote_gpu_cblas_<x>` (same
     arguments, served by cuBLAS: the `GpuGemm`/`GpuGemv` of the profile);
+  and verified never to load or store through a pointer into device memory
+  (`verify_host_memory`);
 * the **device module**: the outlined tasks `@f__par<k>` and the functions they call,
   with `fmod`/`fmodf` as libdevice's `__nv_fmod`/`__nv_fmodf`;
 * the **kernels**: per launch index, its task and the size of its context.
@@ -19,8 +24,7 @@ output of `gpu-kernels`) and returns
 `entry_ir(kernel)` is the LLVM IR of a kernel's entry point: `@<task>__kernel(i64 lower,
 i64 upper, ptr byval([n x i8]) ctx)`, a grid-stride loop over `[lower, upper)` that runs
 the task on one iteration at a time (`@task(i, i + 1, 0, ctx)`), with the thread index
-from NVVM's special registers. Its parameters are laid out as the runtime packs them:
-two `i64`, then the context's bytes at offset 16.
+from NVVM's special registers (n: the context's bytes, at least 1).
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ GPU_MALLOC = "arignote_gpu_malloc"
 GPU_FREE = "arignote_gpu_free"
 GPU_BLAS_PREFIX = "arignote_gpu_cblas_"
 KERNEL_SUFFIX = "__kernel"
+TABLE_SUFFIX = "__gpu_kernels"
+LAUNCH_SUFFIX = "__gpu_launch"
 
 DEVICE_FUNCTIONS = {"fmodf": "__nv_fmodf", "fmod": "__nv_fmod"}
 """C functions a kernel may call → their libdevice names."""
@@ -64,7 +70,30 @@ class GpuModules:
     host: ModuleOp
     device: ModuleOp
     kernels: list[Kernel]
-    """By launch index (the first operand of `arignote_gpu_launch`)."""
+    """By launch index (the first operand of `<symbol>__gpu_launch`)."""
+    symbol: str
+    uses_blas: bool
+
+    @property
+    def table(self) -> str:
+        """The host's kernel table: a `CUfunction` per launch index, filled at load."""
+        return self.symbol + TABLE_SUFFIX
+
+    def launcher_ir(self) -> str:
+        """The LLVM IR linked into the host module: the kernel table and
+        `@<symbol>__gpu_launch(k, ctx, bytes, lower, upper)`, which launches entry k
+        through the runtime's `arignote_gpu_launch(kernel, ctx, bytes, lower, upper)`."""
+        n = max(1, len(self.kernels))
+        return f"""
+@{self.table} = global [{n} x ptr] zeroinitializer
+declare i64 @{GPU_LAUNCH}(ptr, ptr, i64, i64, i64)
+define i64 @{self.symbol}{LAUNCH_SUFFIX}(i64 %k, ptr %ctx, i64 %bytes, i64 %lower, i64 %upper) {{
+  %slot = getelementptr [{n} x ptr], ptr @{self.table}, i64 0, i64 %k
+  %kernel = load ptr, ptr %slot
+  %r = call i64 @{GPU_LAUNCH}(ptr %kernel, ptr %ctx, i64 %bytes, i64 %lower, i64 %upper)
+  ret i64 %r
+}}
+"""
 
 
 def _type_size(t: Attribute) -> int:
@@ -110,23 +139,25 @@ def _rename(call: llvm.CallOp, name: str) -> None:
     call.properties["callee"] = SymbolRefAttr(name)
 
 
-def split(module: ModuleOp) -> GpuModules:
+def split(module: ModuleOp, symbol: str = "module") -> GpuModules:
     """Host module, device module and kernels of `module` (see the module doc); `module`
-    itself becomes the host module."""
+    itself becomes the host module. `symbol` names the host's kernel table and launcher
+    (`<symbol>__gpu_kernels`, `<symbol>__gpu_launch`)."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, llvm.FuncOp)}
     kernels: list[Kernel] = []
     blas: dict[str, llvm.FuncOp] = {}
+    launcher = symbol + LAUNCH_SUFFIX
     for name, f in functions.items():
         if f.body.blocks and OUTLINED_MARK not in name and not name.endswith(SHAPE_SUFFIX):
-            _rewrite_host(f, functions, kernels, blas)
+            _rewrite_host(f, functions, kernels, blas, launcher)
             verify_host_memory(f)
     device = ModuleOp([])
     for name in sorted(_device_functions([k.task for k in kernels], functions, device)):
         f = functions[name]
         f.detach()
         device.body.block.add_op(f)
-    _finish_host(module, blas)
-    return GpuModules(module, device, kernels)
+    _finish_host(module, blas, launcher)
+    return GpuModules(module, device, kernels, symbol, bool(blas))
 
 
 _POINTER_FIELDS = (0, 1)
@@ -204,6 +235,7 @@ def _rewrite_host(
     functions: dict[str, llvm.FuncOp],
     kernels: list[Kernel],
     blas: dict[str, llvm.FuncOp],
+    launcher: str,
 ) -> None:
     """Launches, device allocations and cuBLAS calls in the host function `f`."""
     for op in list(f.walk()):
@@ -212,7 +244,7 @@ def _rewrite_host(
             continue
         assert isinstance(op, llvm.CallOp)
         if callee == PARALLEL_FOR:
-            kernels.append(_launch(op, len(kernels)))
+            kernels.append(_launch(op, len(kernels), launcher))
         elif callee in ("malloc", "free"):
             _rename(op, GPU_MALLOC if callee == "malloc" else GPU_FREE)
         elif callee.startswith("scipy_cblas_"):
@@ -258,7 +290,7 @@ def _declare_like(module: ModuleOp, name: str, like: llvm.FuncOp) -> None:
     _declare(module, name, list(function_type.inputs.data), function_type.output)
 
 
-def _launch(call: llvm.CallOp, index: int) -> Kernel:
+def _launch(call: llvm.CallOp, index: int, launcher: str) -> Kernel:
     """Replace the pool call `call` by a launch; its kernel."""
     function, ctx, lower, upper = call.args[:4]
     address = function.owner
@@ -270,7 +302,7 @@ def _launch(call: llvm.CallOp, index: int) -> Kernel:
         raise GpuLoweringError(f"the context of @{task} is not a stack slot")
     size = _type_size(slot.elem_type)
     launch = llvm.CallOp(
-        GPU_LAUNCH,
+        launcher,
         _constant(index, call),
         ctx,
         _constant(size, call),
@@ -284,11 +316,11 @@ def _launch(call: llvm.CallOp, index: int) -> Kernel:
     return Kernel(task, size)
 
 
-def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp]) -> None:
+def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp], launcher: str) -> None:
     for op in list(module.ops):
         if isinstance(op, llvm.FuncOp) and op.sym_name.data in (PARALLEL_FOR,):
             Rewriter.erase_op(op)
-    _declare(module, GPU_LAUNCH, [i64, PTR, i64, i64, i64], i64)
+    _declare(module, launcher, [i64, PTR, i64, i64, i64], i64)
     _declare(module, GPU_MALLOC, [i64], PTR)
     _declare(module, GPU_FREE, [PTR], None)
     for name, like in blas.items():
@@ -297,7 +329,7 @@ def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp]) -> None:
 
 def entry_ir(kernel: Kernel) -> str:
     """The LLVM IR of `kernel`'s entry point (see the module doc)."""
-    size = max(8, (kernel.context_bytes + 7) // 8 * 8)
+    size = max(1, kernel.context_bytes)
     sreg = "call i32 @llvm.nvvm.read.ptx.sreg"
     return f"""
 define ptx_kernel void @{kernel.entry}(i64 %lower, i64 %upper,

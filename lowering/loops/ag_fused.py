@@ -198,13 +198,26 @@ def _reduction(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Sequenc
             return [combine(red, acc[0], value)]
 
         init = ag_scalar.reduction_init(inner, type(reduction), dest.element_type)
-        if compensated:  # blocked, vectorised, compensated: as accurate as NumPy's sum
+        split = None
+        if not ivs:  # a full reduction: in parallel parts on the GPU
+            split = parallel_loops.split_reduction(
+                inner,
+                reduced_bounds,
+                lambda at: ag_scalar.reduction_init(at, type(reduction), dest.element_type),
+                step,
+                combine,
+            )
+        if split is not None:
+            total = split
+        elif compensated:  # blocked, vectorised, compensated: as accurate as NumPy's sum
             total = compensated_sum(inner, reduced_bounds, init, step)
         else:
             (total,) = reduction_nest(inner, reduced_bounds, [init], step)
         store(inner, total, dest, ivs)
 
-    loop_nest(b, [as_index(b, d) for d in dest.dims], element)
+    bounds = [as_index(b, d) for d in dest.dims]
+    if not parallel_loops.reduction_domain(b, bounds, element):
+        loop_nest(b, bounds, element)
 
 
 def emit_fused(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Buffer]) -> None:

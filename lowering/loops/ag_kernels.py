@@ -172,13 +172,26 @@ def emit_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -
             return [combine(red, acc[0], load(red, x, indices))]
 
         init = ag_scalar.reduction_init(inner, type(op), x.element_type)
-        if blocked:
+        split = None
+        if not ivs:  # a full reduction: in parallel parts on the GPU
+            split = parallel_loops.split_reduction(
+                inner,
+                reduced_bounds,
+                lambda at: ag_scalar.reduction_init(at, type(op), x.element_type),
+                step,
+                combine,
+            )
+        if split is not None:
+            total = split
+        elif blocked:
             total = compensated_sum(inner, reduced_bounds, init, step)
         else:
             (total,) = reduction_nest(inner, reduced_bounds, [init], step)
         store(inner, total, out, ivs)
 
-    loop_nest(b, _bounds(b, out), element)
+    bounds = _bounds(b, out)
+    if not parallel_loops.reduction_domain(b, bounds, element):
+        loop_nest(b, bounds, element)
 
 
 def emit_dot(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType
 from xdsl.ir import Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -36,21 +36,27 @@ VECTOR_ALIGN = 64
 cache lines and whole vectors for every element type)."""
 
 _MIN_WORK: ContextVar[int] = ContextVar("parallel_min_work", default=0)
+_REDUCTIONS: ContextVar[bool] = ContextVar("parallel_reductions", default=False)
+
+REDUCTION_PARTS = 2048
+"""A full reduction in parallel (`split_reduction`) has at most this many partial results."""
 
 PartBody = Callable[[Builder, SSAValue, SSAValue, SSAValue], None]
 """`body(builder, begin, end, part)`: one part of a parallel loop."""
 
 
 @contextmanager
-def parallel_loops(min_work: int) -> Iterator[None]:
+def parallel_loops(min_work: int, reductions: bool = False) -> Iterator[None]:
     """Within the block, kernels emit parallel loops of at least `min_work` units
-    (none when it is 0)."""
+    (none when it is 0); with `reductions`, reductions too (see `reduction_domain`)."""
     if min_work < 0:
         raise ValueError(f"parallel_min_work must be >= 0, got {min_work}")
     token = _MIN_WORK.set(min_work)
+    reductions_token = _REDUCTIONS.set(reductions and min_work > 0)
     try:
         yield
     finally:
+        _REDUCTIONS.reset(reductions_token)
         _MIN_WORK.reset(token)
 
 
@@ -182,3 +188,82 @@ def parallel_nest(
         for_loop(inner, begin, end, one, [], outer)
 
     parallel_for(b, bounds[0], work, VECTOR_ALIGN if len(bounds) == 1 else 1, part)
+
+
+# --- parallel reductions (the GPU target: `ag-to-loops{parallel_reductions=true}`) --------
+
+
+def reductions_enabled() -> bool:
+    """Whether reductions run in parallel now."""
+    return _REDUCTIONS.get()
+
+
+def reduction_domain(
+    b: Builder, bounds: Sequence[SSAValue], body: Callable[[Builder, Sequence[SSAValue]], None]
+) -> bool:
+    """With parallel reductions on, the kept axes `bounds` of a reduction as a parallel
+    nest (one result element an iteration, its reduction serial inside); returns whether
+    it emitted it (else the caller emits its serial nest). A full reduction (no kept
+    axis) is `split_reduction`'s."""
+    if not (reductions_enabled() and bounds) or inside_parallel(b):
+        return False
+    parallel_nest(b, bounds, body, 1)
+    return True
+
+
+def split_reduction(
+    b: Builder,
+    reduced: Sequence[SSAValue],
+    init: Callable[[Builder], SSAValue],
+    step: Callable[[Builder, Sequence[SSAValue], Sequence[SSAValue]], Sequence[SSAValue]],
+    combine: Callable[[Builder, SSAValue, SSAValue], SSAValue],
+) -> SSAValue | None:
+    """With parallel reductions on, a full reduction over the nest `reduced` in two
+    phases: `P = min(n, REDUCTION_PARTS)` parts in parallel, part p combining the
+    elements p, p + P, p + 2P, ... of the nest in row-major order (so that neighbouring
+    parts read neighbouring elements), each into its slot of a scratch buffer; then the
+    P partial results combined in order. Returns the result (None when parallel
+    reductions are off: the caller emits its serial nest)."""
+    from xdsl.dialects import memref
+
+    if not reductions_enabled() or not reduced or inside_parallel(b):
+        return None
+    n = reduced[0]
+    for bound in reduced[1:]:
+        n = b.insert(arith.MuliOp(n, bound)).result
+    parts = b.insert(arith.MinUIOp(n, index_constant(b, REDUCTION_PARTS))).result
+    element_type = init(b).type
+    scratch = b.insert(memref.AllocOp([parts], [], MemRefType(element_type, [DYNAMIC_INDEX])))
+    one = index_constant(b, 1)
+
+    def part(inner: Builder, begin: SSAValue, end: SSAValue, _: SSAValue) -> None:
+        def each(level: Builder, p: SSAValue, __: Sequence[SSAValue]) -> list[SSAValue]:
+            def gather(red: Builder, k: SSAValue, acc: Sequence[SSAValue]) -> Sequence[SSAValue]:
+                return step(red, _delinearize(red, k, reduced), acc)
+
+            (total,) = for_loop(level, p, n, parts, [init(level)], gather)
+            level.insert(memref.StoreOp.get(total, scratch.memref, [p]))
+            return []
+
+        for_loop(inner, begin, end, one, [], each)
+
+    parallel_for(b, parts, 1, 1, part)
+
+    def fold(level: Builder, p: SSAValue, acc: Sequence[SSAValue]) -> list[SSAValue]:
+        value = level.insert(memref.LoadOp.get(scratch.memref, [p])).res
+        return [combine(level, acc[0], value)]
+
+    (result,) = for_loop(b, index_constant(b, 0), parts, one, [init(b)], fold)
+    b.insert(memref.DeallocOp.get(scratch.memref))
+    return result
+
+
+def _delinearize(b: Builder, k: SSAValue, bounds: Sequence[SSAValue]) -> list[SSAValue]:
+    """The indices of the row-major position `k` in a nest of `bounds`."""
+    indices: list[SSAValue] = []
+    rest = k
+    for bound in reversed(bounds[1:]):
+        indices.insert(0, b.insert(arith.RemUIOp(rest, bound)).result)
+        rest = b.insert(arith.DivUIOp(rest, bound)).result
+    indices.insert(0, rest)
+    return indices

@@ -37,10 +37,11 @@ def test_runs_on_the_gpu_target(gpu: str) -> None:
     run = _compiled(f)
     assert getattr(run, "on_device", False)
     assert isinstance(run.gpu, cuda.GpuFunction)
+    before = cuda.launches()
     out = f(np.arange(6.0))
     assert type(out) is np.ndarray
     np.testing.assert_array_equal(out, np.arange(6.0) * 2 + 1)
-    assert run.gpu.launches >= 1
+    assert cuda.launches() > before
     assert ".entry" in run.gpu.ptx and ".target sm_" in run.gpu.ptx
 
 
@@ -79,6 +80,19 @@ def test_reductions(gpu: str, axis: int | None) -> None:
     np.testing.assert_allclose(s, a.sum(axis=axis), atol=bound)
     np.testing.assert_array_equal(mx, a.max(axis=axis))
     np.testing.assert_allclose(mean, a.mean(axis=axis), atol=bound)
+
+
+def test_full_reductions_in_parallel_parts(gpu: str) -> None:
+    """More elements than parts (2048): each part combines every 2048th element."""
+    m, v = T.matrix("m"), T.vector("v")
+    f = arignote.function([m, v], [m.sum(), m.max(), v.sum(), (v * 2).min()])
+    a = RNG.standard_normal((70, 80))
+    b = RNG.standard_normal(5001)
+    s, mx, vs, vmin = f(a, b)
+    eps = np.finfo("float64").eps
+    np.testing.assert_allclose(s, a.sum(), atol=2048 * eps * np.abs(a).sum())
+    assert mx == a.max() and vmin == (b * 2).min()
+    np.testing.assert_allclose(vs, b.sum(), atol=2048 * eps * np.abs(b).sum())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
