@@ -22,7 +22,7 @@ def loops_lowering(parallel_min_work: int = 0) -> str:
     return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{PARALLELIZE}"
 
 
-GPU_LOOPS_LOWERING = "ag-to-loops{parallel_min_work=1 parallel_reductions=true},gpu-kernels"
+GPU_LOOPS_LOWERING = "ag-to-loops{parallel_min_work=1 parallel_all=true},gpu-kernels"
 """The loops lowering of the GPU target: every loop the kernels can split is parallel,
 then `gpu-kernels` makes kernels of the loops and leaves host code around them."""
 

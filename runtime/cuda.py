@@ -8,10 +8,12 @@ device scalars and calls cuBLAS through the functions of `arignote.runtime.cuda_
 kernel table (`<f>__gpu_kernels`) holds the `CUfunction` of each launch site, filled when
 the PTX module is loaded (`cuModuleLoadData`, which JIT-compiles the PTX for the GPU).
 
-pycuda provides the rest: the device's primary context (made current on the calling
-thread), device arrays (`pycuda.gpuarray.GPUArray`, allocated from a
-`pycuda.tools.DeviceMemoryPool`) for inputs, outputs and shared variables, and the
-copies between host and device. `GpuFunction(...)(*arrays)` takes NumPy arrays (copied
+pycuda provides the device arrays (`pycuda.gpuarray.GPUArray`) of inputs, outputs and
+shared variables, and the copies between host and device; their memory comes from the
+device's stream-ordered pool (`cuMemAllocAsync`, `DeviceBuffer`), like the host code's
+temporaries. The device's primary context is made current on each calling thread with
+the driver API (pycuda's context stack stays empty, so nothing depends on the order in
+which Python frees objects at exit). `GpuFunction(...)(*arrays)` takes NumPy arrays (copied
 to the device) or GPUArrays (used in place) and returns GPUArrays.
 
 The device is a `PycudaDevice`, or, in tests, the CPU emulation of
@@ -123,30 +125,34 @@ class PycudaDevice:
                 f"config.device={device!r}: this machine has {count} CUDA device(s)"
             )
         import pycuda.gpuarray as gpuarray
-        from pycuda.tools import DeviceMemoryPool
 
         dev = driver.Device(ordinal)
         self.driver, self.gpuarray = driver, gpuarray
-        self.context = dev.retain_primary_context()
-        self.context.push()
-        self._threads = {threading.get_ident()}
-        self.pool = DeviceMemoryPool()
         self.name = dev.name()
         self.capability: tuple[int, int] = dev.compute_capability()
         sms = dev.get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
         self.max_blocks = BLOCKS_PER_SM * sms
         self.libcuda = ctypes.CDLL("libcuda.so.1")
-        self._keep_freed_memory(ordinal)
+        self._device = ctypes.c_int()
+        self._call("cuDeviceGet", ctypes.byref(self._device), ordinal)
+        self.context = ctypes.c_void_p()
+        self._call("cuDevicePrimaryCtxRetain", ctypes.byref(self.context), self._device)
+        self._call("cuCtxPushCurrent_v2", self.context)
+        self._threads = {threading.get_ident()}
+        self._keep_freed_memory()
         self._native: Any = None
         self._cublas: ctypes.c_void_p | None = None
         self._modules: list[ctypes.c_void_p] = []
 
-    def _keep_freed_memory(self, ordinal: int) -> None:
+    def _call(self, name: str, *args: Any) -> None:
+        result = getattr(self.libcuda, name)(*args)
+        if result != 0:
+            raise CudaUnavailableError(f"{name} failed with CUDA error {result}")
+
+    def _keep_freed_memory(self) -> None:
         """Have the device's memory pool (of `cuMemAllocAsync`) keep what is freed."""
-        handle, pool = ctypes.c_int(), ctypes.c_void_p()
-        if self.libcuda.cuDeviceGet(ctypes.byref(handle), ordinal) != 0:
-            return
-        if self.libcuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool), handle) != 0:
+        pool = ctypes.c_void_p()
+        if self.libcuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool), self._device) != 0:
             return
         threshold = ctypes.c_uint64(2**64 - 1)
         self.libcuda.cuMemPoolSetAttribute(
@@ -154,10 +160,10 @@ class PycudaDevice:
         )
 
     def make_current(self) -> None:
-        """The device's context current on this thread (once per thread)."""
+        """The device's (primary) context current on this thread (once per thread)."""
         ident = threading.get_ident()
         if ident not in self._threads:
-            self.context.push()
+            self._call("cuCtxSetCurrent", self.context)
             self._threads.add(ident)
 
     # --- the native runtime ----------------------------------------------------------------
@@ -251,20 +257,50 @@ class PycudaDevice:
         return result
 
     def empty(self, shape: Sequence[int], dtype: np.dtype) -> Any:
-        return self.gpuarray.GPUArray(tuple(shape), dtype, allocator=self.pool.allocate)
+        return self.gpuarray.GPUArray(tuple(shape), dtype, allocator=self.allocate)
+
+    def allocate(self, size: int) -> DeviceBuffer:
+        """`size` bytes of device memory (from the device's pool, `cuMemAllocAsync`)."""
+        address = ctypes.c_uint64()
+        result = self.libcuda.cuMemAllocAsync(ctypes.byref(address), ctypes.c_size_t(size), None)
+        if result == _CUDA_ERROR_OUT_OF_MEMORY:
+            raise MemoryError(f"out of GPU memory: {size} bytes could not be allocated")
+        if result != 0:
+            raise CudaError(f"cuMemAllocAsync failed with error {result}")
+        return DeviceBuffer(address.value, size, self.libcuda)
 
     def synchronize(self) -> None:
-        self.context.synchronize()
+        result = self.libcuda.cuCtxSynchronize()
+        if result != 0:
+            raise CudaError(f"the GPU reported error {result} (cuCtxSynchronize)")
 
     def shutdown(self) -> None:
-        """At exit: the context is popped (pycuda aborts if one is still current at its
-        module cleanup); pycuda frees what is left in it afterwards."""
-        self.context.synchronize()
-        self.pool.free_held()
-        self.context.pop()
-        from pycuda.tools import clear_context_caches
+        """At exit: wait for the device. The context stays current: device arrays freed
+        later (at interpreter teardown) are freed in it; pycuda's own context stack, which
+        aborts the process if not empty at its cleanup, is never used."""
+        self.libcuda.cuCtxSynchronize()
 
-        clear_context_caches()
+
+class DeviceBuffer:
+    """Device memory of a GPUArray (its `gpudata`), freed with `cuMemFreeAsync` when the
+    array goes (where the context is gone, at the very end of the process, the error is
+    ignored: the driver reclaims it)."""
+
+    __slots__ = ("address", "size", "_libcuda")
+
+    def __init__(self, address: int, size: int, libcuda: ctypes.CDLL):
+        self.address, self.size, self._libcuda = address, size, libcuda
+
+    def __int__(self) -> int:
+        return self.address
+
+    __index__ = __int__
+
+    def __del__(self) -> None:
+        try:
+            self._libcuda.cuMemFreeAsync(ctypes.c_uint64(self.address), None)
+        except Exception:  # noqa: BLE001 - at interpreter teardown
+            pass
 
 
 @ctypes.CFUNCTYPE(ctypes.c_int)

@@ -43,10 +43,12 @@ from collections.abc import Iterable, Sequence
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
+    DictionaryAttr,
     IndexType,
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -56,10 +58,15 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from arignote.dialects import ag
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.llvm_utils import PTR
-from arignote.lowering.llvm.parallelize import PARALLEL_FOR, _declare, _Outliner
+from arignote.lowering.llvm.parallelize import BODY_SUFFIX, PARALLEL_FOR, _declare, _Outliner
 from arignote.lowering.loops.ag_scalar import LIBM_FUNCTIONS
+from arignote.lowering.loops.parallel_loops import SOURCE_ATTRIBUTE
 
 GPU_READ = "arignote_gpu_read"
+
+KERNEL_SOURCES = "arignote.gpu_kernel_sources"
+"""On the module after `gpu-kernels`: each kernel's task → where it came from (the op whose
+loop it is, `parallel_loops.SOURCE_ATTRIBUTE`, or the ops of a one-thread kernel)."""
 """`arignote_gpu_read(host: ptr, device: ptr, bytes: i64)`: a copy from device memory."""
 
 HOST_CALL_PREFIXES = ("scipy_cblas_",)
@@ -352,6 +359,8 @@ def _wrap(
         slots.append(slot.memref)
     body = ag.ParallelForOp.body_block()
     loop = ag.ParallelForOp(zero, one, one, 1, Region(body))
+    names = ", ".join(dict.fromkeys(op.name for op in group))
+    loop.attributes[SOURCE_ATTRIBUTE] = StringAttr(f"one thread: {names}")
     Rewriter.insert_op(loop, InsertPoint.before(first))
     for op in group:
         op.detach()
@@ -403,6 +412,7 @@ def gpu_kernels(module: ModuleOp) -> None:
         op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks
     }
     used = False
+    labels: dict[str, Attribute] = {}
     for f in compute_functions(module):
         for op in f.walk():
             if isinstance(op, func.CallOp) and _callee(op) in defined:
@@ -420,10 +430,16 @@ def gpu_kernels(module: ModuleOp) -> None:
         outliner = _Outliner(f, module, taken)  # every loop a kernel: none is inlined
         for inner in list(f.walk()):
             if isinstance(inner, ag.ParallelForOp) and inner.parent is not None:
+                source = inner.attributes.get(SOURCE_ATTRIBUTE)
+                before = set(taken)
                 outliner.outline(inner)
+                task = min(n for n in taken - before if not n.endswith(BODY_SUFFIX))
+                labels[task] = StringAttr(source.data if isinstance(source, StringAttr) else "?")
                 used = True
     if used:
         _declare(module, PARALLEL_FOR, [PTR, PTR, *[i64] * 5])
+    if labels:
+        module.attributes[KERNEL_SOURCES] = DictionaryAttr(labels)
 
 
 def shape_reads(module: ModuleOp) -> dict[str, tuple[int, ...]]:

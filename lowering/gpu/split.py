@@ -33,11 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, i64
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from arignote.lowering.gpu.kernels import GPU_READ, SHAPE_SUFFIX, GpuLoweringError
+from arignote.lowering.gpu.kernels import GPU_READ, KERNEL_SOURCES, SHAPE_SUFFIX, GpuLoweringError
 from arignote.lowering.llvm.llvm_utils import PTR, integer_attr
 from arignote.lowering.llvm.parallelize import PARALLEL_FOR
 
@@ -59,6 +59,8 @@ class Kernel:
 
     task: str
     context_bytes: int
+    source: str = "?"
+    """What it computes: the op whose loop it is, with its node label (for profiles)."""
 
     @property
     def entry(self) -> str:
@@ -151,6 +153,15 @@ def split(module: ModuleOp, symbol: str = "module") -> GpuModules:
         if f.body.blocks and OUTLINED_MARK not in name and not name.endswith(SHAPE_SUFFIX):
             _rewrite_host(f, functions, kernels, blas, launcher)
             verify_host_memory(f)
+    sources = module.attributes.get(KERNEL_SOURCES)
+    if isinstance(sources, DictionaryAttr):
+        found = sources.data
+        kernels = [
+            Kernel(k.task, k.context_bytes, s.data)
+            if isinstance(s := found.get(k.task), StringAttr)
+            else k
+            for k in kernels
+        ]
     device = ModuleOp([])
     for name in sorted(_device_functions([k.task for k in kernels], functions, device)):
         f = functions[name]

@@ -53,7 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from arignote.dialects import ag
-from arignote.lowering.loops import ag_scalar
+from arignote.lowering.loops import ag_scalar, parallel_loops
 from arignote.lowering.loops.ag_kernels import KERNELS, copy
 from arignote.lowering.loops.ag_shapes import (
     SHAPE_RULES,
@@ -68,7 +68,6 @@ from arignote.lowering.loops.loop_utils import (
     as_index,
     index_constant,
     load,
-    loop_nest,
     store,
 )
 
@@ -336,7 +335,7 @@ def _prepare_result(
             value = zero_value
         store(inner, value, out, ivs)
 
-    loop_nest(b, bounds, scale)
+    parallel_loops.independent_nest(b, bounds, scale)
     return beta, empty
 
 

@@ -34,7 +34,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
-from arignote.lowering.loops import ag_scalar
+from arignote.lowering.loops import ag_scalar, parallel_loops
 from arignote.lowering.loops.ag_kernels import KERNELS, broadcast_indices, copy, elementwise
 from arignote.lowering.loops.ag_shapes import (
     VALUE_SHAPE_RULES,
@@ -374,7 +374,7 @@ def emit_subtensor(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]
     def body(inner: Builder, ivs: Sequence[SSAValue]) -> None:
         store(inner, load(inner, x, _input_indices(inner, accesses, ivs)), out, ivs)
 
-    loop_nest(b, [as_index(b, d) for d in out.dims], body)
+    parallel_loops.independent_nest(b, [as_index(b, d) for d in out.dims], body)
 
 
 def _scatter(

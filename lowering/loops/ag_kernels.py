@@ -65,7 +65,7 @@ def elementwise(
         store(inner, scalar(inner, values), out, ivs)
 
     bounds = _bounds(b, out)
-    if parallel and bounds and parallel_loops.enabled():
+    if (parallel or parallel_loops.every_loop()) and bounds and parallel_loops.enabled():
         parallel_loops.parallel_nest(b, bounds, body, 1)
     else:
         loop_nest(b, bounds, body, [out, *ins])
@@ -109,7 +109,7 @@ def emit_dimshuffle(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer
         indices = [ivs[pattern.index(a)] if a in pattern else zero for a in range(len(x.dims))]
         store(inner, load(inner, x, indices), out, ivs)
 
-    loop_nest(b, _bounds(b, out), body)
+    parallel_loops.independent_nest(b, _bounds(b, out), body)
 
 
 def _magnitude(b: Builder, x: SSAValue) -> SSAValue:
@@ -217,7 +217,7 @@ def emit_dot(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> N
             (total,) = reduction_nest(inner, [k], [init], step)
         store(inner, total, out, ivs)
 
-    loop_nest(b, _bounds(b, out), element)
+    parallel_loops.independent_nest(b, _bounds(b, out), element)
 
 
 def emit_constant(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
@@ -300,7 +300,7 @@ def emit_arg_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer
         _, index = reduction_nest(inner, reduced_bounds, [init, start], step)
         store(inner, index, out, ivs)
 
-    loop_nest(b, _bounds(b, out), element)
+    parallel_loops.independent_nest(b, _bounds(b, out), element)
 
 
 def emit_dim(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
@@ -330,10 +330,11 @@ MULTI_KERNELS: dict[type[Operation], MultiKernel] = {}
 def emit_op(b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Buffer]) -> None:
     """Computes `op` into `dests` (one per result) by its kernel."""
     multi = MULTI_KERNELS.get(type(op))
-    if multi is not None:
-        multi(b, op, dests, ins)
-    else:
-        KERNELS[type(op)](b, op, dests[0], ins)
+    with parallel_loops.emitting(op):
+        if multi is not None:
+            multi(b, op, dests, ins)
+        else:
+            KERNELS[type(op)](b, op, dests[0], ins)
 
 
 def has_kernel(op: Operation) -> bool:

@@ -29,7 +29,7 @@ from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
-from arignote.lowering.loops import ag_scalar
+from arignote.lowering.loops import ag_scalar, parallel_loops
 from arignote.lowering.loops.ag_indexing import _bounds_check
 from arignote.lowering.loops.ag_kernels import KERNELS, MULTI_KERNELS
 from arignote.lowering.loops.ag_shapes import (
@@ -50,7 +50,6 @@ from arignote.lowering.loops.loop_utils import (
     for_loop,
     index_constant,
     load,
-    loop_nest,
     store,
 )
 
@@ -109,7 +108,7 @@ def emit_softmax(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) 
 
         _row_loop(inner, n, [], normalize)
 
-    loop_nest(b, _leading(b, x), row)
+    parallel_loops.independent_nest(b, _leading(b, x), row)
 
 
 def emit_logsoftmax(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
@@ -142,7 +141,7 @@ def emit_logsoftmax(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer
 
         _row_loop(inner, n, [], write)
 
-    loop_nest(b, _leading(b, x), row)
+    parallel_loops.independent_nest(b, _leading(b, x), row)
 
 
 def emit_softmax_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
@@ -169,7 +168,7 @@ def emit_softmax_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buff
 
         _row_loop(inner, n, [], scale)
 
-    loop_nest(b, _leading(b, sm), row)
+    parallel_loops.independent_nest(b, _leading(b, sm), row)
 
 
 def softmax_grad_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
@@ -250,7 +249,7 @@ def emit_softmax_xent(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buff
         lse = inner.insert(arith.AddfOp(m, log(inner, total))).result
         store(inner, inner.insert(arith.SubfOp(lse, picked)).result, out, [i])
 
-    loop_nest(b, [as_index(b, x.dims[0])], row)
+    parallel_loops.independent_nest(b, [as_index(b, x.dims[0])], row)
 
 
 def _xent_row_grad(
@@ -301,7 +300,7 @@ def emit_softmax_xent_grad(b: Builder, op: Operation, out: Buffer, ins: Sequence
         (i,) = ivs
         _xent_row_grad(inner, (x, y, out), i, n, _dnll_at(inner, g, i))
 
-    loop_nest(b, [as_index(b, x.dims[0])], row)
+    parallel_loops.independent_nest(b, [as_index(b, x.dims[0])], row)
 
 
 def emit_softmax_xent_pair(
@@ -321,7 +320,7 @@ def emit_softmax_xent_pair(
         value = inner.insert(arith.SubfOp(lse, load(inner, x, [i, label]))).result
         store(inner, value, nll, [i])
 
-    loop_nest(b, [as_index(b, x.dims[0])], row)
+    parallel_loops.independent_nest(b, [as_index(b, x.dims[0])], row)
 
 
 def _xent_checks(

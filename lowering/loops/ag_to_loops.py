@@ -820,13 +820,14 @@ class ConvertAgToLoopsPass(ModulePass):
     """Emit `ag.parallel_for` for loops of at least this much work (0: serial loops;
     see `arignote.lowering.loops.parallel_loops`)."""
 
-    parallel_reductions: bool = False
-    """With parallel loops: reductions too, the result elements of a partial one in
-    parallel, a full one in parallel parts (the GPU target's loops)."""
+    parallel_all: bool = False
+    """With parallel loops: also those the CPU keeps serial (the GPU target's loops):
+    reductions (the result elements of a partial one in parallel, a full one in parallel
+    parts) and nests of independent iterations (copies, fills, the rows of softmax)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         declare_profile_counters(op)
-        with parallel_loops(self.parallel_min_work, self.parallel_reductions):
+        with parallel_loops(self.parallel_min_work, self.parallel_all):
             walker = PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False)
             walker.rewrite_module(op)
         declare_libm_functions(op)

@@ -24,8 +24,8 @@ from contextvars import ContextVar
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType
-from xdsl.ir import Region, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
@@ -36,7 +36,12 @@ VECTOR_ALIGN = 64
 cache lines and whole vectors for every element type)."""
 
 _MIN_WORK: ContextVar[int] = ContextVar("parallel_min_work", default=0)
-_REDUCTIONS: ContextVar[bool] = ContextVar("parallel_reductions", default=False)
+_ALL: ContextVar[bool] = ContextVar("parallel_all", default=False)
+_SOURCE: ContextVar[str | None] = ContextVar("parallel_source", default=None)
+
+SOURCE_ATTRIBUTE = "ag.source"
+"""On an `ag.parallel_for`: the op whose kernel emitted it (its name and `ag.node` label),
+which the GPU target's profile shows for the kernel."""
 
 REDUCTION_PARTS = 2048
 """A full reduction in parallel (`split_reduction`) has at most this many partial results."""
@@ -46,18 +51,32 @@ PartBody = Callable[[Builder, SSAValue, SSAValue, SSAValue], None]
 
 
 @contextmanager
-def parallel_loops(min_work: int, reductions: bool = False) -> Iterator[None]:
+def parallel_loops(min_work: int, every_loop: bool = False) -> Iterator[None]:
     """Within the block, kernels emit parallel loops of at least `min_work` units
-    (none when it is 0); with `reductions`, reductions too (see `reduction_domain`)."""
+    (none when it is 0); with `every_loop` (the GPU target), also the loops the CPU keeps
+    serial: reductions (`reduction_domain`, `split_reduction`) and the nests of
+    independent iterations (`independent_nest`: copies, fills, rows)."""
     if min_work < 0:
         raise ValueError(f"parallel_min_work must be >= 0, got {min_work}")
     token = _MIN_WORK.set(min_work)
-    reductions_token = _REDUCTIONS.set(reductions and min_work > 0)
+    all_token = _ALL.set(every_loop and min_work > 0)
     try:
         yield
     finally:
-        _REDUCTIONS.reset(reductions_token)
+        _ALL.reset(all_token)
         _MIN_WORK.reset(token)
+
+
+@contextmanager
+def emitting(op: Operation) -> Iterator[None]:
+    """Within the block, the parallel loops emitted come from `op` (`SOURCE_ATTRIBUTE`)."""
+    node = op.attributes.get("ag.node")
+    label = op.name if not isinstance(node, StringAttr) else f"{op.name} [{node.data}]"
+    token = _SOURCE.set(label)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
 
 
 def enabled() -> bool:
@@ -149,6 +168,9 @@ def parallel_for(
     trips = min_trips(b, work_per_trip)
     zero = index_constant(b, 0)
     op = ag.ParallelForOp(zero, upper, trips, align, Region(block), max_parts)
+    source = _SOURCE.get()
+    if source is not None:
+        op.attributes[SOURCE_ATTRIBUTE] = StringAttr(source)
     return b.insert(op).parts
 
 
@@ -190,12 +212,23 @@ def parallel_nest(
     parallel_for(b, bounds[0], work, VECTOR_ALIGN if len(bounds) == 1 else 1, part)
 
 
-# --- parallel reductions (the GPU target: `ag-to-loops{parallel_reductions=true}`) --------
+# --- every loop in parallel (the GPU target: `ag-to-loops{parallel_all=true}`) ------------
 
 
-def reductions_enabled() -> bool:
-    """Whether reductions run in parallel now."""
-    return _REDUCTIONS.get()
+def every_loop() -> bool:
+    """Whether every loop that can run in parallel does (the GPU target)."""
+    return _ALL.get()
+
+
+def independent_nest(
+    b: Builder, bounds: Sequence[SSAValue], body: Callable[[Builder, Sequence[SSAValue]], None]
+) -> None:
+    """`loop_nest(b, bounds, body)` for a nest whose iterations are independent (each
+    writes only its own elements); its outermost loop parallel when `every_loop()`."""
+    if every_loop() and bounds and not inside_parallel(b):
+        parallel_nest(b, bounds, body, 1)
+    else:
+        loop_nest(b, bounds, body)
 
 
 def reduction_domain(
@@ -205,7 +238,7 @@ def reduction_domain(
     nest (one result element an iteration, its reduction serial inside); returns whether
     it emitted it (else the caller emits its serial nest). A full reduction (no kept
     axis) is `split_reduction`'s."""
-    if not (reductions_enabled() and bounds) or inside_parallel(b):
+    if not (every_loop() and bounds) or inside_parallel(b):
         return False
     parallel_nest(b, bounds, body, 1)
     return True
@@ -226,7 +259,7 @@ def split_reduction(
     reductions are off: the caller emits its serial nest)."""
     from xdsl.dialects import memref
 
-    if not reductions_enabled() or not reduced or inside_parallel(b):
+    if not every_loop() or not reduced or inside_parallel(b):
         return None
     n = reduced[0]
     for bound in reduced[1:]:

@@ -1,7 +1,7 @@
-// RUN: arignote-opt %s -p 'ag-to-loops{parallel_min_work=1 parallel_reductions=true}' | filecheck %s
+// RUN: arignote-opt %s -p 'ag-to-loops{parallel_min_work=1 parallel_all=true}' | filecheck %s
 // RUN: arignote-opt %s -p 'ag-to-loops{parallel_min_work=1}' | filecheck %s --check-prefix=SERIAL
 
-// ag-to-loops{parallel_reductions=true} (the GPU target's loops): a partial reduction is a
+// ag-to-loops{parallel_all=true} (the GPU target's loops): a partial reduction is a
 // parallel loop over its result elements, each reducing its axis serially; a full one
 // runs in P = min(n, 2048) parallel parts, part p combining elements p, p + P, ... of the
 // row-major nest into a scratch buffer, then the P partial results in order. Without the
