@@ -42,6 +42,28 @@ def _median(fn: Callable[[], object], sync: Callable[[], None], repeats: int) ->
     return statistics.median(times)
 
 
+def _kernel_time(fn: Callable[[], object], repeats: int) -> tuple[float, int]:
+    """Median over `repeats` calls of arignote's GPU time per call (the sum of its
+    kernels' CUDA-event times), and its launches per call."""
+    from arignote.runtime import cuda
+
+    device = cuda.require()
+    times, launches = [], 0
+    for _ in range(repeats):
+        device.start_profile()
+        fn()
+        timed, _ = device.stop_profile()
+        times.append(sum(seconds for _, seconds in timed))
+        launches = len(timed)
+    return statistics.median(times), launches
+
+
+def _report_kernels(what: str, fn: Callable[[], object], repeats: int) -> float:
+    gpu_time, launches = _kernel_time(fn, repeats)
+    print(f"\n  arignote's {what}: {launches} kernel launches, {gpu_time * 1e6:.1f} us of GPU time")
+    return gpu_time
+
+
 def _diff(got: Sequence[Any], want: Sequence[np.ndarray]) -> float:
     return max(
         float(np.max(np.abs(np.asarray(g, np.float64) - w))) for g, w in zip(got, want, strict=True)
@@ -112,6 +134,7 @@ def bench_logreg(p: Peers, repeats: int) -> None:
             "train(x, y): outputs and updates",
         )
     )
+    _report_kernels("step", lambda: train(dx, dy), repeats)
     rows.append(
         (
             "arignote (NumPy x, y)",
@@ -216,6 +239,8 @@ def bench_elemwise(p: Peers, repeats: int, n: int) -> None:
             "",
         )
     ]
+    kernel = _report_kernels("elementwise call", lambda: f(dx, dy), repeats)
+    rows.append(("arignote kernel only", kernel, rows[0][2], "its kernel's CUDA-event time"))
     copy_seconds = None
     if p.cupy is not None:
         cp = p.cupy
@@ -311,6 +336,7 @@ def bench_mlp(p: Peers, repeats: int) -> None:
             "grad + SGD updates",
         )
     ]
+    _report_kernels("step", lambda: train(dx, dy), repeats)
     if p.torch is not None:
         torch = p.torch
         tx, ty = torch.tensor(x, device="cuda"), torch.tensor(y, device="cuda")
@@ -389,6 +415,7 @@ def bench_rnn(p: Peers, repeats: int) -> None:
             "scan + grad",
         )
     ]
+    _report_kernels("call", lambda: f(*dev), repeats)
     if p.torch is not None:
         torch = p.torch
         tx, th0, tw, tu, tb = [torch.tensor(a, device="cuda") for a in data]
@@ -436,10 +463,51 @@ def bench_rnn(p: Peers, repeats: int) -> None:
     _print("4 rnn: scan, T=100, batch 32, in 64, hidden 128, float32, forward + grad", rows)
 
 
+def bench_overhead(p: Peers, repeats: int, profile: bool) -> None:
+    """Workload 6 on the GPU: `f(x) = x + 1` of a float32[10] on the device, per call."""
+    import arignote
+    import arignote.tensor as T
+    from arignote.runtime.cuda import to_device
+
+    x = np.arange(10, dtype=np.float32)
+    xs = T.fvector("x")
+    f = arignote.function([xs], xs + 1, return_device=True)
+    dx = to_device(x)
+    rows = [
+        ("arignote", _median(lambda: f(dx), _nothing, repeats), _diff([f(dx).get()], [x + 1]), "")
+    ]
+    if p.cupy is not None:
+        cx = p.cupy.asarray(x)
+        rows.append(("cupy", _median(lambda: cx + 1, p.sync_cupy, repeats), 0.0, ""))
+    if p.torch is not None:
+        tx = p.torch.tensor(x, device="cuda")
+        rows.append(("torch (CUDA)", _median(lambda: tx + 1, p.sync_torch, repeats), 0.0, ""))
+    if p.jax is not None:
+        jf = p.jax.jit(lambda a: a + 1)
+        jx = p.jax.numpy.asarray(x)
+        rows.append(
+            ("jax (jit)", _median(lambda: jf(jx).block_until_ready(), _nothing, repeats), 0.0, "")
+        )
+    _print("6 overhead: x + 1, float32[10] on the device, per call (synchronized)", rows)
+    if profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(2000):
+            f(dx)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
 def run(argv: Sequence[str] | None = None) -> bool:
     args_parser = parser(__doc__ or "", repeats=5)
     args_parser.add_argument("--elemwise-size", type=int, default=10_000_000)
-    args_parser.add_argument("--only", default="logreg,elemwise,mlp,rnn")
+    args_parser.add_argument("--only", default="logreg,elemwise,mlp,rnn,overhead")
+    args_parser.add_argument(
+        "--python-profile", action="store_true", help="cProfile of the overhead workload's calls"
+    )
     args = args_parser.parse_args(argv)
     import arignote
     from arignote.runtime import cuda
@@ -459,6 +527,8 @@ def run(argv: Sequence[str] | None = None) -> bool:
         bench_mlp(peers, args.repeats)
     if "rnn" in only:
         bench_rnn(peers, args.repeats)
+    if "overhead" in only:
+        bench_overhead(peers, args.repeats, args.python_profile)
     return True
 
 

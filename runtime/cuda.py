@@ -41,14 +41,14 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from arignote.runtime.cpu import NativeModule, descriptor_struct
+from arignote.runtime.cpu import NativeModule
 from arignote.runtime.native import (
     SHAPE_SUFFIX,
+    NativeFunction,
     TensorSpec,
+    _Frame,
     _spec,
     allocation_error,
-    err_length,
-    message_arity,
 )
 
 
@@ -66,6 +66,7 @@ to 256 threads; each thread strides over the grid (`arignote.lowering.gpu.split`
 
 _CUDA_ERROR_OUT_OF_MEMORY = 2
 _MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+_MEMPOOL_ATTR_USED_MEM_HIGH = 8
 
 
 def _ordinal(device: str) -> int:
@@ -152,8 +153,10 @@ class PycudaDevice:
     def _keep_freed_memory(self) -> None:
         """Have the device's memory pool (of `cuMemAllocAsync`) keep what is freed."""
         pool = ctypes.c_void_p()
+        self._pool: ctypes.c_void_p | None = None
         if self.libcuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool), self._device) != 0:
             return
+        self._pool = pool
         threshold = ctypes.c_uint64(2**64 - 1)
         self.libcuda.cuMemPoolSetAttribute(
             pool, _MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.byref(threshold)
@@ -247,6 +250,58 @@ class PycudaDevice:
 
     def launches(self) -> int:
         return self._launches.value if self._native is not None else 0
+
+    # --- profiling ---------------------------------------------------------------------------
+
+    EVENT_CAPACITY = 4096
+    """Launches a profiled call times at most (CUDA event pairs)."""
+
+    def start_profile(self) -> None:
+        """Time the launches from now on (`cuEventRecord` pairs in the native launcher)
+        and reset the device pool's high-water mark of used memory."""
+        engine = self._native
+        if not hasattr(self, "_events"):
+            self._events = (ctypes.c_void_p * (2 * self.EVENT_CAPACITY))()
+            for k in range(2 * self.EVENT_CAPACITY):
+                event = ctypes.c_void_p()
+                self._call("cuEventCreate", ctypes.byref(event), 0)
+                self._events[k] = event.value
+            self._event_kernels = (ctypes.c_void_p * self.EVENT_CAPACITY)()
+        word = engine.get_global_value_address
+        ctypes.c_void_p.from_address(word("arignote_gpu_events")).value = ctypes.addressof(
+            self._events
+        )
+        ctypes.c_void_p.from_address(word("arignote_gpu_event_kernels")).value = ctypes.addressof(
+            self._event_kernels
+        )
+        ctypes.c_int64.from_address(word("arignote_gpu_event_capacity")).value = self.EVENT_CAPACITY
+        ctypes.c_int64.from_address(word("arignote_gpu_event_count")).value = 0
+        if self._pool is not None:
+            zero = ctypes.c_uint64(0)
+            self.libcuda.cuMemPoolSetAttribute(
+                self._pool, _MEMPOOL_ATTR_USED_MEM_HIGH, ctypes.byref(zero)
+            )
+
+    def stop_profile(self) -> tuple[list[tuple[int, float]], int]:
+        """The (kernel, seconds) of each launch timed since `start_profile` (after waiting
+        for the device), and the pool's peak of used device memory in bytes."""
+        word = self._native.get_global_value_address
+        ctypes.c_void_p.from_address(word("arignote_gpu_events")).value = None
+        count = ctypes.c_int64.from_address(word("arignote_gpu_event_count"))
+        self.synchronize()
+        timed = []
+        milliseconds = ctypes.c_float()
+        for j in range(count.value):
+            start, end = self._events[2 * j], self._events[2 * j + 1]
+            self._call("cuEventElapsedTime", ctypes.byref(milliseconds), start, end)
+            timed.append((self._event_kernels[j], milliseconds.value / 1000.0))
+        count.value = 0
+        peak = ctypes.c_uint64(0)
+        if self._pool is not None:
+            self.libcuda.cuMemPoolGetAttribute(
+                self._pool, _MEMPOOL_ATTR_USED_MEM_HIGH, ctypes.byref(peak)
+            )
+        return timed, peak.value
 
     # --- arrays --------------------------------------------------------------------------
 
@@ -418,6 +473,25 @@ def empty(shape: Sequence[int], dtype: np.dtype) -> Any:
 # --- functions ------------------------------------------------------------------------------
 
 
+class KernelProfile:
+    """What a profiled GPU function's kernels took: per kernel, its launches and GPU
+    seconds (CUDA events around each launch), and the peak of device memory in use."""
+
+    def __init__(self) -> None:
+        self.kernels: dict[str, list[Any]] = {}
+        """Kernel name → [source, launches, seconds]."""
+        self.peak_bytes = 0
+
+    def add(self, name: str, source: str, seconds: float) -> None:
+        entry = self.kernels.setdefault(name, [source, 0, 0.0])
+        entry[1] += 1
+        entry[2] += seconds
+
+    @property
+    def total(self) -> float:
+        return sum(entry[2] for entry in self.kernels.values())
+
+
 class GpuFunction:
     """A GPU-compiled tensor function (see the module doc): `host` is the host module of
     the GPU split, `launcher` the LLVM IR of its launcher and kernel table `table`."""
@@ -437,6 +511,7 @@ class GpuFunction:
         shape_reads: Sequence[int] = (),
         host_ir: str = "",
         uses_blas: bool = False,
+        sources: Sequence[str] = (),
     ):
         device = self.device = require()
         self.name = name
@@ -455,6 +530,14 @@ class GpuFunction:
             slots = (ctypes.c_void_p * len(handles)).from_address(self._host.global_address(table))
             slots[:] = handles
         self._handles = handles
+        self._kernel_of = {
+            handle: (name.removesuffix("__kernel"), source)
+            for handle, name, source in zip(
+                handles, self.kernel_names, [*sources, *["?"] * len(handles)], strict=False
+            )
+        }
+        self.profile: KernelProfile | None = None
+        """When set, each call adds its kernels' GPU times to it."""
         pointers = [ctypes.c_void_p] * len(self.inputs)
         shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
         self._shape_fn = shape_type(self._host.address(name + SHAPE_SUFFIX))
@@ -462,51 +545,87 @@ class GpuFunction:
         compute_type = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *outs)
         self._compute_fn = compute_type(self._host.address(name))
         self._lock = threading.Lock()
+        self._frame = _Frame(self)
+        self._array_type = type(device.empty((0,), np.dtype(np.float32)))
 
     def __call__(self, *arrays: Any) -> list[Any]:
         if len(arrays) != len(self.inputs):
             raise TypeError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
         device = self.device
         device.make_current()
-        on_device = [to_device(a) for a in arrays]
-        keep: list[Any] = []
-        shape_args = []
-        for i, (spec, array) in enumerate(zip(self.inputs, on_device, strict=True)):
-            if array.ndim != spec.rank:
-                raise TypeError(
-                    f"{self.name}: expected an array of rank {spec.rank}, got shape {array.shape}"
-                )
-            if i in self.shape_reads:
-                host = np.asarray(to_host(arrays[i]), order="C")
-                keep.append(host)
-                shape_args.append(_host_descriptor(host, keep))
-            else:
-                shape_args.append(_device_descriptor(array, keep))
-        dims = np.zeros(max(1, sum(s.rank for s in self.outputs)), np.int64)
-        err = np.zeros(err_length(self.messages), np.int64)
-        code = self._shape_fn(
-            *shape_args, _host_descriptor(dims, keep), _host_descriptor(err, keep)
-        )
-        if code != 0:
-            self._raise_check(code, err)
-        results = self._results(dims, arrays, on_device)
-        compute_args = [_device_descriptor(a, keep) for a in on_device]
-        compute_args += [_device_descriptor(r, keep) for r in results]
-        with self._lock:  # the native runtime's status word is per process
-            status = self._compute_fn(*compute_args)
+        on_device = [a if type(a) is self._array_type else to_device(a) for a in arrays]
+        values = self._input_values(on_device)
+        with self._lock:  # one frame; the native runtime's status word is per process
+            frame = self._frame
+            buffer = frame.buffer
+            keep = self._pack_shape_inputs(frame, values, arrays)
+            code = self._shape_fn(*frame.shape_args)
+            del keep
+            if code != 0:
+                self._raise_check(code, buffer, frame.err_offset)
+            if self.shape_reads:
+                frame.inputs.pack_into(buffer, 0, *values)  # the device arrays again
+            results = self._results(
+                frame.dims.unpack_from(buffer, frame.dims_offset), arrays, on_device
+            )
+            out: list[int] = []
+            for result in results:
+                _device_values(out, result)
+            if out:
+                frame.outputs.pack_into(buffer, frame.outputs_offset, *out)
+            profile = self.profile
+            if profile is not None:
+                device.start_profile()
+            status = self._compute_fn(*frame.compute_args)
+            if profile is not None:
+                self._record(profile, *device.stop_profile())
             device.check()
         if status:
             raise allocation_error(self.name, status, 64)
         device.synchronize()
         return results
 
+    def _input_values(self, on_device: Sequence[Any]) -> list[int]:
+        """The descriptor fields of the device inputs (their ranks checked)."""
+        values: list[int] = []
+        for spec, array in zip(self.inputs, on_device, strict=True):
+            if array.ndim != spec.rank:
+                raise TypeError(
+                    f"{self.name}: expected an array of rank {spec.rank}, got shape {array.shape}"
+                )
+            _device_values(values, array)
+        return values
+
+    def _pack_shape_inputs(self, frame: Any, values: list[int], arrays: Sequence[Any]) -> list[Any]:
+        """The inputs' descriptors for the shape function: device arrays, except host
+        copies of those whose contents it reads (kept alive by the returned list)."""
+        if not self.shape_reads:
+            frame.inputs.pack_into(frame.buffer, 0, *values)
+            return []
+        keep, shape_values = [], []
+        for i, array in enumerate(arrays):
+            if i in self.shape_reads:
+                host = np.asarray(to_host(array), order="C")
+                keep.append(host)
+                _host_values(shape_values, host)
+            else:
+                _device_values(shape_values, to_device(array))
+        frame.inputs.pack_into(frame.buffer, 0, *shape_values)
+        return keep
+
+    def _record(self, profile: KernelProfile, timed: list[tuple[int, float]], peak: int) -> None:
+        for handle, seconds in timed:
+            name, source = self._kernel_of.get(handle, (hex(handle), "?"))
+            profile.add(name, source, seconds)
+        profile.peak_bytes = max(profile.peak_bytes, peak)
+
     def _results(
-        self, dims: np.ndarray, arrays: Sequence[Any], on_device: Sequence[Any]
+        self, dims: Sequence[int], arrays: Sequence[Any], on_device: Sequence[Any]
     ) -> list[Any]:
         """The output buffers: a donor input's device array (updated in place), else new."""
         results, offset = [], 0
         for j, spec in enumerate(self.outputs):
-            shape = tuple(int(d) for d in dims[offset : offset + spec.rank])
+            shape = tuple(dims[offset : offset + spec.rank])
             offset += spec.rank
             donor = self.aliases.get(j)
             if (
@@ -519,36 +638,19 @@ class GpuFunction:
                 results.append(empty(shape, spec.dtype))
         return results
 
-    def _raise_check(self, code: int, err: np.ndarray) -> None:
-        if code < 0:
-            raise allocation_error(self.name, code, 32)
-        if not 1 <= code <= len(self.messages):
-            raise ValueError(f"{self.name}: shape check {code} failed")
-        template = self.messages[code - 1]
-        values = tuple(int(v) for v in err[1 : 1 + message_arity(template)])
-        raise ValueError(template % values)
+    _raise_check = NativeFunction._raise_check
 
 
-def _host_descriptor(array: np.ndarray, keep: list[Any]) -> int:
-    itemsize = array.itemsize
-    d = descriptor_struct(array.ndim)()
-    d.allocated = d.aligned = array.ctypes.data
-    d.offset = 0
-    if array.ndim:
-        d.sizes[:] = array.shape
-        d.strides[:] = [s // itemsize for s in array.strides]
-    keep.append(d)
-    return ctypes.addressof(d)
+def _host_values(values: list[int], array: np.ndarray) -> None:
+    """Appends the memref descriptor fields of the host array `array`."""
+    pointer = array.ctypes.data
+    values += (pointer, pointer, 0, *array.shape)
+    values += [s // array.itemsize for s in array.strides]
 
 
-def _device_descriptor(array: Any, keep: list[Any]) -> int:
-    itemsize = array.dtype.itemsize
-    d = descriptor_struct(array.ndim)()
+def _device_values(values: list[int], array: Any) -> None:
+    """Appends the memref descriptor fields of the device array `array`."""
     pointer = int(array.gpudata) if array.size else 0
-    d.allocated = d.aligned = pointer
-    d.offset = 0
-    if array.ndim:
-        d.sizes[:] = array.shape
-        d.strides[:] = [s // itemsize for s in array.strides]
-    keep.append(d)
-    return ctypes.addressof(d)
+    itemsize = array.dtype.itemsize
+    values += (pointer, pointer, 0, *array.shape)
+    values += [s // itemsize for s in array.strides]

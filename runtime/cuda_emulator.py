@@ -16,6 +16,7 @@ Device arrays are `GPUArray`s of this module: the `get`/`set`/`gpudata`/`shape`/
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,8 @@ class EmulatedDevice:
         self._allocations: dict[int, np.ndarray] = {}
         self._error: BaseException | None = None
         self._launches = 0
+        self._timed: list[tuple[int, float]] | None = None
+        self._in_use = self._peak = 0
         self._callbacks = self._make_callbacks()
 
     # --- what the host code calls (Python callbacks bound to the runtime's names) --------
@@ -114,8 +117,11 @@ class EmulatedDevice:
             buffer = ctypes.create_string_buffer(
                 ctypes.string_at(ctx, size) if size else b"", max(1, size)
             )
+            start = time.perf_counter()
             for i in range(upper - 1, lower - 1, -1):
                 task(i, i + 1, 0, buffer)
+            if self._timed is not None:
+                self._timed.append((kernel, time.perf_counter() - start))
             self._launches += 1
             return 1
         except Exception as e:
@@ -127,11 +133,22 @@ class EmulatedDevice:
             return 0
         address, buffer = _aligned(max(1, size))
         self._allocations[address] = buffer
+        self._in_use += buffer.nbytes
+        self._peak = max(self._peak, self._in_use)
         return address
 
     def _free(self, address: int | None) -> None:
         if address:
-            self._allocations.pop(address, None)
+            buffer = self._allocations.pop(address, None)
+            if buffer is not None:
+                self._in_use -= buffer.nbytes
+
+    def start_profile(self) -> None:
+        self._timed, self._peak = [], self._in_use
+
+    def stop_profile(self) -> tuple[list[tuple[int, float]], int]:
+        timed, self._timed = self._timed or [], None
+        return timed, self._peak
 
     def _read(self, host: int, device: int, size: int) -> None:
         ctypes.memmove(host, device, size)

@@ -13,6 +13,11 @@ The host code of a GPU function (`arignote.lowering.gpu.split`) calls
 * `arignote_gpu_cblas_{s,d}{gemv,gemm}(...)`: CBLAS's arguments (row-major) turned into
   cuBLAS's column-major call on the handle `arignote_gpu_cublas`.
 
+Profiling: while `arignote_gpu_events` points to `2 × capacity` CUDA events, a launch
+records the next pair around the kernel (`cuEventRecord`) and logs the kernel's handle in
+`arignote_gpu_event_kernels`; the runtime reads the times after the call
+(`cuEventElapsedTime`, per kernel: `arignote.runtime.cuda.KernelProfile`).
+
 They are one small LLVM module (`NATIVE_IR`), compiled once per process for the host and
 bound to these names with `llvmlite.binding.add_symbol`, so that the host code calls them
 directly: a launch costs what `cuLaunchKernel` costs, not a trip through Python.
@@ -28,7 +33,13 @@ from __future__ import annotations
 WHAT = {1: "cuLaunchKernel", 2: "cuMemAllocAsync", 3: "cuMemFreeAsync", 4: "cuMemcpyDtoH",
         5: "cuBLAS"}  # fmt: skip
 
-DRIVER_FUNCTIONS = ("cuLaunchKernel", "cuMemAllocAsync", "cuMemFreeAsync", "cuMemcpyDtoH_v2")
+DRIVER_FUNCTIONS = (
+    "cuLaunchKernel",
+    "cuEventRecord",
+    "cuMemAllocAsync",
+    "cuMemFreeAsync",
+    "cuMemcpyDtoH_v2",
+)
 CUBLAS_FUNCTIONS = ("cublasSgemv_v2", "cublasDgemv_v2", "cublasSgemm_v2", "cublasDgemm_v2")
 
 EXPORTED = (
@@ -128,10 +139,15 @@ NATIVE_IR = (
     """
 @arignote_gpu_status = global i64 0
 @arignote_gpu_launches = global i64 0
+@arignote_gpu_events = global ptr null
+@arignote_gpu_event_kernels = global ptr null
+@arignote_gpu_event_capacity = global i64 0
+@arignote_gpu_event_count = global i64 0
 @arignote_gpu_max_blocks = global i64 1
 @arignote_gpu_cublas = global ptr null
 
 declare i32 @cuLaunchKernel(ptr, i32, i32, i32, i32, i32, i32, i32, ptr, ptr, ptr)
+declare i32 @cuEventRecord(ptr, ptr)
 declare i32 @cuMemAllocAsync(ptr, i64, ptr)
 declare i32 @cuMemFreeAsync(i64, ptr)
 declare i32 @cuMemcpyDtoH_v2(ptr, i64, i64)
@@ -170,6 +186,22 @@ launch:
   store ptr %ctx, ptr %p2
   %b32 = trunc i64 %blocks to i32
   %t32 = trunc i64 %threads to i32
+  %events = load ptr, ptr @arignote_gpu_events
+  %recorded = load i64, ptr @arignote_gpu_event_count
+  %capacity = load i64, ptr @arignote_gpu_event_capacity
+  %profiling = icmp ne ptr %events, null
+  %room = icmp slt i64 %recorded, %capacity
+  %record = and i1 %profiling, %room
+  %slot = mul i64 %recorded, 2
+  %start.addr = getelementptr ptr, ptr %events, i64 %slot
+  %slot1 = add i64 %slot, 1
+  %end.addr = getelementptr ptr, ptr %events, i64 %slot1
+  br i1 %record, label %record_start, label %run
+record_start:
+  %start = load ptr, ptr %start.addr
+  %rs = call i32 @cuEventRecord(ptr %start, ptr null)
+  br label %run
+run:
   %r0 = call i32 @cuLaunchKernel(ptr %kernel, i32 %b32, i32 1, i32 1, i32 %t32, i32 1, i32 1,
       i32 0, ptr null, ptr %params, ptr null)
   %count = load i64, ptr @arignote_gpu_launches
@@ -177,6 +209,15 @@ launch:
   store i64 %count1, ptr @arignote_gpu_launches"""
     + _fail(0, 1)
     + """
+  br i1 %record, label %record_end, label %done
+record_end:
+  %end = load ptr, ptr %end.addr
+  %re = call i32 @cuEventRecord(ptr %end, ptr null)
+  %log = load ptr, ptr @arignote_gpu_event_kernels
+  %logged = getelementptr ptr, ptr %log, i64 %recorded
+  store ptr %kernel, ptr %logged
+  %recorded1 = add i64 %recorded, 1
+  store i64 %recorded1, ptr @arignote_gpu_event_count
   br label %done
 done:
   ret i64 1

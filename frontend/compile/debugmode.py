@@ -47,7 +47,13 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Block, Operation, Region
 
-from arignote.compile.mode import Mode, compile_native, interpret, ops_without_native_lowering
+from arignote.compile.mode import (
+    Mode,
+    _on_gpu,
+    compile_native,
+    interpret,
+    ops_without_native_lowering,
+)
 from arignote.configuration import config
 from arignote.dialects import ag
 
@@ -594,14 +600,33 @@ class DebugMode(Mode):
 
     # --- call time: the optimized function against the unoptimized graph -------------
 
+    def _on_device(self, optimized: ModuleOp, symbol: str) -> Run | None:
+        """With `config.device=cuda`: the GPU function to check against the interpreter
+        (None when it cannot run on the GPU: then the CPU's native code is checked)."""
+        run = self.link_gpu(optimized, symbol)
+        return None if run is None else _gpu_results(run)
+
     def link(self, module: ModuleOp, optimized: ModuleOp, symbol: str) -> Run:
         """The checking callable; `optimized` must be `self.optimize(module)` (its call-
         time replay runs `graph_passes()` again on `module`)."""
         reference = interpret(module, symbol)
         native = not self.uses_interpreter and not ops_without_native_lowering(optimized)
-        tested = compile_native(optimized, symbol) if native else interpret(optimized, symbol)
+        tested = self._on_device(optimized, symbol) if native and _on_gpu() else None
+        if tested is None:
+            tested = compile_native(optimized, symbol) if native else interpret(optimized, symbol)
         passes = tuple(self.graph_passes())
         return _DebugRun(self, reference, tested, module, optimized, passes, native)
+
+
+def _gpu_results(run: Run) -> Run:
+    """A GPU function's run returning NumPy arrays (DebugMode compares them)."""
+    from arignote.runtime.cuda import to_host
+
+    def tested(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        return [to_host(r) for r in run(arrays)]
+
+    tested.gpu = run.gpu  # type: ignore[attr-defined]
+    return tested
 
 
 def pass_difference(

@@ -210,7 +210,7 @@ class Mode:
         from arignote.lowering.loops.ag_scan import NoNativeScanError
 
         if _on_gpu():
-            run = self._link_gpu(optimized, symbol)
+            run = self.link_gpu(optimized, symbol)
             if run is not None:
                 return run
         try:
@@ -222,7 +222,7 @@ class Mode:
             self._warn_fallback(f"{where} cannot be lowered natively: {e}")
             return interpret(optimized, symbol)
 
-    def _link_gpu(self, optimized: ModuleOp, symbol: str) -> Run | None:
+    def link_gpu(self, optimized: ModuleOp, symbol: str) -> Run | None:
         """The run of `optimized` on the GPU (`config.device`), marking its function
         (`GpuGemv`/`GpuGemm` in `f.maker.fgraph`); None, after a `DeviceFallbackWarning`
         naming why, when it has something the GPU target cannot run."""
@@ -241,13 +241,7 @@ class Mode:
         for op in optimized.ops:
             if isinstance(op, FuncOp) and op.sym_name.data == symbol:
                 op.attributes[GPU_TARGET_ATTRIBUTE] = StringAttr(config.device)
-
-        def run(arrays: list[Any]) -> list[Any]:
-            return fn(*arrays)
-
-        run.gpu = fn  # type: ignore[attr-defined]
-        run.on_device = True  # type: ignore[attr-defined]
-        return run
+        return gpu_run(fn)
 
     def _warn_fallback(self, why: str) -> None:
         """Says that a function runs on the interpreter instead of native code, and why."""
@@ -352,6 +346,17 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
         return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)
 
 
+def gpu_run(fn: Any) -> Run:
+    """The `Run` of a `GpuFunction`: device arrays in and out (`on_device`)."""
+
+    def run(arrays: list[Any]) -> list[Any]:
+        return fn(*arrays)
+
+    run.gpu = fn  # type: ignore[attr-defined]
+    run.on_device = True  # type: ignore[attr-defined]
+    return run
+
+
 def _on_gpu() -> bool:
     """Whether functions compile for the GPU `config.device` names (one that works)."""
     if config.device == "cpu":
@@ -395,6 +400,7 @@ def gpu_function(module: ModuleOp, symbol: str) -> Any:
         lowered.shape_reads.get(f"{symbol}__shape", ()),
         emulated,
         parts.uses_blas,
+        [k.source for k in parts.kernels],
     )
 
 

@@ -147,6 +147,41 @@ def _memory_section(stats: ProfileStats, sizes: np.ndarray, out: TextIO) -> None
     print("", file=out)
 
 
+def _gpu_section(stats: ProfileStats, out: TextIO, n_apply: int) -> None:
+    """Per kernel of the GPU functions: GPU time (CUDA events), launches, what it is."""
+    rows = []
+    peak = 0
+    for part in stats._parts():
+        if part.gpu is not None:
+            peak = max(peak, part.gpu.peak_bytes)
+            rows += [(name, *entry) for name, entry in part.gpu.kernels.items()]
+    total = sum(seconds for *_, seconds in rows)
+    launches = sum(count for _, _, count, _ in rows)
+    print("GPU kernels", file=out)
+    print("-----------", file=out)
+    print(f"  Time on the GPU: {total:e}s in {launches} launches (CUDA events)", file=out)
+    print(
+        "  <% time> <sum %> <kernel time> <time per launch> <launches> <kernel> <computes>",
+        file=out,
+    )
+    cumulative = 0.0
+    rows.sort(key=lambda row: -row[3])
+    for name, source, count, seconds in rows[:n_apply]:
+        cumulative += seconds
+        print(
+            f"  {_percent(seconds, total):6.1f}%  {_percent(cumulative, total):6.1f}%"
+            f"  {seconds:.3e}s  {seconds / max(count, 1):.3e}s  {count:6d}  {name}  {source}",
+            file=out,
+        )
+    if len(rows) > n_apply:
+        print(f"   ... (remaining {len(rows) - n_apply} kernels not shown)", file=out)
+    if config.profile_memory:
+        print(
+            f"  Peak GPU memory in use (the device pool's high-water mark): {_size(peak)}", file=out
+        )
+    print("", file=out)
+
+
 def _optimizer_section(stats: ProfileStats, out: TextIO) -> None:
     print("Optimizer Profile", file=out)
     print("-----------------", file=out)
@@ -174,6 +209,8 @@ def write_summary(stats: ProfileStats, out: TextIO, n_ops: int, n_apply: int) ->
     )
     _grouped_section("Op", _grouped(stats, times, calls, "op"), kind, node_time, n_ops, out)
     _apply_section(stats, times, calls, n_apply, out)
+    if any(part.gpu is not None for part in stats._parts()):
+        _gpu_section(stats, out, n_apply)
     if config.profile_memory:
         _memory_section(stats, sizes, out)
     if stats.optimizer_profile:

@@ -121,6 +121,9 @@ class ProfileStats:
     if none; `len(nodes)` for a function output)."""
     no_node_times: str = ""
     """Why the nodes are not timed (a mode that runs them itself), or ''."""
+    gpu: Any = None
+    """On the GPU (`config.device=cuda`): the kernels' times (`arignote.runtime.cuda.
+    KernelProfile`)."""
     _source: Any = None
     _native: Any = None
     _more: list[ProfileStats] = field(default_factory=list)
@@ -332,13 +335,17 @@ def _optimize(mode: Mode, module: ModuleOp, stats: ProfileStats) -> ModuleOp:
 def _link(mode: Mode, module: ModuleOp, optimized: ModuleOp, symbol: str, stats: ProfileStats):
     """The callable running `optimized`, instrumented per node when the mode links as
     `Mode` does; else the mode's own callable, timed as a whole."""
-    from arignote.compile.mode import Mode, interpret, ops_without_native_lowering
+    from arignote.compile.mode import Mode, _on_gpu, interpret, ops_without_native_lowering
 
     nodes = {op: k for k, op in enumerate(_nodes(optimized))}
     if type(mode).link is not Mode.link:
         stats.no_node_times = f"{type(mode).__name__} runs the nodes itself"
         stats._native = _TimedRun(mode.link(module, optimized, symbol))
         return stats._native
+    if not mode.uses_interpreter and _on_gpu() and not ops_without_native_lowering(optimized):
+        gpu = mode.link_gpu(optimized, symbol)
+        if gpu is not None:
+            return _timed_gpu(gpu, stats)
     if mode.uses_interpreter or ops_without_native_lowering(optimized):
         if not mode.uses_interpreter:
             mode.link(module, optimized, symbol)  # linker 'c' raises here
@@ -347,6 +354,20 @@ def _link(mode: Mode, module: ModuleOp, optimized: ModuleOp, symbol: str, stats:
         stats._native = _TimedRun(interpret(optimized, symbol, (timer,)))
         return stats._native
     return _link_native(optimized, symbol, len(nodes), stats)
+
+
+def _timed_gpu(run: Run, stats: ProfileStats) -> Run:
+    """A GPU function's run, its kernels timed with CUDA events into `stats.gpu`."""
+    from arignote.runtime.cuda import KernelProfile
+
+    fn = run.gpu  # type: ignore[attr-defined]
+    fn.profile = stats.gpu = KernelProfile()
+    stats.linker = "GPU"
+    stats.no_node_times = "the function runs on the GPU: see the GPU kernels section"
+    timed = stats._native = _TimedRun(run)
+    timed.on_device = True  # type: ignore[attr-defined]
+    timed.gpu = fn  # type: ignore[attr-defined]
+    return timed
 
 
 class _TimedRun:

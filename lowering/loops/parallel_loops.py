@@ -70,8 +70,15 @@ def parallel_loops(min_work: int, every_loop: bool = False) -> Iterator[None]:
 @contextmanager
 def emitting(op: Operation) -> Iterator[None]:
     """Within the block, the parallel loops emitted come from `op` (`SOURCE_ATTRIBUTE`)."""
-    node = op.attributes.get("ag.node")
-    label = op.name if not isinstance(node, StringAttr) else f"{op.name} [{node.data}]"
+    nodes = [
+        inner.attributes["ag.node"].data  # type: ignore[union-attr]
+        for inner in op.walk()
+        if isinstance(inner.attributes.get("ag.node"), StringAttr)
+    ]
+    label = op.name
+    if nodes:
+        shown = list(dict.fromkeys(nodes))
+        label += f" [{'; '.join(shown[:3])}{'; ...' if len(shown) > 3 else ''}]"
     token = _SOURCE.set(label)
     try:
         yield

@@ -35,6 +35,14 @@ def _launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:  #
     return RESULTS["launch"]
 
 
+RECORDED: list[int] = []
+
+
+def _record(event, stream) -> int:  # noqa: ANN001
+    RECORDED.append(event)
+    return 0
+
+
 def _alloc(slot, size, stream) -> int:  # noqa: ANN001
     if RESULTS["alloc"]:
         return RESULTS["alloc"]
@@ -102,6 +110,7 @@ _GEMV_ARGS = [P, I32, I32, I32, P, P, I32, P, I32, P, P, I32]
 _GEMM_ARGS = [P, I32, I32, I32, I32, I32, P, P, I32, P, I32, P, P, I32]
 FAKES = {
     "cuLaunchKernel": ctypes.CFUNCTYPE(I32, P, *[ctypes.c_uint32] * 7, P, P, P)(_launch),
+    "cuEventRecord": ctypes.CFUNCTYPE(I32, P, P)(_record),
     "cuMemAllocAsync": ctypes.CFUNCTYPE(I32, P, I64, P)(_alloc),
     "cuMemFreeAsync": ctypes.CFUNCTYPE(I32, ctypes.c_uint64, P)(_free),
     "cuMemcpyDtoH_v2": ctypes.CFUNCTYPE(I32, P, ctypes.c_uint64, I64)(_dtoh),
@@ -271,3 +280,25 @@ def test_cblas_gemm_row_major_as_cublas(native: Any, ta: int, tb: int) -> None:
         n,
     )
     np.testing.assert_allclose(c, want, rtol=1e-12)
+
+
+def test_profiling_records_an_event_pair_around_each_launch(native: Any) -> None:
+    """With the event table set, each launch records events 2j and 2j + 1 around the
+    kernel and logs the kernel; past the capacity, launches run unrecorded."""
+    events = (ctypes.c_void_p * 4)(0x10, 0x11, 0x20, 0x21)
+    kernels = (ctypes.c_void_p * 2)()
+    native.word("arignote_gpu_events", ctypes.c_void_p).value = ctypes.addressof(events)
+    native.word("arignote_gpu_event_kernels", ctypes.c_void_p).value = ctypes.addressof(kernels)
+    native.word("arignote_gpu_event_capacity").value = 2
+    count = native.word("arignote_gpu_event_count")
+    count.value = 0
+    RECORDED.clear()
+    LAUNCHES.clear()
+    try:
+        for kernel in (0xA, 0xB, 0xC):
+            assert _launcher(native)(kernel, None, 0, 0, 100) == 1
+    finally:
+        native.word("arignote_gpu_events", ctypes.c_void_p).value = None
+    assert [launch["kernel"] for launch in LAUNCHES] == [0xA, 0xB, 0xC]
+    assert RECORDED == [0x10, 0x11, 0x20, 0x21]
+    assert list(kernels) == [0xA, 0xB] and count.value == 2

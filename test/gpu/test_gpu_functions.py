@@ -214,3 +214,31 @@ def test_cpu_functions_are_unchanged() -> None:
         f = arignote.function([x], x + 1)
     assert not getattr(_compiled(f), "on_device", False)
     np.testing.assert_array_equal(f(np.zeros(2)), [1.0, 1.0])
+
+
+def test_profile_times_each_kernel(gpu: str) -> None:
+    """profile=True on the GPU: the report's GPU kernels section lists each kernel with
+    its launches and the ops it computes (CUDA events on a GPU)."""
+    import io
+
+    x = T.matrix("x")
+    with config.change_flags(profile_memory=True):
+        f = arignote.function([x], (T.exp(x) * 2).sum(axis=1), profile=True, name="prof")
+        for _ in range(3):
+            f(np.ones((5, 7)))
+        out = io.StringIO()
+        f.profile.summary(file=out)
+    text = out.getvalue()
+    assert "GPU kernels" in text and "in 3 launches" in text, text
+    assert "Sum{axis=(1,)} at test_gpu_functions.py" in text
+    assert "Peak GPU memory in use" in text
+
+
+def test_debugmode_checks_the_gpu_against_the_interpreter(gpu: str) -> None:
+    x = T.vector("x")
+    f = arignote.function([x], T.tanh(x) * 3 + x.sum(), mode="DebugMode")
+    before = cuda.launches()
+    got = f(np.linspace(-2, 2, 9))
+    assert cuda.launches() > before  # the GPU function ran, and matched the interpreter
+    want = np.tanh(np.linspace(-2, 2, 9)) * 3 + np.linspace(-2, 2, 9).sum()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
