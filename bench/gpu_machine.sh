@@ -26,4 +26,4 @@ timeout 360 python3 -m pytest -p no:cacheprovider -q -n 4 test/gpu -k "cuda" -rs
 ( time ARIGNOTE_FLAGS=device=cuda python3 examples/theano_tutorial/06_logreg_train.py ) > "$OUT/seed06.log" 2>&1
 echo "rc=$?" >> "$OUT/seed06.log"
 head -3 "$OUT/seed06.log"; tail -4 "$OUT/seed06.log"
-timeout 240 python3 -m bench gpu --repeats 3 ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+timeout 240 python3 -m bench gpu --repeats 5 --python-profile ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
