@@ -336,24 +336,20 @@ class PycudaDevice:
         self.libcuda.cuCtxSynchronize()
 
 
-class DeviceBuffer:
-    """Device memory of a GPUArray (its `gpudata`), freed with `cuMemFreeAsync` when the
-    array goes (where the context is gone, at the very end of the process, the error is
-    ignored: the driver reclaims it)."""
+class DeviceBuffer(int):
+    """Device memory of a GPUArray (its `gpudata`: an `int`, the address, as pycuda's
+    copies take it), freed with `cuMemFreeAsync` when the array goes (where the context
+    is gone, at the very end of the process, the error is ignored: the driver reclaims
+    it)."""
 
-    __slots__ = ("address", "size", "_libcuda")
-
-    def __init__(self, address: int, size: int, libcuda: ctypes.CDLL):
-        self.address, self.size, self._libcuda = address, size, libcuda
-
-    def __int__(self) -> int:
-        return self.address
-
-    __index__ = __int__
+    def __new__(cls, address: int, size: int, libcuda: ctypes.CDLL) -> DeviceBuffer:
+        self = super().__new__(cls, address)
+        self.size, self._libcuda = size, libcuda
+        return self
 
     def __del__(self) -> None:
         try:
-            self._libcuda.cuMemFreeAsync(ctypes.c_uint64(self.address), None)
+            self._libcuda.cuMemFreeAsync(ctypes.c_uint64(int(self)), None)
         except Exception:  # noqa: BLE001 - at interpreter teardown
             pass
 
