@@ -17,7 +17,7 @@ if ! python3 -c "import llvmlite, sys; sys.exit(tuple(map(int, llvmlite.__versio
   echo "llvmlite too old here: using the carried 0.50" | tee -a "$OUT/machine.log"
   tar xJf .gpu/llvmlite050.tar.xz -C /tmp/site
 fi
-rm -rf /tmp/site/arignote /tmp/site/arignote-*.dist-info
+rm -rf /tmp/site/arignote /tmp/site/arignote-*.dist-info build arignote.egg-info
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --upgrade --target /tmp/site . 2>&1 | grep -v "already exists" | tail -3
 export PYTHONPATH=/tmp/site
 cd /tmp  # import the installed arignote, not the checkout
