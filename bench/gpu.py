@@ -42,25 +42,36 @@ def _median(fn: Callable[[], object], sync: Callable[[], None], repeats: int) ->
     return statistics.median(times)
 
 
-def _kernel_time(fn: Callable[[], object], repeats: int) -> tuple[float, int]:
+def _kernel_time(fn: Callable[[], object], repeats: int) -> tuple[float, list[tuple[int, float]]]:
     """Median over `repeats` calls of arignote's GPU time per call (the sum of its
-    kernels' CUDA-event times), and its launches per call."""
+    kernels' CUDA-event times), and the (kernel, seconds) of the last call's launches."""
     from arignote.runtime import cuda
 
     device = cuda.require()
-    times, launches = [], 0
+    times, timed = [], []
     for _ in range(repeats):
         device.start_profile()
         fn()
         timed, _ = device.stop_profile()
         times.append(sum(seconds for _, seconds in timed))
-        launches = len(timed)
-    return statistics.median(times), launches
+    return statistics.median(times), timed
 
 
-def _report_kernels(what: str, fn: Callable[[], object], repeats: int) -> float:
-    gpu_time, launches = _kernel_time(fn, repeats)
-    print(f"\n  arignote's {what}: {launches} kernel launches, {gpu_time * 1e6:.1f} us of GPU time")
+def _report_kernels(what: str, fn: Callable[[], object], repeats: int, gpu: Any = None) -> float:
+    """Prints arignote's kernel launches and GPU time per call, and with `gpu` (the
+    `GpuFunction`) its costliest kernels."""
+    gpu_time, timed = _kernel_time(fn, repeats)
+    print(
+        f"\n  arignote's {what}: {len(timed)} kernel launches, {gpu_time * 1e6:.1f} us of GPU time"
+    )
+    if gpu is not None:
+        per: dict[int, list[float]] = {}
+        for handle, seconds in timed:
+            per.setdefault(handle, []).append(seconds)
+        costly = sorted(per.items(), key=lambda item: -sum(item[1]))[:6]
+        for handle, seconds in costly:
+            name, source = gpu._kernel_of.get(handle, (hex(handle), "?"))
+            print(f"    {sum(seconds) * 1e6:8.1f} us in {len(seconds):4d}  {name}  {source[:90]}")
     return gpu_time
 
 
@@ -134,7 +145,7 @@ def bench_logreg(p: Peers, repeats: int) -> None:
             "train(x, y): outputs and updates",
         )
     )
-    _report_kernels("step", lambda: train(dx, dy), repeats)
+    _report_kernels("step", lambda: train(dx, dy), repeats, train._compiled.run.gpu)
     rows.append(
         (
             "arignote (NumPy x, y)",
@@ -336,7 +347,7 @@ def bench_mlp(p: Peers, repeats: int) -> None:
             "grad + SGD updates",
         )
     ]
-    _report_kernels("step", lambda: train(dx, dy), repeats)
+    _report_kernels("step", lambda: train(dx, dy), repeats, train._compiled.run.gpu)
     if p.torch is not None:
         torch = p.torch
         tx, ty = torch.tensor(x, device="cuda"), torch.tensor(y, device="cuda")
@@ -415,7 +426,7 @@ def bench_rnn(p: Peers, repeats: int) -> None:
             "scan + grad",
         )
     ]
-    _report_kernels("call", lambda: f(*dev), repeats)
+    _report_kernels("call", lambda: f(*dev), repeats, f._compiled.run.gpu)
     if p.torch is not None:
         torch = p.torch
         tx, th0, tw, tu, tb = [torch.tensor(a, device="cuda") for a in data]

@@ -49,6 +49,11 @@ KERNEL_SUFFIX = "__kernel"
 TABLE_SUFFIX = "__gpu_kernels"
 LAUNCH_SUFFIX = "__gpu_launch"
 
+UNROLL = 4
+"""The grid-stride loop of a kernel entry is unrolled this many times: each thread has that
+many independent iterations (loads) in flight, which memory-bound kernels need to
+approach the device's bandwidth."""
+
 DEVICE_FUNCTIONS = {"fmodf": "__nv_fmodf", "fmod": "__nv_fmod"}
 """C functions a kernel may call → their libdevice names."""
 
@@ -339,9 +344,18 @@ def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp], launcher: str) 
 
 
 def entry_ir(kernel: Kernel) -> str:
-    """The LLVM IR of `kernel`'s entry point (see the module doc)."""
+    """The LLVM IR of `kernel`'s entry point (see the module doc). The grid-stride loop
+    runs `UNROLL` iterations a trip while they all fit (each thread has that many
+    independent loads in flight), then the rest one by one."""
     size = max(1, kernel.context_bytes)
     sreg = "call i32 @llvm.nvvm.read.ptx.sreg"
+    task = f"call void @{kernel.task}"
+    offsets = "\n".join(f"  %i{k} = add nuw nsw i64 %i, %stride{k}" for k in range(1, UNROLL))
+    calls = "\n".join(
+        f"  %e{k} = add nuw nsw i64 %i{k}, 1\n  {task}(i64 %i{k}, i64 %e{k}, i64 0, ptr %ctx)"
+        for k in range(1, UNROLL)
+    )
+    multiples = "\n".join(f"  %stride{k} = mul i64 %stride, {k}" for k in range(1, UNROLL + 1))
     return f"""
 define ptx_kernel void @{kernel.entry}(i64 %lower, i64 %upper,
                                   ptr byval([{size} x i8]) align 8 %ctx) {{
@@ -356,17 +370,30 @@ entry:
   %ntid64 = zext i32 %ntid to i64
   %nctaid64 = zext i32 %nctaid to i64
   %stride = mul i64 %ntid64, %nctaid64
+{multiples}
   %start = add i64 %lower, %thread64
   br label %check
 check:
   %i = phi i64 [ %start, %entry ], [ %next, %body ]
-  %more = icmp slt i64 %i, %upper
-  br i1 %more, label %body, label %done
+  %last = add i64 %i, %stride{UNROLL - 1}
+  %whole = icmp slt i64 %last, %upper
+  br i1 %whole, label %body, label %rest
 body:
-  %end = add i64 %i, 1
-  call void @{kernel.task}(i64 %i, i64 %end, i64 0, ptr %ctx)
-  %next = add i64 %i, %stride
+{offsets}
+  %e0 = add nuw nsw i64 %i, 1
+  {task}(i64 %i, i64 %e0, i64 0, ptr %ctx)
+{calls}
+  %next = add i64 %i, %stride{UNROLL}
   br label %check
+rest:
+  %j = phi i64 [ %i, %check ], [ %j1, %one ]
+  %more = icmp slt i64 %j, %upper
+  br i1 %more, label %one, label %done
+one:
+  %f = add nuw nsw i64 %j, 1
+  {task}(i64 %j, i64 %f, i64 0, ptr %ctx)
+  %j1 = add i64 %j, %stride
+  br label %rest
 done:
   ret void
 }}
