@@ -206,6 +206,9 @@ def parallel_nest(
     if inside_parallel(b):
         loop_nest(b, bounds, body)
         return
+    if every_loop() and len(bounds) > 1:
+        _flat_parallel_nest(b, bounds, body)
+        return
     work = _product(b, [_static(v) for v in bounds[1:]], cost)
     one = index_constant(b, 1)
 
@@ -217,6 +220,27 @@ def parallel_nest(
         for_loop(inner, begin, end, one, [], outer)
 
     parallel_for(b, bounds[0], work, VECTOR_ALIGN if len(bounds) == 1 else 1, part)
+
+
+def _flat_parallel_nest(
+    b: Builder, bounds: Sequence[SSAValue], body: Callable[[Builder, Sequence[SSAValue]], None]
+) -> None:
+    """The nest as one parallel loop over its row-major positions, each iteration's
+    indices recovered by division (the GPU target: every element a thread's iteration,
+    neighbouring threads on neighbouring elements, so that loads coalesce)."""
+    total = bounds[0]
+    for bound in bounds[1:]:
+        total = b.insert(arith.MuliOp(total, bound)).result
+    one = index_constant(b, 1)
+
+    def part(inner: Builder, begin: SSAValue, end: SSAValue, _: SSAValue) -> None:
+        def each(level: Builder, k: SSAValue, __: Sequence[SSAValue]) -> list[SSAValue]:
+            body(level, _delinearize(level, k, bounds))
+            return []
+
+        for_loop(inner, begin, end, one, [], each)
+
+    parallel_for(b, total, 1, 1, part)
 
 
 # --- every loop in parallel (the GPU target: `ag-to-loops{parallel_all=true}`) ------------
