@@ -319,6 +319,16 @@ FLAGS: dict[str, Flag] = {
             expected="'cpu', 'cuda', 'cuda<N>' (e.g. 'cuda0'), 'gpu', 'gpu<N>'",
         ),
         Flag(
+            "warn_transfers",
+            False,
+            "On a GPU (device=cuda): warn (TransferWarning) at each copy a compiled "
+            "function makes between host and GPU: a NumPy input copied to the device, an "
+            "output copied back (keep data on the device with shared variables, device "
+            "arrays as inputs, return_device=True or transfer('gpu')).",
+            convert=to_bool,
+            expected=_BOOL,
+        ),
+        Flag(
             "force_device",
             False,
             "When the device cannot be used: False falls back to the CPU with a warning "

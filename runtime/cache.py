@@ -88,19 +88,32 @@ def pack(fn: NativeFunction, key: str) -> bytes:
     return cachefile.seal(_MAGIC, key, _payload(fn))
 
 
-def _payload(fn: NativeFunction) -> bytes:
-    """What an entry seals: the JSON header's size and bytes, then the object code."""
-    module = fn._module
-    header = {
+def _payload(fn: Any) -> bytes:
+    """What an entry seals: the JSON header's size and bytes, then the object code (of a
+    GPU function: its host code, the header holding its PTX and kernel table)."""
+    header: dict[str, Any] = {
         "name": fn.name,
         "inputs": [_spec_json(s) for s in fn.inputs],
         "outputs": [_spec_json(s) for s in fn.outputs],
         "messages": fn.messages,
         "aliases": sorted(fn.aliases.items()),
-        "needs_blas": module.needs_blas,
     }
+    if isinstance(fn, NativeFunction):
+        header["needs_blas"] = fn._module.needs_blas
+        code = fn._module.object_code
+    else:
+        header["gpu"] = {
+            "table": fn.table,
+            "kernels": fn.kernel_names,
+            "sources": fn.kernel_sources,
+            "ptx": fn.ptx,
+            "shape_reads": sorted(fn.shape_reads),
+            "host_ir": fn.host_ir,
+            "uses_blas": fn.uses_blas,
+        }
+        code = fn.object_code
     head = json.dumps(header).encode()
-    return len(head).to_bytes(4, "little") + head + module.object_code
+    return len(head).to_bytes(4, "little") + head + code
 
 
 def unpack(data: bytes, key: str) -> tuple[dict[str, Any], bytes] | None:
@@ -124,11 +137,30 @@ def _split(payload: bytes) -> tuple[dict[str, Any], bytes]:
     return header, payload[4 + size :]
 
 
-def _function(header: dict[str, Any], object_code: bytes) -> NativeFunction:
-    module = NativeModule.from_object(object_code, bool(header["needs_blas"]))
+def _function(header: dict[str, Any], object_code: bytes) -> Any:
     inputs = [TensorSpec(np.dtype(d), r) for d, r in header["inputs"]]
     outputs = [TensorSpec(np.dtype(d), r) for d, r in header["outputs"]]
     aliases = {int(r): int(a) for r, a in header.get("aliases", [])}
+    gpu = header.get("gpu")
+    if gpu is not None:
+        from arignote.runtime.cuda import GpuFunction
+
+        return GpuFunction.from_object(
+            object_code,
+            gpu["table"],
+            header["name"],
+            inputs,
+            outputs,
+            header["messages"],
+            aliases,
+            gpu["kernels"],
+            gpu["ptx"],
+            gpu["shape_reads"],
+            gpu["host_ir"],
+            uses_blas=bool(gpu["uses_blas"]),
+            sources=gpu["sources"],
+        )
+    module = NativeModule.from_object(object_code, bool(header["needs_blas"]))
     return NativeFunction(module, header["name"], inputs, outputs, header["messages"], aliases)
 
 
@@ -162,16 +194,23 @@ def load(
 
 def portable(imports: Sequence[str]) -> bool:
     """Whether code using the external symbols `imports` means the same in any process:
-    each is an entry-point symbol (`arignote_Py*`) or a thread pool symbol (both bound
-    again in every process) or is exported by a shared library loaded here (libc, libm,
-    the BLAS). A symbol bound only in this process's JIT (e.g. a callback) makes the
+    each is an entry-point symbol (`arignote_Py*`), a thread pool symbol or a GPU runtime
+    symbol (bound again in every process) or is exported by a shared library loaded here
+    (libc, libm, the BLAS). A symbol bound only in this process's JIT (e.g. a callback) makes the
     code unfit for the cache."""
     from arignote.runtime.entry import process_symbols, register_symbols
     from arignote.runtime.threadpool import SYMBOLS
 
     bound = set(process_symbols()) if imports and register_symbols() else set()
     bound.update(SYMBOLS)
-    return all(name in bound or _exported(name) for name in imports)
+    return all(
+        name in bound or name.startswith(GPU_RUNTIME_PREFIX) or _exported(name) for name in imports
+    )
+
+
+GPU_RUNTIME_PREFIX = "arignote_gpu_"
+"""The GPU runtime's symbols, bound again in every process before a GPU function's host
+code is loaded (`arignote.runtime.cuda`)."""
 
 
 def _exported(name: str) -> bool:
@@ -188,7 +227,7 @@ def store(
     """Write `fn` under `key` (atomically, see the module docstring), then prune the
     directory to `max_bytes`; False (and no exception) when it cannot be written or its
     code is not `portable` (counted as `uncacheable`)."""
-    imports = fn._module.imports
+    imports = fn._module.imports if isinstance(fn, NativeFunction) else fn.imports
     if imports is None or not portable(imports):
         event("uncacheable", key, f"external symbols {imports}", verbose)
         return False

@@ -494,8 +494,7 @@ class GpuFunction:
 
     def __init__(
         self,
-        host: ModuleOp,
-        launcher: str,
+        module: NativeModule,
         table: str,
         name: str,
         inputs: Sequence[Any],
@@ -519,8 +518,9 @@ class GpuFunction:
         """Inputs whose contents the shape function reads (a host copy is passed)."""
         self.ptx = ptx
         self.kernel_names = list(kernels)
-        device.register_symbols(uses_blas)
-        self._host = NativeModule(host, [launcher])
+        self.kernel_sources = list(sources)
+        self.table, self.uses_blas, self.host_ir = table, uses_blas, host_ir
+        self._host = module
         handles = device.load(self.kernel_names, ptx, host_ir)
         if handles:
             slots = (ctypes.c_void_p * len(handles)).from_address(self._host.global_address(table))
@@ -580,6 +580,28 @@ class GpuFunction:
             raise allocation_error(self.name, status, 64)
         device.synchronize()
         return results
+
+    @classmethod
+    def compile(cls, host: ModuleOp, launcher: str, *args: Any, **kwargs: Any) -> GpuFunction:
+        """Compile the host module `host` (with the split's `launcher` IR linked in) for
+        the CPU, load the kernels; `args`/`kwargs`: the constructor's after `module`."""
+        require().register_symbols(kwargs.get("uses_blas", False))
+        return cls(NativeModule(host, [launcher]), *args, **kwargs)
+
+    @classmethod
+    def from_object(cls, object_code: bytes, *args: Any, **kwargs: Any) -> GpuFunction:
+        """A function of the compile cache: the host module's object code (made by
+        `compile` in this or another process on this host) and what it was made with."""
+        require().register_symbols(kwargs.get("uses_blas", False))
+        return cls(NativeModule.from_object(object_code, False), *args, **kwargs)
+
+    @property
+    def object_code(self) -> bytes:
+        return self._host.object_code
+
+    @property
+    def imports(self) -> tuple[str, ...] | None:
+        return self._host.imports
 
     def _input_values(self, on_device: Sequence[Any]) -> list[int]:
         """The descriptor fields of the device inputs (their ranks checked)."""

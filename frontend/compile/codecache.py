@@ -83,8 +83,22 @@ def flags_text(mode: Mode, pipeline: str) -> str:
             f"llvm {LLVM_LOWERING}",
             f"floatX {config.floatX}",
             f"profile {config.profile} {config.profile_memory} {config.profile_optimizer}",
+            f"device {_device_text()}",
         ]
     )
+
+
+def _device_text() -> str:
+    """Where the function runs: `cpu`, or the GPU's architecture (the PTX is made for
+    it) and whether it is the CPU emulation."""
+    from arignote.compile.mode import _on_gpu
+
+    if not _on_gpu():
+        return "cpu"
+    from arignote.runtime import cuda
+
+    device = cuda.require(config.device)
+    return f"cuda sm_{device.capability[0]}{device.capability[1]} emulated={device.emulated}"
 
 
 def ir_text(module: ModuleOp) -> str:
@@ -210,7 +224,13 @@ def load(key: str) -> Run | None:
 
     _pool_objects()
     fn = store.load(cache_directory(), key, config.compile_cache_verbose)
-    return None if fn is None else native_run(fn)
+    if fn is None:
+        return None
+    if getattr(fn, "ptx", None) is not None:  # a GPU function's entry
+        from arignote.compile.mode import gpu_run
+
+        return gpu_run(fn)
+    return native_run(fn)
 
 
 def save(key: str, run: Run) -> bool:
@@ -218,7 +238,7 @@ def save(key: str, run: Run) -> bool:
     code, e.g. the interpreter fallback of 'c|py', or the entry cannot be written)."""
     from arignote.runtime import cache as store
 
-    fn = getattr(run, "native", None)
+    fn = getattr(run, "native", None) or getattr(run, "gpu", None)
     if fn is None:
         return False
     limit = config.compile_cache_max_mb * 2**20

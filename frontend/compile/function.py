@@ -167,6 +167,24 @@ def _check_outputs(outputs: Any) -> tuple[list[Out], bool]:
     return result, single
 
 
+class TransferWarning(UserWarning):
+    """`config.warn_transfers`: a GPU function copied an array between host and GPU."""
+
+
+def _warn_transfer(fn: Any, what: str, array: Any, direction: str) -> None:
+    from arignote.testvalue import user_frame
+
+    _, level = user_frame()
+    name = f" {fn.name}" if fn.name else ""
+    shape, dtype = getattr(array, "shape", ()), getattr(array, "dtype", "?")
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize if dtype != "?" else 0
+    warnings.warn(
+        f"function{name}: {what} ({dtype}, shape {tuple(shape)}, {size} bytes) copied {direction}",
+        TransferWarning,
+        stacklevel=level,
+    )
+
+
 def filter_variable(type_var: Variable, value: Any, what: str) -> Variable:
     """`value` as a variable of exactly the type of `type_var` (Theano's
     `filter_variable(..., allow_convert=False)`): a variable must have that type; any
@@ -245,6 +263,14 @@ class _Plan:
     """The `ProfileStats` of a profiled function (`arignote.compile.profiling`)."""
     return_device: bool = False
     """On a GPU (config.device=cuda): return the outputs as device arrays."""
+
+    def device_outputs(self) -> list[bool]:
+        """Per output, whether a GPU function returns it as a device array: with
+        `return_device`, or when it is a variable's `transfer('gpu')`."""
+        return [
+            self.return_device or getattr(o.variable, "transfer_target", None) == "gpu"
+            for o in self.outs
+        ]
 
     def results(self) -> list[SSAValue]:
         return self.out_values + [v for _, v in self.updates] + [v for _, v in self.input_updates]
@@ -473,6 +499,7 @@ class Function:
         """Whether the function runs on a GPU (config.device=cuda): its shared values are
         passed as device arrays and its results come back as device arrays."""
         self._return_device = plan.return_device
+        self._device_outputs = plan.device_outputs()
         self._entry, self._direct = self._fast_entry()
 
     def _fast_entry(self) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
@@ -617,6 +644,10 @@ class Function:
                 return self._finish([result] if isinstance(result, np.ndarray) else result)
         values = self._bind(args, kwargs)
         arrays = values if self.trust_input else self._checked(values)
+        if self._on_device and config.warn_transfers:
+            for var, array in zip(self.inputs, arrays, strict=False):
+                if type(array).__name__ != "GPUArray":
+                    _warn_transfer(self, f"input {var}", array, "from the host to the GPU")
         if self._arg_storage:
             if self._on_device:  # shared values stay on the GPU between calls
                 arrays += [s.device_value() for s in self._arg_storage]
@@ -630,13 +661,27 @@ class Function:
         n = self._n_out
         if self._update_storage or self._input_update_index:
             self._store_updates(results[n:])
-        if self._on_device and not self._return_device:
-            from arignote.runtime.cuda import to_host
-
-            results = [to_host(r) for r in results[:n]]
+        if self._on_device:
+            results = self._outputs_on_host(results[:n])
         if self._single:
             return results[0]
         return results[:n]
+
+    def _outputs_on_host(self, outputs: list[Any]) -> list[Any]:
+        """A GPU function's outputs: copied to NumPy arrays except those to stay on the
+        device (`return_device`, `transfer('gpu')`); with `config.warn_transfers`, each
+        copy is a `TransferWarning`."""
+        from arignote.runtime.cuda import to_host
+
+        results = []
+        for keep, output in zip(self._device_outputs, outputs, strict=True):
+            if keep:
+                results.append(output)
+                continue
+            if config.warn_transfers:
+                _warn_transfer(self, f"output {len(results)}", output, "from the GPU to the host")
+            results.append(to_host(output))
+        return results
 
     def _checked(self, values: list[Any]) -> list[Any]:
         """The arrays for `values`: an ndarray of exactly an input's dtype and rank, with

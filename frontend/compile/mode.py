@@ -178,11 +178,12 @@ class Mode:
 
             tune_malloc()
         pipeline = self.graph_pipeline()
-        key = None if _on_gpu() else codecache.cache_key(self, module, pipeline)
+        key = codecache.cache_key(self, module, pipeline)
         if key is not None:
             run = codecache.load(key)
             if run is not None:  # the same IR was verified when it was stored
-                return run, lambda: _optimized(module, pipeline)
+                gpu = getattr(run, "on_device", False)
+                return run, lambda: _optimized(module, pipeline, symbol if gpu else None)
         module.verify()
         optimized = self.optimize(module)
         if config.check_ir and optimized is not module:
@@ -226,11 +227,7 @@ class Mode:
         """The run of `optimized` on the GPU (`config.device`), marking its function
         (`GpuGemv`/`GpuGemm` in `f.maker.fgraph`); None, after a `DeviceFallbackWarning`
         naming why, when it has something the GPU target cannot run."""
-        from xdsl.dialects.builtin import StringAttr
-        from xdsl.dialects.func import FuncOp
-
         from arignote.compile.device import gpu_fallback
-        from arignote.graph import GPU_TARGET_ATTRIBUTE
         from arignote.lowering.gpu.kernels import GpuLoweringError
 
         try:
@@ -238,9 +235,7 @@ class Mode:
         except GpuLoweringError as e:
             gpu_fallback(f"function {symbol}", str(e))
             return None
-        for op in optimized.ops:
-            if isinstance(op, FuncOp) and op.sym_name.data == symbol:
-                op.attributes[GPU_TARGET_ATTRIBUTE] = StringAttr(config.device)
+        _mark_gpu(optimized, symbol)
         return gpu_run(fn)
 
     def _warn_fallback(self, why: str) -> None:
@@ -264,13 +259,28 @@ class Mode:
         return f"{type(self).__name__}(linker={self.linker!r}, optimizer={self.optimizer!r}{tags})"
 
 
-def _optimized(module: ModuleOp, pipeline: str) -> ModuleOp:
-    """A copy of `module` after the graph pass-spec `pipeline` (`module` if it is empty)."""
-    if not pipeline:
-        return module
-    from arignote.lowering.driver import optimize
+def _optimized(module: ModuleOp, pipeline: str, gpu_symbol: str | None = None) -> ModuleOp:
+    """A copy of `module` after the graph pass-spec `pipeline` (`module` if it is empty);
+    with `gpu_symbol`, that function marked as compiled for the GPU (its views show
+    `GpuGemv`, ...)."""
+    if pipeline:
+        from arignote.lowering.driver import optimize
 
-    return optimize(module.clone(), pipeline)
+        module = optimize(module.clone(), pipeline)
+    if gpu_symbol is not None:
+        _mark_gpu(module, gpu_symbol)
+    return module
+
+
+def _mark_gpu(module: ModuleOp, symbol: str) -> None:
+    from xdsl.dialects.builtin import StringAttr
+    from xdsl.dialects.func import FuncOp
+
+    from arignote.graph import GPU_TARGET_ATTRIBUTE
+
+    for op in module.ops:
+        if isinstance(op, FuncOp) and op.sym_name.data == symbol:
+            op.attributes[GPU_TARGET_ATTRIBUTE] = StringAttr(config.device)
 
 
 # --- linking helpers (shared by every mode) -------------------------------------------------
@@ -386,7 +396,7 @@ def gpu_function(module: ModuleOp, symbol: str) -> Any:
     source = ptx.device_ir(parts.device, [entry_ir(k) for k in parts.kernels], SPECIAL_REGISTERS)
     text = ptx.ptx(source, ptx.arch_of(device.capability))
     emulated = ptx.device_ir(parts.device, internal=False) if device.emulated else ""
-    return cuda.GpuFunction(
+    return cuda.GpuFunction.compile(
         parts.host,
         parts.launcher_ir(),
         parts.table,
@@ -399,8 +409,8 @@ def gpu_function(module: ModuleOp, symbol: str) -> Any:
         text,
         lowered.shape_reads.get(f"{symbol}__shape", ()),
         emulated,
-        parts.uses_blas,
-        [k.source for k in parts.kernels],
+        uses_blas=parts.uses_blas,
+        sources=[k.source for k in parts.kernels],
     )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -133,6 +134,15 @@ class _Storage(StateLock):
         if device is None:
             from arignote.runtime.cuda import to_device
 
+            if config.warn_transfers:
+                from arignote.compile.function import TransferWarning
+
+                warnings.warn(
+                    f"a shared value ({self._host.dtype}, shape {self._host.shape}) copied "
+                    "from the host to the GPU",
+                    TransferWarning,
+                    stacklevel=3,
+                )
             device = self._device = to_device(self._host)
         return device
 

@@ -7,6 +7,7 @@ They are re-exported by `arignote.tensor.basic` and `arignote.tensor`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -94,12 +95,27 @@ def tensor_copy(x: Any) -> Variable:
     return _basic.second(x, x)
 
 
-def transfer(var: Any, target: str) -> Variable:
-    """`var` on `target`: `'cpu'` is where arignote's tensors live (the variable itself);
-    GPU targets need the CUDA backend (issue 16), a `ValueError` names what is known."""
+GPU_TARGETS = re.compile(r"gpu\d*|cuda\d*|dev\d+")
+
+
+def transfer(var: Any, target: str | None) -> Variable:
+    """`var` on `target` (Theano's `transfer`): as a function output, `'cpu'` makes the
+    function return it as a NumPy array, a GPU target (`'gpu'`, `'cuda'`, `'cuda<N>'`,
+    `'dev<N>'`, or None: the device of `config.device`) keeps it on the device, a
+    `pycuda.gpuarray.GPUArray`, when the function runs on the GPU (on the CPU it is a
+    NumPy array: there is no device). The value is the same variable's."""
+    variable = _basic.as_tensor_variable(var)
     if target == "cpu":
-        return _basic.as_tensor_variable(var)
-    raise ValueError(f"transfer: can't transfer to target {target!r}; known targets: 'cpu'")
+        return variable
+    if target is not None and not GPU_TARGETS.fullmatch(target):
+        raise ValueError(
+            f"transfer: can't transfer to target {target!r}; known targets: 'cpu', 'gpu', "
+            "'cuda', 'cuda<N>', 'dev<N>', None"
+        )
+    on_device = object.__new__(type(variable))
+    on_device.__dict__.update(variable.__dict__)  # the same SSA value, not re-registered
+    on_device.transfer_target = "gpu"
+    return on_device
 
 
 def cov(

@@ -42,8 +42,11 @@ def test_scalar_tensor_conversions_and_transfer() -> None:
     with pytest.raises(TypeError, match="0-d"):
         B.scalar_from_tensor(T.dvector())
     assert B.transfer(s, "cpu") is s
-    with pytest.raises(ValueError, match="known targets: 'cpu'"):
-        B.transfer(s, "gpu")
+    on_gpu = B.transfer(s, "gpu")
+    assert on_gpu.value is s.value and on_gpu.transfer_target == "gpu"
+    assert s.transfer("dev0").transfer_target == "gpu"
+    with pytest.raises(ValueError, match="known targets: 'cpu', 'gpu'"):
+        B.transfer(s, "tpu")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

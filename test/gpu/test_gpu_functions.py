@@ -242,3 +242,44 @@ def test_debugmode_checks_the_gpu_against_the_interpreter(gpu: str) -> None:
     assert cuda.launches() > before  # the GPU function ran, and matched the interpreter
     want = np.tanh(np.linspace(-2, 2, 9)) * 3 + np.linspace(-2, 2, 9).sum()
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_transfer_targets_choose_where_outputs_are(gpu: str) -> None:
+    """Theano's idiom: `out.transfer('gpu')` stays on the device, `transfer('cpu')` and
+    plain outputs come back as NumPy arrays."""
+    x = T.vector("x")
+    f = arignote.function([x], [(x * 2).transfer("gpu"), (x + 1).transfer("cpu"), x - 1])
+    kept, host, plain = f(np.arange(3.0))
+    assert cuda.is_device_array(kept) and type(host) is np.ndarray and type(plain) is np.ndarray
+    np.testing.assert_array_equal(kept.get(), [0.0, 2.0, 4.0])
+
+
+def test_warn_transfers_names_each_copy(gpu: str) -> None:
+    from arignote.compile.function import TransferWarning
+
+    x = T.vector("x")
+    acc = arignote.shared(np.zeros(3), name="acc")
+    f = arignote.function([x], acc * 2, updates={acc: acc + x})
+    with config.change_flags(warn_transfers=True):
+        with pytest.warns(TransferWarning) as caught:
+            f(np.ones(3))
+    messages = [str(w.message) for w in caught]
+    assert any("input x" in m and "from the host to the GPU" in m for m in messages), messages
+    assert any("shared value" in m for m in messages), messages
+    assert any("output 0" in m and "from the GPU to the host" in m for m in messages), messages
+    with config.change_flags(warn_transfers=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = arignote.function([x], x * 3, return_device=True)
+        g(cuda.to_device(np.ones(3)))  # nothing copied: nothing said
+
+
+def test_mrg_random_streams_draw_in_kernels(gpu: str) -> None:
+    """MRG31k3p on the GPU: Theano's stream, the same numbers as on the CPU."""
+    from arignote.sandbox.rng_mrg import MRG_RandomStreams
+
+    f = arignote.function([], MRG_RandomStreams(seed=234).uniform((3, 4)))
+    drawn = f()
+    with config.change_flags(device="cpu"):
+        want = arignote.function([], MRG_RandomStreams(seed=234).uniform((3, 4)))()
+    assert getattr(_compiled(f), "on_device", False)
+    np.testing.assert_array_equal(drawn, want)
