@@ -106,6 +106,7 @@ def _payload(fn: Any) -> bytes:
             "table": fn.table,
             "kernels": fn.kernel_names,
             "sources": fn.kernel_sources,
+            "strided": fn.kernel_strided,
             "ptx": fn.ptx,
             "shape_reads": sorted(fn.shape_reads),
             "host_ir": fn.host_ir,
@@ -159,6 +160,7 @@ def _function(header: dict[str, Any], object_code: bytes) -> Any:
             gpu["host_ir"],
             uses_blas=bool(gpu["uses_blas"]),
             sources=gpu["sources"],
+            strided=gpu["strided"],
         )
     module = NativeModule.from_object(object_code, bool(header["needs_blas"]))
     return NativeFunction(module, header["name"], inputs, outputs, header["messages"], aliases)

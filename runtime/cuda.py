@@ -220,7 +220,9 @@ class PycudaDevice:
             raise CudaUnavailableError(f"cublasCreate failed with status {status}")
         return handle
 
-    def load(self, kernels: Sequence[str], ptx: str, host_ir: str) -> list[int]:
+    def load(
+        self, kernels: Sequence[str], ptx: str, host_ir: str, strided: Sequence[bool] = ()
+    ) -> list[int]:
         """The `CUfunction` of each kernel of `ptx` (loaded with `cuModuleLoadData`)."""
         module = ctypes.c_void_p()
         source = ctypes.create_string_buffer(ptx.encode())
@@ -507,6 +509,7 @@ class GpuFunction:
         host_ir: str = "",
         uses_blas: bool = False,
         sources: Sequence[str] = (),
+        strided: Sequence[bool] = (),
     ):
         device = self.device = require()
         self.name = name
@@ -519,9 +522,10 @@ class GpuFunction:
         self.ptx = ptx
         self.kernel_names = list(kernels)
         self.kernel_sources = list(sources)
+        self.kernel_strided = list(strided)
         self.table, self.uses_blas, self.host_ir = table, uses_blas, host_ir
         self._host = module
-        handles = device.load(self.kernel_names, ptx, host_ir)
+        handles = device.load(self.kernel_names, ptx, host_ir, self.kernel_strided)
         if handles:
             slots = (ctypes.c_void_p * len(handles)).from_address(self._host.global_address(table))
             slots[:] = handles

@@ -24,6 +24,10 @@ import numpy as np
 
 ALIGNMENT = 64
 
+EMULATED_THREADS = 3
+"""A strided task (its loop steps by the grid's thread count) runs as this many threads,
+each from its own first index: the striding itself is exercised."""
+
 LIBDEVICE = {"__nv_fmodf": "fmodf", "__nv_fmod": "fmod"}
 """The libdevice functions kernels call → the C library's functions the CPU runs."""
 
@@ -113,13 +117,17 @@ class EmulatedDevice:
         if self._error is not None:
             return -1
         try:
-            task = self._tasks[kernel]
+            task, strided = self._tasks[kernel]
             buffer = ctypes.create_string_buffer(
                 ctypes.string_at(ctx, size) if size else b"", max(1, size)
             )
             start = time.perf_counter()
-            for i in range(upper - 1, lower - 1, -1):
-                task(i, i + 1, 0, buffer)
+            if strided:  # EMULATED_THREADS threads, each striding over the range
+                for thread in range(EMULATED_THREADS - 1, -1, -1):
+                    task(lower + thread, upper, EMULATED_THREADS, buffer)
+            else:
+                for i in range(upper - 1, lower - 1, -1):
+                    task(i, i + 1, 0, buffer)
             if self._timed is not None:
                 self._timed.append((kernel, time.perf_counter() - start))
             self._launches += 1
@@ -192,7 +200,9 @@ class EmulatedDevice:
     def empty(self, shape: Sequence[int], dtype: np.dtype) -> GPUArray:
         return GPUArray(np.empty(tuple(shape), dtype))
 
-    def load(self, kernels: Sequence[str], ptx: str, host_ir: str) -> list[int]:
+    def load(
+        self, kernels: Sequence[str], ptx: str, host_ir: str, strided: Sequence[bool] = ()
+    ) -> list[int]:
         """The address of each kernel's task, compiled for the CPU from `host_ir` (the
         device module's LLVM IR without the entry points)."""
         import llvmlite.binding as llvm
@@ -212,11 +222,12 @@ class EmulatedDevice:
             None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p
         )
         addresses = []
-        for kernel in kernels:
+        flags = [*strided, *[False] * len(kernels)]
+        for kernel, is_strided in zip(kernels, flags, strict=False):
             address = engine.get_function_address(kernel.removesuffix("__kernel"))
             if not address:
                 raise KeyError(f"no task for kernel {kernel}")
-            self._tasks[address] = task_type(address)
+            self._tasks[address] = (task_type(address), is_strided)
             addresses.append(address)
         return addresses
 

@@ -411,6 +411,7 @@ def gpu_function(module: ModuleOp, symbol: str) -> Any:
         emulated,
         uses_blas=parts.uses_blas,
         sources=[k.source for k in parts.kernels],
+        strided=[k.strided for k in parts.kernels],
     )
 
 

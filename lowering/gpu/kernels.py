@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DictionaryAttr,
     IndexType,
     IntegerType,
@@ -63,6 +64,10 @@ from arignote.lowering.loops.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.loops.parallel_loops import SOURCE_ATTRIBUTE
 
 GPU_READ = "arignote_gpu_read"
+
+STRIDED_KERNELS = "arignote.gpu_strided_kernels"
+"""On the module after `gpu-kernels`: the tasks whose loop steps by their `part` argument
+(`_stride_by_part`): their entry calls them once per thread."""
 
 KERNEL_SOURCES = "arignote.gpu_kernel_sources"
 """On the module after `gpu-kernels`: each kernel's task → where it came from (the op whose
@@ -413,6 +418,7 @@ def gpu_kernels(module: ModuleOp) -> None:
     }
     used = False
     labels: dict[str, Attribute] = {}
+    strided: list[StringAttr] = []
     for f in compute_functions(module):
         for op in f.walk():
             if isinstance(op, func.CallOp) and _callee(op) in defined:
@@ -427,19 +433,63 @@ def gpu_kernels(module: ModuleOp) -> None:
         _forward_scalars(block)
         _allocas_to_device(block)
         _group_host_block(block, f)
-        outliner = _Outliner(f, module, taken)  # every loop a kernel: none is inlined
-        for inner in list(f.walk()):
-            if isinstance(inner, ag.ParallelForOp) and inner.parent is not None:
-                source = inner.attributes.get(SOURCE_ATTRIBUTE)
-                before = set(taken)
-                outliner.outline(inner)
-                task = min(n for n in taken - before if not n.endswith(BODY_SUFFIX))
-                labels[task] = StringAttr(source.data if isinstance(source, StringAttr) else "?")
-                used = True
+        used = _outline(f, module, taken, labels, strided) or used
     if used:
         _declare(module, PARALLEL_FOR, [PTR, PTR, *[i64] * 5])
     if labels:
         module.attributes[KERNEL_SOURCES] = DictionaryAttr(labels)
+    if strided:
+        module.attributes[STRIDED_KERNELS] = ArrayAttr(strided)
+
+
+def _outline(
+    f: func.FuncOp,
+    module: ModuleOp,
+    taken: set[str],
+    labels: dict[str, Attribute],
+    strided: list[StringAttr],
+) -> bool:
+    """Outline every `ag.parallel_for` of `f` (never inlined: each is a kernel), noting
+    each task's source and whether it strides; whether there was any."""
+    outliner = _Outliner(f, module, taken)
+    found = False
+    for inner in list(f.walk()):
+        if isinstance(inner, ag.ParallelForOp) and inner.parent is not None:
+            source = inner.attributes.get(SOURCE_ATTRIBUTE)
+            is_strided = _stride_by_part(inner)
+            before = set(taken)
+            outliner.outline(inner)
+            task = min(n for n in taken - before if not n.endswith(BODY_SUFFIX))
+            labels[task] = StringAttr(source.data if isinstance(source, StringAttr) else "?")
+            if is_strided:
+                strided.append(StringAttr(task))
+            found = True
+    return found
+
+
+def _stride_by_part(loop: ag.ParallelForOp) -> bool:
+    """When `loop`'s body is one `scf.for %i = %begin to %end step 1` (what the kernels
+    emit) and does not use `%part`: that loop's step becomes `%part`, so that the GPU
+    entry can run the whole task once per thread, from its first index with the grid's
+    stride (one call: the loop's iterations see the body's `noalias` pointers, and LLVM
+    can overlap their loads); returns whether it did (`STRIDED_KERNELS`)."""
+    block = loop.body.block
+    begin, end, part = block.args
+    if part.uses:
+        return False
+    body = [op for op in block.ops if not isinstance(op, arith.ConstantOp | ag.YieldOp)]
+    if len(body) != 1 or not isinstance(body[0], scf.ForOp):
+        return False
+    nest = body[0]
+    step = nest.step.owner
+    if nest.lb is not begin or nest.ub is not end or nest.iter_args:
+        return False
+    if not (isinstance(step, arith.ConstantOp) and getattr(step.value, "value", None) is not None):
+        return False
+    if step.value.value.data != 1:  # type: ignore[union-attr]
+        return False
+    nest.operands[2] = part
+    return True
 
 
 def shape_reads(module: ModuleOp) -> dict[str, tuple[int, ...]]:

@@ -33,11 +33,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from arignote.lowering.gpu.kernels import GPU_READ, KERNEL_SOURCES, SHAPE_SUFFIX, GpuLoweringError
+from arignote.lowering.gpu.kernels import (
+    GPU_READ,
+    KERNEL_SOURCES,
+    SHAPE_SUFFIX,
+    STRIDED_KERNELS,
+    GpuLoweringError,
+)
 from arignote.lowering.llvm.llvm_utils import PTR, integer_attr
 from arignote.lowering.llvm.parallelize import PARALLEL_FOR
 
@@ -66,6 +79,9 @@ class Kernel:
     context_bytes: int
     source: str = "?"
     """What it computes: the op whose loop it is, with its node label (for profiles)."""
+    strided: bool = False
+    """Whether the task's loop steps by its `part` argument (`gpu-kernels`): the entry
+    calls it once per thread, `task(lower + thread, upper, grid threads, ctx)`."""
 
     @property
     def entry(self) -> str:
@@ -159,14 +175,18 @@ def split(module: ModuleOp, symbol: str = "module") -> GpuModules:
             _rewrite_host(f, functions, kernels, blas, launcher)
             verify_host_memory(f)
     sources = module.attributes.get(KERNEL_SOURCES)
-    if isinstance(sources, DictionaryAttr):
-        found = sources.data
-        kernels = [
-            Kernel(k.task, k.context_bytes, s.data)
-            if isinstance(s := found.get(k.task), StringAttr)
-            else k
-            for k in kernels
-        ]
+    found = sources.data if isinstance(sources, DictionaryAttr) else {}
+    marked = module.attributes.get(STRIDED_KERNELS)
+    strided = {s.data for s in marked.data} if isinstance(marked, ArrayAttr) else set()
+    kernels = [
+        Kernel(
+            k.task,
+            k.context_bytes,
+            s.data if isinstance(s := found.get(k.task), StringAttr) else k.source,
+            k.task in strided,
+        )
+        for k in kernels
+    ]
     device = ModuleOp([])
     for name in sorted(_device_functions([k.task for k in kernels], functions, device)):
         f = functions[name]
@@ -346,9 +366,30 @@ def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp], launcher: str) 
 def entry_ir(kernel: Kernel) -> str:
     """The LLVM IR of `kernel`'s entry point (see the module doc). The grid-stride loop
     runs `UNROLL` iterations a trip while they all fit (each thread has that many
-    independent loads in flight), then the rest one by one."""
+    independent loads in flight), then the rest one by one; a strided task is called
+    once per thread and strides itself."""
     size = max(1, kernel.context_bytes)
     sreg = "call i32 @llvm.nvvm.read.ptx.sreg"
+    if kernel.strided:
+        return f"""
+define ptx_kernel void @{kernel.entry}(i64 %lower, i64 %upper,
+                                  ptr byval([{size} x i8]) align 8 %ctx) {{
+entry:
+  %tid = {sreg}.tid.x()
+  %ntid = {sreg}.ntid.x()
+  %ctaid = {sreg}.ctaid.x()
+  %nctaid = {sreg}.nctaid.x()
+  %first = mul i32 %ctaid, %ntid
+  %thread = add i32 %first, %tid
+  %thread64 = zext i32 %thread to i64
+  %ntid64 = zext i32 %ntid to i64
+  %nctaid64 = zext i32 %nctaid to i64
+  %stride = mul i64 %ntid64, %nctaid64
+  %start = add i64 %lower, %thread64
+  call void @{kernel.task}(i64 %start, i64 %upper, i64 %stride, ptr %ctx)
+  ret void
+}}
+"""
     task = f"call void @{kernel.task}"
     offsets = "\n".join(f"  %i{k} = add nuw nsw i64 %i, %stride{k}" for k in range(1, UNROLL))
     calls = "\n".join(

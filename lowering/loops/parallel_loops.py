@@ -37,7 +37,7 @@ cache lines and whole vectors for every element type)."""
 
 _MIN_WORK: ContextVar[int] = ContextVar("parallel_min_work", default=0)
 _ALL: ContextVar[bool] = ContextVar("parallel_all", default=False)
-_SOURCE: ContextVar[str | None] = ContextVar("parallel_source", default=None)
+_SOURCE: ContextVar[Operation | None] = ContextVar("parallel_source", default=None)
 
 SOURCE_ATTRIBUTE = "ag.source"
 """On an `ag.parallel_for`: the op whose kernel emitted it (its name and `ag.node` label),
@@ -70,6 +70,15 @@ def parallel_loops(min_work: int, every_loop: bool = False) -> Iterator[None]:
 @contextmanager
 def emitting(op: Operation) -> Iterator[None]:
     """Within the block, the parallel loops emitted come from `op` (`SOURCE_ATTRIBUTE`)."""
+    token = _SOURCE.set(op)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
+def _source_label(op: Operation) -> str:
+    """`op`'s name and the `ag.node` labels of the ops it holds (three at most)."""
     nodes = [
         inner.attributes["ag.node"].data  # type: ignore[union-attr]
         for inner in op.walk()
@@ -79,11 +88,7 @@ def emitting(op: Operation) -> Iterator[None]:
     if nodes:
         shown = list(dict.fromkeys(nodes))
         label += f" [{'; '.join(shown[:3])}{'; ...' if len(shown) > 3 else ''}]"
-    token = _SOURCE.set(label)
-    try:
-        yield
-    finally:
-        _SOURCE.reset(token)
+    return label
 
 
 def enabled() -> bool:
@@ -177,7 +182,7 @@ def parallel_for(
     op = ag.ParallelForOp(zero, upper, trips, align, Region(block), max_parts)
     source = _SOURCE.get()
     if source is not None:
-        op.attributes[SOURCE_ATTRIBUTE] = StringAttr(source)
+        op.attributes[SOURCE_ATTRIBUTE] = StringAttr(_source_label(source))
     return b.insert(op).parts
 
 

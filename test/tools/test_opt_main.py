@@ -153,7 +153,7 @@ def test_help_lists_passes_and_pipelines(capsys):
         matching = [line for line in lines if line.split()[:1] == [name]]
         assert len(matching) == 1, name
         assert len(matching[0].split()) > 1, f"{name} has no description"
-    assert "--emit {mlir,llvm}" in out
+    assert "--emit {mlir,llvm,ptx}" in out
     assert "--print-ir-after-all" in out
 
 
