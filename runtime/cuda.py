@@ -28,6 +28,7 @@ raises `CudaError` (`MemoryError` for device memory that could not be allocated)
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import ctypes.util
 import glob
@@ -144,6 +145,7 @@ class PycudaDevice:
         self._native: Any = None
         self._cublas: ctypes.c_void_p | None = None
         self._modules: list[ctypes.c_void_p] = []
+        self._templates: dict[tuple[tuple[int, ...], np.dtype], Any] = {}
 
     def _call(self, name: str, *args: Any) -> None:
         result = getattr(self.libcuda, name)(*args)
@@ -314,7 +316,17 @@ class PycudaDevice:
         return result
 
     def empty(self, shape: Sequence[int], dtype: np.dtype) -> Any:
-        return self.gpuarray.GPUArray(tuple(shape), dtype, allocator=self.allocate)
+        """A new GPUArray: a copy of the cached array object of that shape and dtype
+        (pycuda's constructor queries the device each time, ~15 µs) with fresh memory."""
+        key = (tuple(shape), np.dtype(dtype))
+        template = self._templates.get(key)
+        if template is None:
+            template = self.gpuarray.GPUArray(key[0], key[1], allocator=self.allocate, gpudata=0)
+            if len(self._templates) < 1024:
+                self._templates[key] = template
+        array = copy.copy(template)
+        array.gpudata = self.allocate(array.nbytes) if array.size else None
+        return array
 
     def allocate(self, size: int) -> DeviceBuffer:
         """`size` bytes of device memory (from the device's pool, `cuMemAllocAsync`)."""

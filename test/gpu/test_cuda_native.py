@@ -302,3 +302,32 @@ def test_profiling_records_an_event_pair_around_each_launch(native: Any) -> None
     assert [launch["kernel"] for launch in LAUNCHES] == [0xA, 0xB, 0xC]
     assert RECORDED == [0x10, 0x11, 0x20, 0x21]
     assert list(kernels) == [0xA, 0xB] and count.value == 2
+
+
+def test_output_arrays_are_copies_of_a_cached_array_object() -> None:
+    """`PycudaDevice.empty` builds each shape's GPUArray once (pycuda's constructor queries
+    the device) and copies it with fresh memory; checked with a stand-in for pycuda's
+    class that counts its constructions (pycuda 2026.1's keeps everything in `__dict__`)."""
+    from arignote.runtime.cuda import PycudaDevice
+
+    class FakeGPUArray:
+        built = 0
+
+        def __init__(self, shape, dtype, allocator=None, gpudata=None):  # noqa: ANN001
+            FakeGPUArray.built += 1
+            self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+            self.size = int(np.prod(self.shape))
+            self.nbytes = self.size * self.dtype.itemsize
+            self.gpudata = allocator(self.nbytes) if gpudata is None and self.size else gpudata
+
+    device = object.__new__(PycudaDevice)
+    device.gpuarray = type("FakeModule", (), {"GPUArray": FakeGPUArray})
+    device._templates = {}
+    addresses = iter(range(0x1000, 0x100000, 0x1000))
+    device.allocate = lambda size: next(addresses)
+    a = device.empty((2, 3), np.float32)
+    b = device.empty((2, 3), np.float32)
+    c = device.empty((0,), np.float64)
+    assert FakeGPUArray.built == 2  # one per shape and dtype
+    assert (a.shape, a.nbytes, b.shape) == ((2, 3), 24, (2, 3))
+    assert a.gpudata != b.gpudata and a.gpudata and c.gpudata is None
