@@ -30,6 +30,11 @@ EXPECTED = {
     "07_switch_vs_ifelse.py": ["time spent evaluating both values", "evaluating one value"],
     "08_scan_polynomial.py": ["terms: [    2    30   400  6000 50000]", "sum: 56432"],
     "09_debugmode.py": ["[50.] [0.] [70.]"],
+    "11_config.py": [
+        "floatX ('float64', 'float32')",
+        "Value:  ",
+        "rejected: config.floatX: invalid value 'float16x'; valid choices: 'float64', 'float32'",
+    ],
 }
 
 
@@ -52,3 +57,31 @@ def test_seed_program_on_the_gpu(program: str, device: str) -> None:
     assert "DeviceFallbackWarning" not in result.stderr, result.stderr
     for line in EXPECTED[program]:
         assert line in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("device", ["emulated", "cuda"])
+def test_seed_10_profiles_the_gpu_kernels(device: str) -> None:
+    """Seed 10 as SPEC §6 runs it (fusion excluded, profile=True), on the GPU: the report
+    printed at exit has the GPU kernels section, the add and mul kernels 100 launches each."""
+    if device == "cuda" and not REAL_GPU:
+        pytest.skip("no CUDA GPU here")
+    flags = "device=cuda,optimizer_excluding=fusion:inplace,profile=True"
+    env = dict(os.environ, ARIGNOTE_FLAGS=flags)
+    if device == "emulated":
+        env["ARIGNOTE_CUDA_EMULATE"] = "1"
+    result = subprocess.run(
+        [sys.executable, str(SEEDS / "10_profiling.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    report = result.stderr
+    assert "Function profiling" in report and "Time in 100 calls" in report, report
+    section = report.split("GPU kernels\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in section.splitlines() if "__par" in line]
+    assert f"in {100 * len(rows)} launches" in section, section  # each kernel once a call
+    assert all(row.split()[4] == "100" for row in rows), section
+    ops = [row for row in rows if "one thread" not in row]  # (and a scalar's one-thread kernel)
+    assert sum("ag.add" in row for row in ops) == 2 and sum("ag.mul" in row for row in ops) == 1
