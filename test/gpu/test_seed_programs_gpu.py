@@ -83,5 +83,5 @@ def test_seed_10_profiles_the_gpu_kernels(device: str) -> None:
     rows = [line for line in section.splitlines() if "__par" in line]
     assert f"in {100 * len(rows)} launches" in section, section  # each kernel once a call
     assert all(row.split()[4] == "100" for row in rows), section
-    ops = [row for row in rows if "one thread" not in row]  # (and a scalar's one-thread kernel)
+    ops = [row for row in rows if "one thread" not in row]
     assert sum("ag.add" in row for row in ops) == 2 and sum("ag.mul" in row for row in ops) == 1
