@@ -99,6 +99,19 @@ done:
 """
 
 
+def _gemm_call(n: int, kind: str, order: str) -> str:
+    """`cublas?gemm` with CBLAS's operands in `order` (`a, b` or `b, a`): a row-major
+    C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T."""
+    first, second = order.split(", ")
+    ops = {"a": "%opa", "b": "%opb"}
+    dims = "i32 %m, i32 %n" if first == "a" else "i32 %n, i32 %m"
+    return f"""
+  %r{n} = call i32 @cublas{kind.upper()}gemm_v2(ptr %h, i32 {ops[first]}, i32 {ops[second]}, {dims},
+      i32 %k, ptr %alpha.addr, ptr %{first}, i32 %ld{first}, ptr %{second}, i32 %ld{second},
+      ptr %beta.addr, ptr %c, i32 %ldc){_fail(n, 5)}
+  br label %done"""
+
+
 def _gemm(kind: str, scalar: str) -> str:
     return f"""
 define void @arignote_gpu_cblas_{kind}gemm(i32 %order, i32 %ta, i32 %tb, i32 %m, i32 %n, i32 %k,
@@ -119,16 +132,8 @@ go:
   %h = load ptr, ptr @arignote_gpu_cublas
   %row = icmp eq i32 %order, 101
   br i1 %row, label %rowmajor, label %colmajor
-rowmajor:  ; C^T = op(B)^T op(A)^T in column-major terms
-  %r0 = call i32 @cublas{kind.upper()}gemm_v2(ptr %h, i32 %opb, i32 %opa, i32 %n, i32 %m, i32 %k,
-      ptr %alpha.addr, ptr %b, i32 %ldb, ptr %a, i32 %lda,
-      ptr %beta.addr, ptr %c, i32 %ldc){_fail(0, 5)}
-  br label %done
-colmajor:
-  %r1 = call i32 @cublas{kind.upper()}gemm_v2(ptr %h, i32 %opa, i32 %opb, i32 %m, i32 %n, i32 %k,
-      ptr %alpha.addr, ptr %a, i32 %lda, ptr %b, i32 %ldb,
-      ptr %beta.addr, ptr %c, i32 %ldc){_fail(1, 5)}
-  br label %done
+rowmajor:{_gemm_call(0, kind, "b, a")}
+colmajor:{_gemm_call(1, kind, "a, b")}
 done:
   ret void
 }}

@@ -363,40 +363,11 @@ def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp], launcher: str) 
         _declare_like(module, name, like)
 
 
-def entry_ir(kernel: Kernel) -> str:
-    """The LLVM IR of `kernel`'s entry point (see the module doc). The grid-stride loop
-    runs `UNROLL` iterations a trip while they all fit (each thread has that many
-    independent loads in flight), then the rest one by one; a strided task is called
-    once per thread and strides itself."""
+def _entry_head(kernel: Kernel) -> str:
+    """An entry point's signature and its first block up to `%start` (this thread's
+    first index) and `%stride` (the grid's thread count)."""
     size = max(1, kernel.context_bytes)
     sreg = "call i32 @llvm.nvvm.read.ptx.sreg"
-    if kernel.strided:
-        return f"""
-define ptx_kernel void @{kernel.entry}(i64 %lower, i64 %upper,
-                                  ptr byval([{size} x i8]) align 8 %ctx) {{
-entry:
-  %tid = {sreg}.tid.x()
-  %ntid = {sreg}.ntid.x()
-  %ctaid = {sreg}.ctaid.x()
-  %nctaid = {sreg}.nctaid.x()
-  %first = mul i32 %ctaid, %ntid
-  %thread = add i32 %first, %tid
-  %thread64 = zext i32 %thread to i64
-  %ntid64 = zext i32 %ntid to i64
-  %nctaid64 = zext i32 %nctaid to i64
-  %stride = mul i64 %ntid64, %nctaid64
-  %start = add i64 %lower, %thread64
-  call void @{kernel.task}(i64 %start, i64 %upper, i64 %stride, ptr %ctx)
-  ret void
-}}
-"""
-    task = f"call void @{kernel.task}"
-    offsets = "\n".join(f"  %i{k} = add nuw nsw i64 %i, %stride{k}" for k in range(1, UNROLL))
-    calls = "\n".join(
-        f"  %e{k} = add nuw nsw i64 %i{k}, 1\n  {task}(i64 %i{k}, i64 %e{k}, i64 0, ptr %ctx)"
-        for k in range(1, UNROLL)
-    )
-    multiples = "\n".join(f"  %stride{k} = mul i64 %stride, {k}" for k in range(1, UNROLL + 1))
     return f"""
 define ptx_kernel void @{kernel.entry}(i64 %lower, i64 %upper,
                                   ptr byval([{size} x i8]) align 8 %ctx) {{
@@ -411,8 +382,30 @@ entry:
   %ntid64 = zext i32 %ntid to i64
   %nctaid64 = zext i32 %nctaid to i64
   %stride = mul i64 %ntid64, %nctaid64
+  %start = add i64 %lower, %thread64"""
+
+
+def entry_ir(kernel: Kernel) -> str:
+    """The LLVM IR of `kernel`'s entry point (see the module doc). The grid-stride loop
+    runs `UNROLL` iterations a trip while they all fit (each thread has that many
+    independent loads in flight), then the rest one by one; a strided task is called
+    once per thread and strides itself."""
+    head = _entry_head(kernel)
+    if kernel.strided:
+        return f"""{head}
+  call void @{kernel.task}(i64 %start, i64 %upper, i64 %stride, ptr %ctx)
+  ret void
+}}
+"""
+    task = f"call void @{kernel.task}"
+    offsets = "\n".join(f"  %i{k} = add nuw nsw i64 %i, %stride{k}" for k in range(1, UNROLL))
+    calls = "\n".join(
+        f"  %e{k} = add nuw nsw i64 %i{k}, 1\n  {task}(i64 %i{k}, i64 %e{k}, i64 0, ptr %ctx)"
+        for k in range(1, UNROLL)
+    )
+    multiples = "\n".join(f"  %stride{k} = mul i64 %stride, {k}" for k in range(1, UNROLL + 1))
+    return f"""{head}
 {multiples}
-  %start = add i64 %lower, %thread64
   br label %check
 check:
   %i = phi i64 [ %start, %entry ], [ %next, %body ]
