@@ -69,11 +69,10 @@ def _fail(n: int, what: int) -> str:
     return _FAIL.format(n=n, base=1000 * what)
 
 
-def _gemv(kind: str, scalar: str) -> str:
-    return f"""
-define void @arignote_gpu_cblas_{kind}gemv(i32 %order, i32 %trans, i32 %m, i32 %n, {scalar} %alpha,
-    ptr %a, i32 %lda, ptr %x, i32 %incx, {scalar} %beta, ptr %y, i32 %incy) {{
-entry:
+def _blas_prologue(scalar: str) -> str:
+    """A BLAS adapter's first block: nothing after a failure; `alpha` and `beta` in
+    memory (cuBLAS takes them by pointer)."""
+    return f"""entry:
   %st = load i64, ptr @arignote_gpu_status
   %bad = icmp ne i64 %st, 0
   br i1 %bad, label %done, label %go
@@ -82,7 +81,14 @@ go:
   %beta.addr = alloca {scalar}
   store {scalar} %alpha, ptr %alpha.addr
   store {scalar} %beta, ptr %beta.addr
-  %notrans = icmp eq i32 %trans, 111
+"""
+
+
+def _gemv(kind: str, scalar: str) -> str:
+    return f"""
+define void @arignote_gpu_cblas_{kind}gemv(i32 %order, i32 %trans, i32 %m, i32 %n, {scalar} %alpha,
+    ptr %a, i32 %lda, ptr %x, i32 %incx, {scalar} %beta, ptr %y, i32 %incy) {{
+{_blas_prologue(scalar)}  %notrans = icmp eq i32 %trans, 111
   %op = select i1 %notrans, i32 0, i32 1
   %row = icmp eq i32 %order, 101
   %flipped = sub i32 1, %op
@@ -116,16 +122,7 @@ def _gemm(kind: str, scalar: str) -> str:
     return f"""
 define void @arignote_gpu_cblas_{kind}gemm(i32 %order, i32 %ta, i32 %tb, i32 %m, i32 %n, i32 %k,
     {scalar} %alpha, ptr %a, i32 %lda, ptr %b, i32 %ldb, {scalar} %beta, ptr %c, i32 %ldc) {{
-entry:
-  %st = load i64, ptr @arignote_gpu_status
-  %bad = icmp ne i64 %st, 0
-  br i1 %bad, label %done, label %go
-go:
-  %alpha.addr = alloca {scalar}
-  %beta.addr = alloca {scalar}
-  store {scalar} %alpha, ptr %alpha.addr
-  store {scalar} %beta, ptr %beta.addr
-  %na = icmp eq i32 %ta, 111
+{_blas_prologue(scalar)}  %na = icmp eq i32 %ta, 111
   %opa = select i1 %na, i32 0, i32 1
   %nb = icmp eq i32 %tb, 111
   %opb = select i1 %nb, i32 0, i32 1

@@ -27,7 +27,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from arignote.dialects import ag
 from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.loops import ag_scalar, parallel_loops
-from arignote.lowering.loops.ag_kernels import MULTI_KERNELS, compensated_sum
+from arignote.lowering.loops.ag_kernels import MULTI_KERNELS, reduction_total
 from arignote.lowering.loops.ag_shapes import MULTI_RESULT_SHAPE_RULES, Check, result_dims
 from arignote.lowering.loops.loop_utils import (
     Buffer,
@@ -36,7 +36,6 @@ from arignote.lowering.loops.loop_utils import (
     index_constant,
     load,
     loop_nest,
-    reduction_nest,
     store,
 )
 
@@ -197,22 +196,9 @@ def _reduction(b: Builder, op: ag.FusedOp, dests: Sequence[Buffer], ins: Sequenc
                 store(red, evaluator.at(v, index), other, index)
             return [combine(red, acc[0], value)]
 
-        init = ag_scalar.reduction_init(inner, type(reduction), dest.element_type)
-        split = None
-        if not ivs:  # a full reduction: in parallel parts on the GPU
-            split = parallel_loops.split_reduction(
-                inner,
-                reduced_bounds,
-                lambda at: ag_scalar.reduction_init(at, type(reduction), dest.element_type),
-                step,
-                combine,
-            )
-        if split is not None:
-            total = split
-        elif compensated:  # blocked, vectorised, compensated: as accurate as NumPy's sum
-            total = compensated_sum(inner, reduced_bounds, init, step)
-        else:
-            (total,) = reduction_nest(inner, reduced_bounds, [init], step)
+        total = reduction_total(  # compensated: blocked, vectorised, as accurate as NumPy's
+            inner, type(reduction), dest.element_type, reduced_bounds, step, not ivs, compensated
+        )
         store(inner, total, dest, ivs)
 
     bounds = [as_index(b, d) for d in dest.dims]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.lowering.loops import ag_scalar, parallel_loops
@@ -155,6 +155,35 @@ def compensated_sum(
     return b.insert(arith.SelectOp(finite, compensated, total)).result
 
 
+def reduction_total(
+    b: Builder,
+    kind: type[Operation],
+    element_type: Attribute,
+    bounds: Sequence[SSAValue],
+    step: ReductionBody,
+    full: bool,
+    compensated: bool,
+) -> SSAValue:
+    """The reduction of kind `kind` (`ag.reduce_sum`, ...) over the nest `bounds`, whose
+    `step` combines one element: a `full` reduction in parallel parts on the GPU
+    (`parallel_loops.split_reduction`), else a compensated sum (`compensated`) or a
+    plain nest."""
+    combine = ag_scalar.REDUCTION_COMBINER[kind]
+    if full:
+
+        def init(at: Builder) -> SSAValue:
+            return ag_scalar.reduction_init(at, kind, element_type)
+
+        split = parallel_loops.split_reduction(b, bounds, init, step, combine)
+        if split is not None:
+            return split
+    first = ag_scalar.reduction_init(b, kind, element_type)
+    if compensated:
+        return compensated_sum(b, bounds, first, step)
+    (total,) = reduction_nest(b, bounds, [first], step)
+    return total
+
+
 def emit_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> None:
     """For each result element, an inner nest over the reduced axes with an accumulator."""
     assert isinstance(op, ag.ReduceOp)
@@ -171,22 +200,9 @@ def emit_reduce(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -
             indices = [next(reduced) if a in axes else next(kept) for a in range(len(x.dims))]
             return [combine(red, acc[0], load(red, x, indices))]
 
-        init = ag_scalar.reduction_init(inner, type(op), x.element_type)
-        split = None
-        if not ivs:  # a full reduction: in parallel parts on the GPU
-            split = parallel_loops.split_reduction(
-                inner,
-                reduced_bounds,
-                lambda at: ag_scalar.reduction_init(at, type(op), x.element_type),
-                step,
-                combine,
-            )
-        if split is not None:
-            total = split
-        elif blocked:
-            total = compensated_sum(inner, reduced_bounds, init, step)
-        else:
-            (total,) = reduction_nest(inner, reduced_bounds, [init], step)
+        total = reduction_total(
+            inner, type(op), x.element_type, reduced_bounds, step, not ivs, blocked
+        )
         store(inner, total, out, ivs)
 
     bounds = _bounds(b, out)
