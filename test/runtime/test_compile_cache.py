@@ -198,11 +198,16 @@ import arignote, arignote.tensor as T
 from arignote.compile import codecache
 from arignote.runtime import cache
 from arignote.runtime.threadpool import OBJECT_PREFIX
+# compiled here, not loaded from the other process's entry (a loaded module does not
+# know its external symbols, so `store` would refuse it: the test failed when one
+# process ran late enough to find the other's entry)
+arignote.config.compile_cache = False
 x = T.fvector("x")
 fn = arignote.function([x], T.exp(x) + 1)._compiled.run.native
+arignote.config.compile_cache = True
 directory = codecache.cache_directory()
 for _ in range(60):
-    assert cache.store(directory, "shared", fn, 2**30)
+    assert cache.store(directory, "shared", fn, 2**30, verbose=True)  # (why: on stderr)
     got = cache.load(directory, "shared")
     assert got is not None
     assert np.allclose(got(np.zeros(2, np.float32))[0], 2.0)
