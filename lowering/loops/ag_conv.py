@@ -39,7 +39,7 @@ from xdsl.ir import Operation, SSAValue
 
 from arignote.dialects import ag
 from arignote.dialects.ag.conv import pad_text
-from arignote.lowering.loops import ag_scalar
+from arignote.lowering.loops import ag_scalar, parallel_loops
 from arignote.lowering.loops.ag_blas import (
     NO_TRANS,
     ROW_MAJOR,
@@ -74,7 +74,6 @@ from arignote.lowering.loops.loop_utils import (
     for_loop,
     index_constant,
     load,
-    loop_nest,
     store,
 )
 
@@ -279,7 +278,7 @@ def _im2col(
         row = add(inner, mul(inner, c, g.taps), _flat(inner, k, g.kernel))
         store(inner, value, col, [as_index(inner, row), as_index(inner, _flat(inner, o, g.outs))])
 
-    loop_nest(b, bounds, body)
+    parallel_loops.independent_nest(b, bounds, body)  # each col element written once
 
 
 def _col2im(
@@ -309,14 +308,17 @@ def _col2im(
         at = [n, as_index(inner, add(inner, first, c)), *positions]
         store(inner, add_op(inner, load(inner, out, at), value), out, at)
 
-    loop_nest(b, bounds, body)
+    # overlapping taps add into the same elements of a channel: channels in parallel
+    parallel_loops.independent_outer(b, bounds, body)
 
 
 def _fill_zero(b: Builder, out: Buffer, count: Idx) -> None:
     """Zeros in the first `count` elements along axis 0 of `out`."""
     zero = ag_scalar.constant(b, 0, out.element_type)
     bounds = [as_index(b, count), *(as_index(b, d) for d in out.dims[1:])]
-    loop_nest(b, bounds, lambda inner, ivs: store(inner, zero, out, ivs), [out])
+    parallel_loops.independent_nest(
+        b, bounds, lambda inner, ivs: store(inner, zero, out, ivs), [out]
+    )
 
 
 def _at(b: Builder, base: SSAValue, elements: Idx, element_size: int) -> SSAValue:

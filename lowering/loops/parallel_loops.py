@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -257,14 +258,33 @@ def every_loop() -> bool:
 
 
 def independent_nest(
-    b: Builder, bounds: Sequence[SSAValue], body: Callable[[Builder, Sequence[SSAValue]], None]
+    b: Builder,
+    bounds: Sequence[SSAValue],
+    body: Callable[[Builder, Sequence[SSAValue]], None],
+    buffers: Sequence[Any] = (),
 ) -> None:
-    """`loop_nest(b, bounds, body)` for a nest whose iterations are independent (each
-    writes only its own elements); its outermost loop parallel when `every_loop()`."""
+    """`loop_nest(b, bounds, body, buffers)` for a nest whose iterations are independent
+    (each writes only its own elements): a parallel nest when `every_loop()`."""
     if every_loop() and bounds and not inside_parallel(b):
         parallel_nest(b, bounds, body, 1)
     else:
+        loop_nest(b, bounds, body, buffers)
+
+
+def independent_outer(
+    b: Builder, bounds: Sequence[SSAValue], body: Callable[[Builder, Sequence[SSAValue]], None]
+) -> None:
+    """`loop_nest(b, bounds, body)` whose iterations of the outermost loop are independent
+    (the inner ones may write the same elements, as a scatter-add does): that loop parallel
+    when `every_loop()`, the rest serial inside it."""
+    if not (every_loop() and bounds) or inside_parallel(b):
         loop_nest(b, bounds, body)
+        return
+
+    def outer(inner: Builder, ivs: Sequence[SSAValue]) -> None:
+        loop_nest(inner, bounds[1:], lambda nb, rest: body(nb, [ivs[0], *rest]))
+
+    parallel_nest(b, bounds[:1], outer, 1)
 
 
 def reduction_domain(

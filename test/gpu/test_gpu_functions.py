@@ -283,3 +283,28 @@ def test_mrg_random_streams_draw_in_kernels(gpu: str) -> None:
         want = arignote.function([], MRG_RandomStreams(seed=234).uniform((3, 4)))()
     assert getattr(_compiled(f), "on_device", False)
     np.testing.assert_array_equal(drawn, want)
+
+
+def test_convolution_and_pooling_with_their_gradients(gpu: str) -> None:
+    """conv2d (im2col + GpuGemm; the input gradient's col2im adds channel by channel) and
+    max pooling, with their gradients, agree with the CPU target."""
+    from arignote.tensor.nnet import conv2d
+    from arignote.tensor.signal.pool import pool_2d
+
+    rng = np.random.default_rng(5)
+    images = rng.standard_normal((2, 3, 7, 7))
+    filters = rng.standard_normal((4, 3, 3, 3))
+
+    def build() -> arignote.compile.function.Function:
+        x, w = T.tensor4("x"), T.tensor4("w")
+        y = pool_2d(conv2d(x, w, border_mode="half"), (2, 2), ignore_border=True)
+        cost = (y**2).sum()
+        return arignote.function([x, w], [y, *T.grad(cost, [x, w])])
+
+    on_gpu = build()
+    assert getattr(_compiled(on_gpu), "on_device", False)
+    got = on_gpu(images, filters)
+    with config.change_flags(device="cpu"):
+        want = build()(images, filters)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
