@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IndexType,
-    IntegerType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -58,12 +58,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.dialects import ag
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
-from arignote.lowering.llvm.llvm_utils import PTR
-from arignote.lowering.llvm.parallelize import BODY_SUFFIX, PARALLEL_FOR, _declare, _Outliner
+from arignote.lowering.llvm.llvm_utils import PTR, declare_external, element_byte_size
+from arignote.lowering.llvm.parallelize import PARALLEL_FOR, PARALLEL_FOR_INPUTS, _Outliner
 from arignote.lowering.loops.ag_scalar import LIBM_FUNCTIONS
 from arignote.lowering.loops.parallel_loops import SOURCE_ATTRIBUTE
 
 GPU_READ = "arignote_gpu_read"
+"""`arignote_gpu_read(host: ptr, device: ptr, bytes: i64)`: a copy from device memory."""
 
 STRIDED_KERNELS = "arignote.gpu_strided_kernels"
 """On the module after `gpu-kernels`: the tasks whose loop steps by their `part` argument
@@ -72,7 +73,6 @@ STRIDED_KERNELS = "arignote.gpu_strided_kernels"
 KERNEL_SOURCES = "arignote.gpu_kernel_sources"
 """On the module after `gpu-kernels`: each kernel's task → where it came from (the op whose
 loop it is, `parallel_loops.SOURCE_ATTRIBUTE`, or the ops of a one-thread kernel)."""
-"""`arignote_gpu_read(host: ptr, device: ptr, bytes: i64)`: a copy from device memory."""
 
 HOST_CALL_PREFIXES = ("scipy_cblas_",)
 """Calls the host may make with device pointers: BLAS, which the GPU runtime serves with
@@ -275,17 +275,6 @@ def _constant(value: int, before: Operation) -> SSAValue:
     return op.result
 
 
-def _byte_size(t: Attribute) -> int:
-    if isinstance(t, IndexType):
-        return 8
-    if isinstance(t, IntegerType):
-        return max(1, (t.width.data + 7) // 8)
-    width = getattr(t, "bitwidth", None)
-    if isinstance(width, int):
-        return width // 8
-    raise GpuLoweringError(f"a value of type {t} computed on the device is needed by the host")
-
-
 def _pointer(value: SSAValue, ops: list[Operation]) -> SSAValue:
     """The aligned data pointer of the memref `value`, as `!llvm.ptr`."""
     index = memref.ExtractAlignedPointerAsIndexOp.get(value)
@@ -318,7 +307,11 @@ def _read_back(
     stored_type = _stored_type(value.type)
     host = memref.AllocaOp.get(stored_type, shape=[])
     ops.append(host)
-    size = arith.ConstantOp.from_int_and_width(_byte_size(stored_type), i64)
+    try:
+        bytes_ = element_byte_size(stored_type)
+    except NotImplementedError as e:
+        raise GpuLoweringError(f"the host needs a {value.type} the device computes: {e}") from e
+    size = arith.ConstantOp.from_int_and_width(bytes_, i64)
     ops.append(size)
     call = func.CallOp(GPU_READ, [_pointer(host.memref, ops), _pointer(slot, ops), size.result], [])
     load = memref.LoadOp.get(host.memref, [])
@@ -372,8 +365,8 @@ def _wrap(
         body.add_op(op)
     for (value, _), slot in zip(escaping, slots, strict=True):
         stored = value
-        if isinstance(value.type, IndexType):  # memrefs of index have no LLVM form here
-            cast = arith.IndexCastOp(value, i64)
+        if _stored_type(value.type) != value.type:  # memrefs of index have no LLVM form here
+            cast = arith.IndexCastOp(value, _stored_type(value.type))
             body.add_op(cast)
             stored = cast.result
         body.add_op(memref.StoreOp.get(stored, slot, []))
@@ -435,7 +428,7 @@ def gpu_kernels(module: ModuleOp) -> None:
         _group_host_block(block, f)
         used = _outline(f, module, taken, labels, strided) or used
     if used:
-        _declare(module, PARALLEL_FOR, [PTR, PTR, *[i64] * 5])
+        declare_external(module, PARALLEL_FOR, PARALLEL_FOR_INPUTS, i64)
     if labels:
         module.attributes[KERNEL_SOURCES] = DictionaryAttr(labels)
     if strided:
@@ -457,9 +450,7 @@ def _outline(
         if isinstance(inner, ag.ParallelForOp) and inner.parent is not None:
             source = inner.attributes.get(SOURCE_ATTRIBUTE)
             is_strided = _stride_by_part(inner)
-            before = set(taken)
-            outliner.outline(inner)
-            task = min(n for n in taken - before if not n.endswith(BODY_SUFFIX))
+            task = outliner.outline(inner)
             labels[task] = StringAttr(source.data if isinstance(source, StringAttr) else "?")
             if is_strided:
                 strided.append(StringAttr(task))
@@ -484,9 +475,9 @@ def _stride_by_part(loop: ag.ParallelForOp) -> bool:
     step = nest.step.owner
     if nest.lb is not begin or nest.ub is not end or nest.iter_args:
         return False
-    if not (isinstance(step, arith.ConstantOp) and getattr(step.value, "value", None) is not None):
+    if not (isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr)):
         return False
-    if step.value.value.data != 1:  # type: ignore[union-attr]
+    if step.value.value.data != 1:
         return False
     nest.operands[2] = part
     return True

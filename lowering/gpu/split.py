@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.lowering.gpu.kernels import (
@@ -51,8 +51,8 @@ from arignote.lowering.gpu.kernels import (
     STRIDED_KERNELS,
     GpuLoweringError,
 )
-from arignote.lowering.llvm.llvm_utils import PTR, integer_attr
-from arignote.lowering.llvm.parallelize import PARALLEL_FOR
+from arignote.lowering.llvm.llvm_utils import PTR, constant, declare_external
+from arignote.lowering.llvm.parallelize import OUTLINED_SUFFIX, PARALLEL_FOR, context_bytes
 
 GPU_LAUNCH = "arignote_gpu_launch"
 GPU_MALLOC = "arignote_gpu_malloc"
@@ -119,43 +119,10 @@ define i64 @{self.symbol}{LAUNCH_SUFFIX}(i64 %k, ptr %ctx, i64 %bytes, i64 %lowe
 """
 
 
-def _type_size(t: Attribute) -> int:
-    if isinstance(t, llvm.LLVMStructType):
-        return sum(_type_size(e) for e in t.types.data)  # explicitly padded (parallelize)
-    if isinstance(t, llvm.LLVMArrayType):
-        return t.size.data * _type_size(t.type)
-    if isinstance(t, llvm.LLVMPointerType):
-        return 8
-    width = getattr(t, "width", None) or getattr(t, "bitwidth", None)
-    if width is not None:
-        bits = width.data if hasattr(width, "data") else width
-        return max(1, (bits + 7) // 8)
-    raise GpuLoweringError(f"a kernel context field of type {t} has no known size")
-
-
 def _callee(op: Operation) -> str | None:
     if isinstance(op, llvm.CallOp) and op.callee is not None:
         return op.callee.root_reference.data
     return None
-
-
-def _constant(value: int, before: Operation) -> SSAValue:
-    op = llvm.ConstantOp(integer_attr(value, i64), i64)
-    Rewriter.insert_op(op, InsertPoint.before(before))
-    return op.result
-
-
-def _declare(module: ModuleOp, name: str, inputs: list[Attribute], output: Attribute | None):
-    for op in module.ops:
-        if isinstance(op, llvm.FuncOp) and op.sym_name.data == name:
-            return
-    function_type = llvm.LLVMFunctionType(inputs, output)
-    decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
-    block = module.body.block
-    if block.first_op is None:
-        block.add_op(decl)
-    else:
-        block.insert_op_before(decl, block.first_op)
 
 
 def _rename(call: llvm.CallOp, name: str) -> None:
@@ -169,30 +136,17 @@ def split(module: ModuleOp, symbol: str = "module") -> GpuModules:
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, llvm.FuncOp)}
     kernels: list[Kernel] = []
     blas: dict[str, llvm.FuncOp] = {}
-    launcher = symbol + LAUNCH_SUFFIX
+    launch = _Launcher(module, symbol + LAUNCH_SUFFIX)
     for name, f in functions.items():
-        if f.body.blocks and OUTLINED_MARK not in name and not name.endswith(SHAPE_SUFFIX):
-            _rewrite_host(f, functions, kernels, blas, launcher)
+        if f.body.blocks and OUTLINED_SUFFIX not in name and not name.endswith(SHAPE_SUFFIX):
+            _rewrite_host(f, functions, kernels, blas, launch)
             verify_host_memory(f)
-    sources = module.attributes.get(KERNEL_SOURCES)
-    found = sources.data if isinstance(sources, DictionaryAttr) else {}
-    marked = module.attributes.get(STRIDED_KERNELS)
-    strided = {s.data for s in marked.data} if isinstance(marked, ArrayAttr) else set()
-    kernels = [
-        Kernel(
-            k.task,
-            k.context_bytes,
-            s.data if isinstance(s := found.get(k.task), StringAttr) else k.source,
-            k.task in strided,
-        )
-        for k in kernels
-    ]
     device = ModuleOp([])
     for name in sorted(_device_functions([k.task for k in kernels], functions, device)):
         f = functions[name]
         f.detach()
         device.body.block.add_op(f)
-    _finish_host(module, blas, launcher)
+    _finish_host(module, blas, launch.name)
     return GpuModules(module, device, kernels, symbol, bool(blas))
 
 
@@ -271,7 +225,7 @@ def _rewrite_host(
     functions: dict[str, llvm.FuncOp],
     kernels: list[Kernel],
     blas: dict[str, llvm.FuncOp],
-    launcher: str,
+    launch: _Launcher,
 ) -> None:
     """Launches, device allocations and cuBLAS calls in the host function `f`."""
     for op in list(f.walk()):
@@ -280,7 +234,7 @@ def _rewrite_host(
             continue
         assert isinstance(op, llvm.CallOp)
         if callee == PARALLEL_FOR:
-            kernels.append(_launch(op, len(kernels), launcher))
+            kernels.append(launch(op, len(kernels)))
         elif callee in ("malloc", "free"):
             _rename(op, GPU_MALLOC if callee == "malloc" else GPU_FREE)
         elif callee.startswith("scipy_cblas_"):
@@ -317,48 +271,54 @@ def _device_functions(
     return moved
 
 
-OUTLINED_MARK = "__par"
-"""Outlined tasks are named `@f__par<k>` (and `@f__par<k>__body`), see `parallelize`."""
-
-
 def _declare_like(module: ModuleOp, name: str, like: llvm.FuncOp) -> None:
     function_type = like.function_type
-    _declare(module, name, list(function_type.inputs.data), function_type.output)
+    declare_external(module, name, list(function_type.inputs.data), function_type.output)
 
 
-def _launch(call: llvm.CallOp, index: int, launcher: str) -> Kernel:
-    """Replace the pool call `call` by a launch; its kernel."""
-    function, ctx, lower, upper = call.args[:4]
-    address = function.owner
-    if not isinstance(address, llvm.AddressOfOp):
-        raise GpuLoweringError("a parallel loop's task is not a known function")
-    task = address.global_name.root_reference.data
-    slot = ctx.owner
-    if not isinstance(slot, llvm.AllocaOp):
-        raise GpuLoweringError(f"the context of @{task} is not a stack slot")
-    size = _type_size(slot.elem_type)
-    launch = llvm.CallOp(
-        launcher,
-        _constant(index, call),
-        ctx,
-        _constant(size, call),
-        lower,
-        upper,
-        return_type=i64,
-    )
-    Rewriter.replace_op(call, launch)
-    if not address.results[0].uses:
-        Rewriter.erase_op(address)
-    return Kernel(task, size)
+class _Launcher:
+    """Replaces the pool calls of a module by launches through `name`, the host's
+    launcher; knows each task's source and striding from `gpu-kernels`' attributes."""
+
+    def __init__(self, module: ModuleOp, name: str):
+        self.name = name
+        sources = module.attributes.get(KERNEL_SOURCES)
+        self.sources = sources.data if isinstance(sources, DictionaryAttr) else {}
+        marked = module.attributes.get(STRIDED_KERNELS)
+        self.strided = {s.data for s in marked.data} if isinstance(marked, ArrayAttr) else set()
+
+    def __call__(self, call: llvm.CallOp, index: int) -> Kernel:
+        """Replace the pool call `call` by launch `index`; its kernel."""
+        function, ctx, lower, upper = call.args[:4]
+        address = function.owner
+        if not isinstance(address, llvm.AddressOfOp):
+            raise GpuLoweringError("a parallel loop's task is not a known function")
+        task = address.global_name.root_reference.data
+        slot = ctx.owner
+        if not isinstance(slot, llvm.AllocaOp) or not isinstance(
+            slot.elem_type, llvm.LLVMStructType
+        ):
+            raise GpuLoweringError(f"the context of @{task} is not a stack slot")
+        size = context_bytes(slot.elem_type)
+        ops: list[Operation] = []
+        k, n = constant(index, i64, ops), constant(size, i64, ops)
+        ops.append(llvm.CallOp(self.name, k, ctx, n, lower, upper, return_type=i64))
+        Rewriter.insert_op(ops, InsertPoint.before(call))
+        Rewriter.erase_op(call)
+        if not address.results[0].uses:
+            Rewriter.erase_op(address)
+        source = self.sources.get(task)
+        label = source.data if isinstance(source, StringAttr) else "?"
+        return Kernel(task, size, label, task in self.strided)
 
 
 def _finish_host(module: ModuleOp, blas: dict[str, llvm.FuncOp], launcher: str) -> None:
     for op in list(module.ops):
         if isinstance(op, llvm.FuncOp) and op.sym_name.data in (PARALLEL_FOR,):
             Rewriter.erase_op(op)
-    _declare(module, launcher, [i64, PTR, i64, i64, i64], i64)
-    _declare(module, GPU_MALLOC, [i64], PTR)
-    _declare(module, GPU_FREE, [PTR], None)
+    declare_external(module, launcher, [i64, PTR, i64, i64, i64], i64)
+    declare_external(module, GPU_MALLOC, [i64], PTR)
+    declare_external(module, GPU_FREE, [PTR])
     for name, like in blas.items():
         _declare_like(module, name, like)
 

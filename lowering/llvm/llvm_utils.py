@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import FastMathAttrBase
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
@@ -431,6 +431,18 @@ def declare_function(
         )
     decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
     rewriter.insert(decl, InsertPoint.at_start(module.body.block))
+
+
+def declare_external(
+    module: ModuleOp, name: str, inputs: Sequence[Attribute], output: Attribute | None = None
+) -> None:
+    """Declare external `llvm.func @name` at the start of `module` unless it has that
+    symbol (outside a pattern rewrite: `declare_function` is the rewriter's)."""
+    if SymbolTable.lookup_symbol(module, name) is not None:
+        return
+    function_type = llvm.LLVMFunctionType(inputs, output or llvm.LLVMVoidType())
+    decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
+    Rewriter.insert_op(decl, InsertPoint.at_start(module.body.block))
 
 
 def call(

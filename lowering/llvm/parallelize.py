@@ -85,7 +85,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolTable
 
 from arignote.dialects import ag
 from arignote.lowering.llvm.convert_func_to_llvm import NOALIAS, noalias_arguments
@@ -93,6 +92,7 @@ from arignote.lowering.llvm.llvm_utils import (
     PTR,
     append,
     constant,
+    declare_external,
     descriptor_type,
     extract,
     from_llvm,
@@ -104,6 +104,8 @@ from arignote.lowering.loops.parallel_loops import statically_serial
 
 PARALLEL_FOR = "arignote_parallel_for"
 PARALLEL_WIDTH = "arignote_parallel_width"
+PARALLEL_FOR_INPUTS = [PTR, PTR, *[i64] * 5]
+"""`arignote_parallel_for(task, ctx, lower, upper, min_trips, align, max_parts) -> i64`."""
 OUTLINED_SUFFIX = "__par"
 BODY_SUFFIX = "__body"
 
@@ -307,6 +309,14 @@ def _layout(fields: Sequence[_Field]) -> llvm.LLVMStructType:
     return _struct(tuple(types))
 
 
+def context_bytes(struct: llvm.LLVMStructType) -> int:
+    """The size of a context struct of `_layout` (explicitly padded: the sum of its
+    elements')."""
+    return sum(
+        t.size.data if isinstance(t, llvm.LLVMArrayType) else _byte_size(t) for t in struct.types
+    )
+
+
 def _load_context(
     ctx: SSAValue,
     struct: llvm.LLVMStructType,
@@ -398,7 +408,8 @@ class _Outliner:
                 Rewriter.insert_op(ops, _after(value))
         return self.converted[value]
 
-    def outline(self, op: ag.ParallelForOp) -> None:
+    def outline(self, op: ag.ParallelForOp) -> str:
+        """Outline `op` and call the pool in its place; the task's name."""
         if any(isinstance(inner, ag.ParallelForOp) for inner in op.body.walk()):
             raise NotImplementedError("parallelize: nested ag.parallel_for")
         uses = external_uses(op.body)
@@ -416,6 +427,7 @@ class _Outliner:
             functions = [_body(name, op, captures, struct)]
         self.module.body.block.add_ops(functions)
         self._call(op, name, struct, captures)
+        return name
 
     def _call(
         self,
@@ -593,14 +605,6 @@ def _width(op: ag.ParallelWidthOp) -> None:
     Rewriter.erase_op(op)
 
 
-def _declare(module: ModuleOp, name: str, inputs: Sequence[Attribute]) -> None:
-    if SymbolTable.lookup_symbol(module, name) is not None:
-        return
-    function_type = llvm.LLVMFunctionType(inputs, i64)
-    decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
-    module.body.block.insert_op_before(decl, module.body.block.first_op)  # type: ignore[arg-type]
-
-
 def _parallelize(f: func.FuncOp, module: ModuleOp, used: set[str], taken: set[str]) -> None:
     """Lower the parallel ops of `f`; add the pool functions it calls to `used`, the
     functions it outlines to `taken` (the module's symbols)."""
@@ -631,6 +635,6 @@ class ParallelizePass(ModulePass):
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 _parallelize(f, op, used, taken)
         if PARALLEL_FOR in used:
-            _declare(op, PARALLEL_FOR, [PTR, PTR, *[i64] * 5])
+            declare_external(op, PARALLEL_FOR, PARALLEL_FOR_INPUTS, i64)
         if PARALLEL_WIDTH in used:
-            _declare(op, PARALLEL_WIDTH, [])
+            declare_external(op, PARALLEL_WIDTH, [], i64)
