@@ -191,23 +191,22 @@ class PycudaDevice:
                 function = getattr(library, name) if library is not None else _NO_CUBLAS
                 llvm.add_symbol(name, ctypes.cast(function, ctypes.c_void_p).value)
             self._native = _compile_native(cuda_native.NATIVE_IR)
-            engine = self._native
-            ctypes.c_int64.from_address(
-                engine.get_global_value_address("arignote_gpu_max_blocks")
-            ).value = self.max_blocks
-            self._status = ctypes.c_int64.from_address(
-                engine.get_global_value_address("arignote_gpu_status")
-            )
-            self._launches = ctypes.c_int64.from_address(
-                engine.get_global_value_address("arignote_gpu_launches")
-            )
-            self._cublas_slot = ctypes.c_void_p.from_address(
-                engine.get_global_value_address("arignote_gpu_cublas")
-            )
+            self._word("max_blocks").value = self.max_blocks
+            self._status = self._word("status")
+            self._launches = self._word("launches")
+            self._cublas_slot = self._word("cublas", ctypes.c_void_p)
+            self._event_slots = self._word("events", ctypes.c_void_p)
+            self._event_kernel_slots = self._word("event_kernels", ctypes.c_void_p)
+            self._event_capacity = self._word("event_capacity")
+            self._event_count = self._word("event_count")
         if self._cublas is not None:
             self._cublas_slot.value = self._cublas.value
         for name in cuda_native.EXPORTED:
             llvm.add_symbol(name, self._native.get_function_address(name))
+
+    def _word(self, name: str, ctype: Any = ctypes.c_int64) -> Any:
+        """The native runtime's global `arignote_gpu_<name>`, read and written in place."""
+        return ctype.from_address(self._native.get_global_value_address(f"arignote_gpu_{name}"))
 
     def _create_cublas(self) -> ctypes.c_void_p:
         library = _cublas_library()
@@ -263,7 +262,6 @@ class PycudaDevice:
     def start_profile(self) -> None:
         """Time the launches from now on (`cuEventRecord` pairs in the native launcher)
         and reset the device pool's high-water mark of used memory."""
-        engine = self._native
         if not hasattr(self, "_events"):
             self._events = (ctypes.c_void_p * (2 * self.EVENT_CAPACITY))()
             for k in range(2 * self.EVENT_CAPACITY):
@@ -271,15 +269,10 @@ class PycudaDevice:
                 self._call("cuEventCreate", ctypes.byref(event), 0)
                 self._events[k] = event.value
             self._event_kernels = (ctypes.c_void_p * self.EVENT_CAPACITY)()
-        word = engine.get_global_value_address
-        ctypes.c_void_p.from_address(word("arignote_gpu_events")).value = ctypes.addressof(
-            self._events
-        )
-        ctypes.c_void_p.from_address(word("arignote_gpu_event_kernels")).value = ctypes.addressof(
-            self._event_kernels
-        )
-        ctypes.c_int64.from_address(word("arignote_gpu_event_capacity")).value = self.EVENT_CAPACITY
-        ctypes.c_int64.from_address(word("arignote_gpu_event_count")).value = 0
+        self._event_slots.value = ctypes.addressof(self._events)
+        self._event_kernel_slots.value = ctypes.addressof(self._event_kernels)
+        self._event_capacity.value = self.EVENT_CAPACITY
+        self._event_count.value = 0
         if self._pool is not None:
             zero = ctypes.c_uint64(0)
             self.libcuda.cuMemPoolSetAttribute(
@@ -289,9 +282,8 @@ class PycudaDevice:
     def stop_profile(self) -> tuple[list[tuple[int, float]], int]:
         """The (kernel, seconds) of each launch timed since `start_profile` (after waiting
         for the device), and the pool's peak of used device memory in bytes."""
-        word = self._native.get_global_value_address
-        ctypes.c_void_p.from_address(word("arignote_gpu_events")).value = None
-        count = ctypes.c_int64.from_address(word("arignote_gpu_event_count"))
+        self._event_slots.value = None
+        count = self._event_count
         self.synchronize()
         timed = []
         milliseconds = ctypes.c_float()
