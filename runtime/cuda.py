@@ -44,11 +44,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from arignote.runtime.cpu import NativeModule
 from arignote.runtime.native import (
-    SHAPE_SUFFIX,
     NativeFunction,
     TensorSpec,
     _Frame,
     _spec,
+    abi_functions,
     allocation_error,
 )
 
@@ -495,8 +495,9 @@ class KernelProfile:
 
 
 class GpuFunction:
-    """A GPU-compiled tensor function (see the module doc): `host` is the host module of
-    the GPU split, `launcher` the LLVM IR of its launcher and kernel table `table`."""
+    """A GPU-compiled tensor function (see the module doc): `module` is the compiled host
+    code of the GPU split (with its launcher), `table` its kernel table's symbol
+    (`compile` and `from_object` make the module)."""
 
     def __init__(
         self,
@@ -533,7 +534,6 @@ class GpuFunction:
         if handles:
             slots = (ctypes.c_void_p * len(handles)).from_address(self._host.global_address(table))
             slots[:] = handles
-        self._handles = handles
         self._kernel_of = {
             handle: (name.removesuffix("__kernel"), source)
             for handle, name, source in zip(
@@ -542,12 +542,7 @@ class GpuFunction:
         }
         self.profile: KernelProfile | None = None
         """When set, each call adds its kernels' GPU times to it."""
-        pointers = [ctypes.c_void_p] * len(self.inputs)
-        shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
-        self._shape_fn = shape_type(self._host.address(name + SHAPE_SUFFIX))
-        outs = [ctypes.c_void_p] * len(self.outputs)
-        compute_type = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *outs)
-        self._compute_fn = compute_type(self._host.address(name))
+        self._shape_fn, self._compute_fn = abi_functions(module, name, inputs, outputs)
         self._lock = threading.Lock()
         self._frame = _Frame(self)
         self._array_type = type(device.empty((0,), np.dtype(np.float32)))

@@ -45,7 +45,7 @@ import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -142,12 +142,7 @@ class NativeFunction:
         self.aliases: dict[int, int] = {} if calls_back else dict(aliases or {})
         """Result index → the input whose buffer it may be computed in (module doc)."""
         self._module = module  # keeps the JIT-ed code alive
-        pointers = [ctypes.c_void_p] * len(self.inputs)
-        shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
-        outs = [ctypes.c_void_p] * len(self.outputs)
-        compute_type = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *outs)
-        self._shape_fn = shape_type(module.address(name + SHAPE_SUFFIX))
-        self._compute_fn = compute_type(module.address(name))
+        self._shape_fn, self._compute_fn = abi_functions(module, name, inputs, outputs)
         self._lock = threading.Lock()
         self._frame = _Frame(self)
         self.fast_entry: FastEntry | None = None
@@ -297,6 +292,18 @@ class NativeFunction:
         if "is out of bounds for axis" in message:
             raise IndexOutOfBoundsError(message)
         raise ValueError(message)
+
+
+def abi_functions(
+    module: NativeModule, name: str, inputs: Sequence[Any], outputs: Sequence[Any]
+) -> tuple[Any, Any]:
+    """`@name__shape` and `@name` of `module` (the native ABI, see the module doc) as
+    ctypes functions taking descriptor addresses: the shape function's (inputs, dims,
+    err) → `i32` status, the compute function's (inputs, outputs) → `i64` status."""
+    pointers = [ctypes.c_void_p] * len(inputs)
+    shape_type = ctypes.CFUNCTYPE(ctypes.c_int32, *pointers, ctypes.c_void_p, ctypes.c_void_p)
+    compute_type = ctypes.CFUNCTYPE(ctypes.c_int64, *pointers, *[ctypes.c_void_p] * len(outputs))
+    return shape_type(module.address(name + SHAPE_SUFFIX)), compute_type(module.address(name))
 
 
 def allocation_error(name: str, status: int, bits: int) -> MemoryError:
