@@ -162,14 +162,19 @@ class EmulatedDevice:
         ctypes.memmove(host, device, size)
 
     def _blas_call(self, name: str, types: Sequence[Any]) -> Any:
+        """The host BLAS's `name` (emulated device memory is host memory), found at its
+        first call."""
+        found: list[Any] = []
+
         def call(*args: Any) -> None:
             if self._error is not None:
                 return
             try:
-                from arignote.runtime.blas import load_blas
+                if not found:
+                    from arignote.runtime.blas import load_blas
 
-                function = getattr(ctypes.CDLL(load_blas()), name)
-                function(*(t(a) for t, a in zip(types, args, strict=True)))
+                    found.append(getattr(ctypes.CDLL(load_blas()), name))
+                found[0](*(t(a) for t, a in zip(types, args, strict=True)))
             except Exception as e:
                 self._fail(e)
 
