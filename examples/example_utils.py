@@ -7,7 +7,9 @@
 - `plot_curves(path, curves, ...)`: a PNG of one or more per-epoch curves (matplotlib's
   Agg backend, so no display is needed);
 - `common_parser(doc, ...)`: the options every example takes (`--epochs`, `--seed`,
-  `--plot`, `--quiet`).
+  `--plot`, `--quiet`);
+- `report_classifier(args, history, title, ylabel)`: the classifiers' end (MLP, LeNet):
+  their curves and the test accuracy line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -108,3 +111,25 @@ def common_parser(doc: str, epochs: int, plot: str) -> argparse.ArgumentParser:
     p.add_argument("--plot", default=plot, help="where to write the loss-curve PNG")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no per-epoch lines")
     return p
+
+
+def report_classifier(
+    args: Any, history: Mapping[str, Any], title: str, ylabel: str
+) -> Mapping[str, Any]:
+    """A classifier example's end: its training curve with the validation and test error
+    (`args.plot`) and its test accuracy at the best validation error; `history`."""
+    plot_curves(
+        args.plot,
+        {"train cost": history["train cost"]},
+        title=title,
+        ylabel=ylabel,
+        secondary={
+            "validation error": [100 * e for e in history["validation error"]],
+            "test error": [100 * e for e in history["test error"]],
+        },
+    )
+    print(
+        f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
+        f"(at the best validation error); loss curve: {args.plot}"
+    )
+    return history

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from example_utils import common_parser, load_digits_split, plot_curves, progress  # noqa: E402
+from example_utils import common_parser, load_digits_split, progress, report_classifier  # noqa: E402
 from mlp import FLOATX, HiddenLayer, LogisticRegression, mean_error, shared_dataset  # noqa: E402
 
 import arignote  # noqa: E402
@@ -157,21 +157,12 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
     history = train(args)
     k0, k1 = args.nkerns
-    plot_curves(
-        args.plot,
-        {"train cost": history["train cost"]},
-        title=f"LeNet conv5x5({k0})-pool-conv5x5({k1})-pool-{args.hidden}-10 (arignote)",
-        ylabel="mean NLL",
-        secondary={
-            "validation error": [100 * e for e in history["validation error"]],
-            "test error": [100 * e for e in history["test error"]],
-        },
+    return report_classifier(
+        args,
+        history,
+        f"LeNet conv5x5({k0})-pool-conv5x5({k1})-pool-{args.hidden}-10 (arignote)",
+        "mean NLL",
     )
-    print(
-        f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
-        f"(at the best validation error); loss curve: {args.plot}"
-    )
-    return history
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from example_utils import (  # noqa: E402
     common_parser,
     load_digits_split,
-    plot_curves,
     progress,
+    report_classifier,
 )
 
 import arignote  # noqa: E402
@@ -177,21 +177,12 @@ def main(argv=None) -> dict:
     p.add_argument("--l2", type=float, default=1e-4, help="L2 penalty weight")
     args = p.parse_args(argv)
     history = train(args)
-    plot_curves(
-        args.plot,
-        {"train cost": history["train cost"]},
-        title=f"MLP 64-{args.hidden}-10 on the digits (arignote)",
-        ylabel="mean NLL + penalties",
-        secondary={
-            "validation error": [100 * e for e in history["validation error"]],
-            "test error": [100 * e for e in history["test error"]],
-        },
+    return report_classifier(
+        args,
+        history,
+        f"MLP 64-{args.hidden}-10 on the digits (arignote)",
+        "mean NLL + penalties",
     )
-    print(
-        f"test accuracy {100 * history['test accuracy']:.2f} % after {args.epochs} epochs "
-        f"(at the best validation error); loss curve: {args.plot}"
-    )
-    return history
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, f32, f64, i64
@@ -237,41 +237,52 @@ def _verify_sizes(name: str, sizes: Sequence[SSAValue], rank: int) -> None:
             raise VerifyException(f"'{name}' op sizes must be tensor<i64>, got {t}")
 
 
-def infer_conv(name: str, params: ConvParams, x: Attribute, w: Attribute) -> TensorType:
-    """`ag.conv`'s result type (VerifyException naming `name` if none)."""
-    xt, wt = _operands_checked(name, ("input", x), ("filters", w))
+def _infer(
+    name: str,
+    params: ConvParams,
+    operands: tuple[tuple[str, Attribute], tuple[str, Attribute]],
+    shape_of: Callable[[Shape, Shape], Shape],
+) -> TensorType:
+    """The result type `shape_of` gives for the two (checked) tensor operands' shapes,
+    of the first one's element type (VerifyException naming `name` if none)."""
+    first, second = _operands_checked(name, *operands)
     try:
-        params.check(xt.get_num_dims() - 2)
-        shape = conv_shape(params, tuple(xt.get_shape()), tuple(wt.get_shape()))
+        params.check(first.get_num_dims() - 2)
+        shape = shape_of(tuple(first.get_shape()), tuple(second.get_shape()))
     except ValueError as e:
         raise _fail(name, e) from e
-    return TensorType(xt.element_type, shape)
+    return TensorType(first.element_type, shape)
+
+
+def infer_conv(name: str, params: ConvParams, x: Attribute, w: Attribute) -> TensorType:
+    """`ag.conv`'s result type (VerifyException naming `name` if none)."""
+    return _infer(
+        name, params, (("input", x), ("filters", w)), lambda a, b: conv_shape(params, a, b)
+    )
 
 
 def infer_grad_weights(
     name: str, params: ConvParams, x: Attribute, g: Attribute, kernel: Shape
 ) -> TensorType:
     """`ag.conv_grad_weights`' result type for the static kernel lengths `kernel`."""
-    xt, gt = _operands_checked(name, ("input", x), ("grad", g))
-    try:
-        params.check(xt.get_num_dims() - 2)
-        shape = grad_weights_shape(params, tuple(xt.get_shape()), tuple(gt.get_shape()), kernel)
-    except ValueError as e:
-        raise _fail(name, e) from e
-    return TensorType(xt.element_type, shape)
+    return _infer(
+        name,
+        params,
+        (("input", x), ("grad", g)),
+        lambda a, b: grad_weights_shape(params, a, b, kernel),
+    )
 
 
 def infer_grad_inputs(
     name: str, params: ConvParams, g: Attribute, w: Attribute, sizes: Shape
 ) -> TensorType:
     """`ag.conv_grad_inputs`' result type for the static input lengths `sizes`."""
-    gt, wt = _operands_checked(name, ("grad", g), ("filters", w))
-    try:
-        params.check(gt.get_num_dims() - 2)
-        shape = grad_inputs_shape(params, tuple(gt.get_shape()), tuple(wt.get_shape()), sizes)
-    except ValueError as e:
-        raise _fail(name, e) from e
-    return TensorType(gt.element_type, shape)
+    return _infer(
+        name,
+        params,
+        (("grad", g), ("filters", w)),
+        lambda a, b: grad_inputs_shape(params, a, b, sizes),
+    )
 
 
 def _params(
