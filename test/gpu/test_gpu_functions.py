@@ -194,6 +194,9 @@ def test_shape_errors_and_bad_input(gpu: str) -> None:
         f(np.zeros(3), np.zeros(4))
     with pytest.raises(TypeError):
         f(np.zeros((2, 2)), np.zeros(3))
+    single = cuda.to_device(np.zeros(3, np.float32))  # device arrays are not converted
+    with pytest.raises(TypeError, match="a device array of dtype float32 and shape \\(3,\\)"):
+        f(single, np.zeros(3))
 
 
 def test_what_the_gpu_cannot_run_falls_back_to_the_cpu(gpu: str) -> None:
