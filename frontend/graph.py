@@ -888,18 +888,27 @@ class Gemm(Op):
 _OP_VIEWS.update({ag.GemvOp: Gemv, ag.GemmOp: Gemm, ag.GemvPairOp: Gemv})
 
 
-class GpuGemv(Gemv):
-    """`Gemv` in a function compiled for the GPU (cuBLAS's gemv; Theano's `GpuGemv`)."""
-
-
-class GpuGemm(Gemm):
-    """`Gemm` in a function compiled for the GPU (cuBLAS's gemm; Theano's `GpuGemm`)."""
-
-
 GPU_TARGET_ATTRIBUTE = "arignote.target"
 """On the optimized `func.func` of a function compiled for the GPU: `"cuda"`."""
 
-_GPU_VIEWS: dict[type[Operation], type[Op]] = {ag.GemvOp: GpuGemv, ag.GemmOp: GpuGemm}
+_GPU_CLASSES: dict[type[Op], type[Op]] = {}
+
+
+def gpu_view_class(view: type[Op]) -> type[Op]:
+    """`view` in a function compiled for the GPU: its subclass named `Gpu<name>`
+    (Theano's `GpuGemv`, `GpuGemm`, `GpuElemwise`: programs tell where a function runs
+    by these names)."""
+    cls = _GPU_CLASSES.get(view)
+    if cls is None:
+        doc = f"`{view.__name__}` in a function compiled for the GPU."
+        cls = _GPU_CLASSES[view] = type(f"Gpu{view.__name__}", (view,), {"__doc__": doc})
+    return cls
+
+
+GpuGemv = gpu_view_class(Gemv)
+"""Gemv on the GPU (cuBLAS's gemv)."""
+GpuGemm = gpu_view_class(Gemm)
+"""Gemm on the GPU (cuBLAS's gemm)."""
 
 
 def _on_gpu(ir_op: Operation) -> bool:
@@ -948,13 +957,13 @@ FusedElemwise.__name__ = "Elemwise"
 FusedElemwise.__qualname__ = "Elemwise"
 
 
-def _fused_view(ir_op: ag.FusedOp) -> Op:
+def _fused_view(ir_op: ag.FusedOp) -> type[Op]:
     reduction = ir_op.reduction
     if reduction is None:
-        return FusedElemwise(ir_op)
+        return FusedElemwise
     base = _OP_VIEWS[type(reduction)]
     assert issubclass(base, CAReduce)
-    return base(ir_op)
+    return base
 
 
 class Print(Op):
@@ -985,20 +994,23 @@ CUSTOM_OPS: dict[int, Op] = {}
 """The custom op of each `ag.python_op` callback id (filled by `arignote.compile.ops`)."""
 
 
+_GPU_VIEWED: frozenset[type[Op]] = frozenset({Elemwise, FusedElemwise, Gemv, Gemm})
+"""The views named `Gpu<name>` in a function compiled for the GPU (`gpu_view_class`)."""
+
+
 def op_view(ir_op: Operation) -> Op:
     """The Theano-style op object of an IR operation (for an `ag.python_op`, the user's
     custom op itself)."""
     if isinstance(ir_op, ag.FusedOp):
-        return _fused_view(ir_op)
-    if isinstance(ir_op, ag.PythonOp):
-        custom = CUSTOM_OPS.get(ir_op.callback_id)
-        if custom is not None:
-            return custom
-    view = _OP_VIEWS.get(type(ir_op))
-    if view is None:
-        view = Elemwise if _is_elementwise(ir_op) else Op
-    elif type(ir_op) in _GPU_VIEWS and _on_gpu(ir_op):
-        view = _GPU_VIEWS[type(ir_op)]
+        view = _fused_view(ir_op)
+    elif isinstance(ir_op, ag.PythonOp) and ir_op.callback_id in CUSTOM_OPS:
+        return CUSTOM_OPS[ir_op.callback_id]
+    else:
+        view = _OP_VIEWS.get(type(ir_op))
+        if view is None:
+            view = Elemwise if _is_elementwise(ir_op) else Op
+    if view in _GPU_VIEWED and _on_gpu(ir_op):
+        view = gpu_view_class(view)
     return view(ir_op)
 
 

@@ -43,6 +43,10 @@ def test_runs_on_the_gpu_target(gpu: str) -> None:
     np.testing.assert_array_equal(out, np.arange(6.0) * 2 + 1)
     assert cuda.launches() > before
     assert ".entry" in run.gpu.ptx and ".target sm_" in run.gpu.ptx
+    # Theano's test of where a function ran: its elementwise nodes are `GpuElemwise`
+    ops = [node.op for node in f.maker.fgraph.toposort()]
+    assert [type(op).__name__ for op in ops] == ["GpuElemwise"], ops
+    assert isinstance(ops[0], arignote.graph.Elemwise) and str(ops[0]).startswith("GpuElemwise{")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
