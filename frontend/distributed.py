@@ -38,8 +38,13 @@ no process is left waiting.
 
 from __future__ import annotations
 
+import array
+import fcntl
 import hashlib
+import os
+import stat
 import sys
+import termios
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -313,6 +318,27 @@ def _install_abort_hook() -> None:
         comm = world()
         if isinstance(error, DistributedError) and comm is not None:
             sys.stderr.flush()
+            _wait_for_the_reader(sys.stderr)
             comm.Abort(1)
 
     sys.excepthook = hook
+
+
+def _wait_for_the_reader(stream: Any, limit: float = 2.0) -> None:
+    """Wait (at most `limit` s) until the launcher has read what this process wrote to
+    `stream`, when it is a pipe: MPI_Abort makes the launcher kill the job and stop
+    forwarding output, so a traceback still in the pipe (its last lines, the message)
+    would be lost."""
+    try:
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        pending = array.array("i", [0])
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            fcntl.ioctl(fd, termios.FIONREAD, pending)
+            if pending[0] == 0:
+                return
+            time.sleep(0.01)
+    except (OSError, ValueError, AttributeError):
+        return

@@ -260,6 +260,25 @@ def test_dead_rank_fails_the_others_by_the_deadline():
     assert "did not join the collective within 5 s" in result.stderr, result.stderr[-3000:]
 
 
+def test_abort_waits_until_the_launcher_has_read_stderr():
+    """Before MPI_Abort the hook waits until the pipe to the launcher is drained (the
+    launcher stops forwarding once it kills the job): it returns only after the reader
+    has taken every byte, and returns at its limit when nobody reads."""
+    import threading
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb", buffering=0) as reader, os.fdopen(write_end, "w") as writer:
+        writer.write("Traceback ...\nDistributedError: did not join\n")
+        writer.flush()
+        distributed._wait_for_the_reader(writer, limit=0.05)  # nobody reads: gives up at its limit
+        got = []
+        thread = threading.Thread(target=lambda: (time.sleep(0.2), got.append(reader.read(4096))))
+        thread.start()
+        distributed._wait_for_the_reader(writer, limit=GUARD)
+        assert got == [b"Traceback ...\nDistributedError: did not join\n"]
+        thread.join()
+
+
 @needs_mpi
 @pytest.mark.slow
 def test_bench_mpi_smoke(tmp_path, capsys):
