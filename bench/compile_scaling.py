@@ -73,7 +73,7 @@ else:
     sys.path.insert(0, sys.argv[3])
     import lstm
     rng = np.random.default_rng(0)
-    train = lstm.build(rng, "cvm")
+    train = lstm.build(rng, "cvm")[0]
     train(*lstm.batch(rng))
     params = None
 if params is not None:

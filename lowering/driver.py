@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import PassPipeline
 
-from arignote.lowering.pipelines import LLVM_LOWERING, LOOPS_LOWERING
+from arignote.lowering.pipelines import LLVM_LOWERING, loops_lowering
 
 if TYPE_CHECKING:
     from arignote.lowering.gpu.split import GpuModules
@@ -70,13 +70,13 @@ def optimize(module: ModuleOp, graph_pipeline: str) -> ModuleOp:
 
 
 def lower_to_llvm(
-    module: ModuleOp, graph_pipeline: str = "", loops_pipeline: str = LOOPS_LOWERING
+    module: ModuleOp, graph_pipeline: str = "", loops_pipeline: str | None = None
 ) -> LoweredModule:
     """Optimize `module` (ag on tensors) with `graph_pipeline`, then lower it to loops
     with `loops_pipeline` (`pipelines.loops_lowering(...)`) and to LLVM."""
     ctx = make_context()
     apply_pipeline(ctx, module, graph_pipeline)
-    apply_pipeline(ctx, module, loops_pipeline)
+    apply_pipeline(ctx, module, loops_lowering() if loops_pipeline is None else loops_pipeline)
     checks = _checks(module)
     apply_pipeline(ctx, module, LLVM_LOWERING)
     return LoweredModule(module, checks)

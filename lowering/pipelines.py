@@ -9,17 +9,23 @@ from __future__ import annotations
 LOOPS_LOWERING = "ag-to-loops"
 """`ag` on tensors → `scf` loops over `memref` with `arith`/`math` (the native ABI)."""
 
+OUTLINE_KERNELS = "outline-kernels"
+"""Each distinct loop nest a kernel function of its own, compiled once
+(`arignote.lowering.llvm.outline_kernels`): part of every native compile
+(`loops_lowering`, `to-llvm`), not of `to-loops`, which shows the loops in place."""
+
 PARALLELIZE = "parallelize"
 """Outlines the `ag.parallel_for` loops onto the thread pool (a no-op without them)."""
 
 
 def loops_lowering(parallel_min_work: int = 0) -> str:
-    """`LOOPS_LOWERING`, or with `parallel_min_work > 0` the lowering whose loops of at
-    least that much work run on several threads (see `arignote.lowering.loops.parallel_loops`):
-    `ag-to-loops{parallel_min_work=N},parallelize`."""
+    """The loop lowering of a native compile: `ag-to-loops,outline-kernels`, or with
+    `parallel_min_work > 0` the lowering whose loops of at least that much work run on
+    several threads (see `arignote.lowering.loops.parallel_loops`):
+    `ag-to-loops{parallel_min_work=N},outline-kernels,parallelize`."""
     if parallel_min_work <= 0:
-        return LOOPS_LOWERING
-    return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{PARALLELIZE}"
+        return f"{LOOPS_LOWERING},{OUTLINE_KERNELS}"
+    return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{OUTLINE_KERNELS},{PARALLELIZE}"
 
 
 GPU_LOOPS_LOWERING = "ag-to-loops{parallel_min_work=1 parallel_all=true},gpu-kernels"
@@ -49,7 +55,7 @@ convert-memref-to-llvm, convert-cf-to-llvm, convert-func-to-llvm` in one walk: t
 result as those five passes in a row, in 60% of the time, and with fewer casts left for
 `reconcile-unrealized-casts`."""
 
-TO_LLVM = LOOPS_LOWERING + "," + LLVM_LOWERING
+TO_LLVM = loops_lowering() + "," + LLVM_LOWERING
 """`ag` on tensors all the way down to the `llvm` dialect."""
 
 GRAPH_PIPELINES: dict[str, str] = {
@@ -89,7 +95,10 @@ def _with_lowering(graph: str) -> str:
 
 PIPELINES: dict[str, tuple[str, str]] = {
     "to-loops": (LOOPS_LOWERING, "ag on tensors to scf loops over memrefs"),
-    "to-llvm": (TO_LLVM, "ag on tensors to the llvm dialect (to-loops, then the LLVM lowering)"),
+    "to-llvm": (
+        TO_LLVM,
+        "ag on tensors to the llvm dialect (to-loops, outline-kernels, the LLVM lowering)",
+    ),
     "to-gpu": (
         GPU_LOOPS_LOWERING + "," + "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts",
         "ag on tensors to host code and kernels in the llvm dialect (--emit=ptx prints PTX)",

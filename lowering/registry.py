@@ -168,6 +168,12 @@ def _scf_to_cf() -> type[ModulePass]:
     return ConvertScfToCfPass
 
 
+def _outline_kernels() -> type[ModulePass]:
+    from arignote.lowering.llvm.outline_kernels import OutlineKernelsPass
+
+    return OutlineKernelsPass
+
+
 def _merge_functions() -> type[ModulePass]:
     from arignote.lowering.llvm.merge_functions import MergeIdenticalFunctionsPass
 
@@ -207,6 +213,7 @@ ARIGNOTE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-scf-to-cf": _scf_to_cf,
     "reconcile-unrealized-casts": _reconcile_casts,
     "merge-identical-functions": _merge_functions,
+    "outline-kernels": _outline_kernels,
 }
 
 # xDSL passes that arignote's pipelines use, re-exported under their own names.

@@ -154,6 +154,7 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
     _initialize()
     triple = llvm.get_process_triple()
     internal = internal_functions(module_op)
+    kernels = kernel_functions(module_op)
     inline = single_call_helpers(module_op, internal) if INLINE_SINGLE_CALL else frozenset()
     module = convert_module(module_op, fallback_target_triple=triple)
     for function in module.functions:
@@ -162,7 +163,7 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
         # outside the module that do not exist
         if function.name in internal:
             function.linkage = "internal"
-    return str(add_function_attributes(module, inline))
+    return str(add_function_attributes(module, inline - kernels, kernels))
 
 
 def single_call_helpers(
@@ -201,6 +202,22 @@ def _function_body_ops(module_op: ModuleOp) -> Iterator[Operation]:
                 yield op
                 if op.regions:
                     yield from islice(op.walk(), 1, None)
+
+
+def kernel_functions(module_op: ModuleOp) -> frozenset[str]:
+    """The kernels of `module_op` (`arignote.lowering.llvm.outline_kernels`): the
+    functions its callers call, which LLVM never inlines. A kernel with `noalias`
+    arguments is two functions, the `@k` its callers call and `@k__noalias`, its body,
+    inlined into `@k`."""
+    from xdsl.dialects.llvm import FuncOp
+
+    from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, NOALIAS_SUFFIX
+
+    return frozenset(
+        op.sym_name.data.removesuffix(NOALIAS_SUFFIX)
+        for op in module_op.ops
+        if isinstance(op, FuncOp) and KERNEL_ATTRIBUTE in op.attributes
+    )
 
 
 def internal_functions(module_op: ModuleOp) -> frozenset[str]:

@@ -204,9 +204,14 @@ class FuncLowering(RewritePattern):
         rewriter.replace(op, [inner, wrapper], [])
 
 
-KEPT_ATTRIBUTES = (ALLOC_STATUS,)
+KERNEL_ATTRIBUTE = "arignote.kernel"
+"""On a kernel that `outline-kernels` made (`func.func`, then the `llvm.func` holding its
+body): LLVM never inlines the kernel (`arignote.runtime.cpu.kernel_functions`)."""
+
+KEPT_ATTRIBUTES = (ALLOC_STATUS, KERNEL_ATTRIBUTE)
 """Function attributes that the `llvm.func` holding the body keeps: what the patterns
-lowering the body read (`convert-memref-to-llvm` reads `arignote.alloc_status`)."""
+lowering the body read (`convert-memref-to-llvm` reads `arignote.alloc_status`) and
+what the JIT reads (`arignote.kernel`)."""
 
 
 def _keep_attributes(op: func.FuncOp, body_holder: llvm.FuncOp) -> None:

@@ -38,21 +38,28 @@ FUNCTION_ATTRIBUTES: tuple[tuple[str, str], ...] = (
 INLINE_ATTRIBUTE = "alwaysinline"
 """What `add_function_attributes` gives the functions it is asked to inline."""
 
+NOINLINE_ATTRIBUTE = "noinline"
+"""What it gives the kernels (each compiled once, whatever calls it)."""
+
 
 def attributes_text() -> str:
     """The attributes as LLVM IR writes them (what the compile cache key includes)."""
     return " ".join(f'"{key}"="{value}"' for key, value in FUNCTION_ATTRIBUTES)
 
 
-def add_function_attributes(module: ir.Module, inline: Collection[str] = ()) -> ir.Module:
+def add_function_attributes(
+    module: ir.Module, inline: Collection[str] = (), never_inline: Collection[str] = ()
+) -> ir.Module:
     """Give every function that `module` defines (not its declarations) the
-    `FUNCTION_ATTRIBUTES`, and those named in `inline` the `INLINE_ATTRIBUTE`; returns
-    `module`."""
+    `FUNCTION_ATTRIBUTES`, those named in `inline` the `INLINE_ATTRIBUTE` and those named
+    in `never_inline` (the kernels of `outline-kernels`) `noinline`; returns `module`."""
     for function in module.functions:
         if function.is_declaration:
             continue
         if function.name in inline:
             function.attributes.add(INLINE_ATTRIBUTE)
+        elif function.name in never_inline:
+            function.attributes.add(NOINLINE_ATTRIBUTE)
         for key, value in FUNCTION_ATTRIBUTES:
             # llvmlite's attribute set checks names against its enum attributes; a string
             # attribute is written as is

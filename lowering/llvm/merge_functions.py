@@ -36,7 +36,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 
-def _body_key(function: llvm.FuncOp) -> Hashable:
+def body_key(function: llvm.FuncOp) -> Hashable:
     """The function with its name left out, as a hashable value: its other properties
     and attributes, then for each op of its body in order its class, properties,
     attributes, result types, operands and successors (values and blocks numbered in
@@ -55,7 +55,7 @@ def _body_key(function: llvm.FuncOp) -> Hashable:
 
 
 def _op_key(op: Operation, values: dict[int, int], blocks: dict[int, int]) -> Hashable:
-    """An op of a function body as a hashable value (see `_body_key`); ops with regions
+    """An op of a function body as a hashable value (see `body_key`); ops with regions
     are left to the blocks of those regions, listed after them."""
     # properties and attributes in their order in the op (ops built alike list them
     # alike; ops listing them otherwise just do not merge)
@@ -94,7 +94,7 @@ def _duplicates(module: ModuleOp, keys: dict[str, Hashable]) -> dict[str, str]:
         name = op.sym_name.data
         key = keys.get(name)
         if key is None:
-            key = keys[name] = _body_key(op)
+            key = keys[name] = body_key(op)
         first = kept.setdefault(key, name)
         if first != name:
             renamed[name] = first

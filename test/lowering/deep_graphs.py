@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 import arignote
 import arignote.tensor as T
@@ -231,3 +232,22 @@ def recursion_headroom(frames: int) -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
+
+
+def mlp_training_module(layers: int) -> ModuleOp:
+    """The emitted module of an MLP training step (`layers` tanh layers of 4 units,
+    softmax, cross-entropy, SGD updates), float32."""
+    rng = np.random.default_rng(0)
+    x, y = T.matrix("x"), T.ivector("y")
+    h, params = x, []
+    for i in range(layers):
+        w = arignote.shared(rng.standard_normal((4, 4)).astype("float32"), name=f"W{i}")
+        b = arignote.shared(np.zeros(4, "float32"), name=f"b{i}")
+        params += [w, b]
+        h = T.tanh(T.dot(h, w) + b)
+    cost = -T.mean(T.log(T.nnet.softmax(h))[T.arange(y.shape[0]), y])
+    updates = [(p, p - 0.1 * g) for p, g in zip(params, T.grad(cost, params), strict=True)]
+    f = arignote.function([x, y], cost, updates=updates)
+    module = f.maker.fgraph.func.parent_op()
+    assert isinstance(module, ModuleOp)
+    return module

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
+from deep_graphs import mlp_training_module
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-import arignote
-import arignote.tensor as T
 from arignote.configuration import change_flags
 from arignote.lowering.driver import apply_pipeline, lower_to_llvm, make_context
 from arignote.lowering.llvm.merge_functions import merge_identical_functions
@@ -71,23 +69,6 @@ def test_pass_runs_from_a_pipeline():
     assert len(_names(module)) == 6
 
 
-def _mlp_module(layers: int) -> ModuleOp:
-    rng = np.random.default_rng(0)
-    x, y = T.matrix("x"), T.ivector("y")
-    h, params = x, []
-    for i in range(layers):
-        w = arignote.shared(rng.standard_normal((4, 4)).astype("float32"), name=f"W{i}")
-        b = arignote.shared(np.zeros(4, "float32"), name=f"b{i}")
-        params += [w, b]
-        h = T.tanh(T.dot(h, w) + b)
-    cost = -T.mean(T.log(T.nnet.softmax(h))[T.arange(y.shape[0]), y])
-    updates = [(p, p - 0.1 * g) for p, g in zip(params, T.grad(cost, params), strict=True)]
-    f = arignote.function([x, y], cost, updates=updates)
-    module = f.maker.fgraph.func.parent_op()
-    assert isinstance(module, ModuleOp)
-    return module
-
-
 def test_kernels_of_a_deeper_net_are_no_more():
     """The parallel loops of each layer are the same kernels over other buffers: a
     5-layer MLP's training step has as many distinct task functions as a 3-layer one
@@ -95,7 +76,7 @@ def test_kernels_of_a_deeper_net_are_no_more():
     counts = {}
     with change_flags(openmp=True, openmp_elemwise_minsize=1):
         for layers in (3, 5):
-            lowered = lower_to_llvm(_mlp_module(layers).clone(), "", loops_lowering(1))
+            lowered = lower_to_llvm(mlp_training_module(layers).clone(), "", loops_lowering(1))
             apply_pipeline(make_context(), lowered.module, "merge-identical-functions")
             counts[layers] = sum("__par" in name for name in _names(lowered.module))
     assert counts[3] > 0

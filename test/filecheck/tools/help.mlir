@@ -30,6 +30,7 @@
 // CHECK-NEXT:   convert-scf-to-cf {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   reconcile-unrealized-casts {{ +}}{{[^ ].*}}
 // CHECK-NEXT:   merge-identical-functions {{ +}}{{[^ ].*}}
+// CHECK-NEXT:   outline-kernels {{ +}}{{[^ ].*}}
 // CHECK-EMPTY:
 // CHECK-NEXT: pipelines
 // CHECK-NEXT:   to-loops {{ +}}{{[^ ].*}}
