@@ -19,13 +19,17 @@ PARALLELIZE = "parallelize"
 
 
 def loops_lowering(parallel_min_work: int = 0) -> str:
-    """The loop lowering of a native compile: `ag-to-loops,outline-kernels`, or with
+    """The loop lowering of a native compile: `ag-to-loops{kernel_regions=true},
+    outline-kernels` (each op's kernel a function, once per distinct kernel), or with
     `parallel_min_work > 0` the lowering whose loops of at least that much work run on
     several threads (see `arignote.lowering.loops.parallel_loops`):
-    `ag-to-loops{parallel_min_work=N},outline-kernels,parallelize`."""
+    `ag-to-loops{kernel_regions=true parallel_min_work=N},outline-kernels,parallelize`."""
     if parallel_min_work <= 0:
-        return f"{LOOPS_LOWERING},{OUTLINE_KERNELS}"
-    return f"ag-to-loops{{parallel_min_work={parallel_min_work}}},{OUTLINE_KERNELS},{PARALLELIZE}"
+        return f"ag-to-loops{{kernel_regions=true}},{OUTLINE_KERNELS}"
+    return (
+        f"ag-to-loops{{kernel_regions=true parallel_min_work={parallel_min_work}}},"
+        f"{OUTLINE_KERNELS},{PARALLELIZE}"
+    )
 
 
 GPU_LOOPS_LOWERING = "ag-to-loops{parallel_min_work=1 parallel_all=true},gpu-kernels"

@@ -35,6 +35,11 @@ llvm.cond_br %null, ^oom(%bytes : i64), ^ok
 ^oom(%bytes: i64):  // the last block: free each listed buffer, return -bytes
 ```
 
+A call carrying the attribute (`func.call @k(...) {arignote.alloc_status}`, made by
+`outline-kernels` for a kernel that allocates) calls a status function: when it returns
+a negative status, the caller takes its out-of-memory exit with that status
+(`propagate_failure`), so a refused allocation in a kernel is reported as one in `@f`.
+
 Without the attribute (MLIR's own semantics) the pointer is not tested; a saturated size
 then gives a null pointer, whose first use faults, instead of a buffer overrun.
 """
@@ -314,6 +319,26 @@ def checked_malloc(
     _store(allocated, _field(following, 1, ops), ops)
     _store(allocated, _field(head, 0, ops), ops)
     return allocated
+
+
+def propagate_failure(
+    rewriter: PatternRewriter, op: Operation, function: Operation, status: SSAValue
+) -> None:
+    """In status function `function`, before `op`: when `status` (the `i64` result of a
+    call of a status function, a kernel of `outline-kernels`) is negative, a buffer the
+    callee asked for was refused: branch to the out-of-memory exit with `-status` bytes,
+    which frees this function's buffers and returns the same status. Splits `op`'s
+    block."""
+    exit_block, _ = _failure_exit(rewriter, op, function)
+    ops: list[Operation] = []
+    zero = _i64(0, ops)
+    failed = _icmp("slt", status, zero, ops)
+    bytes_ = append(ops, build(llvm.SubOp, zero, status))
+    block = op.parent
+    assert block is not None
+    rewriter.insert(ops, InsertPoint.before(op))
+    rest = block.split_before(op)
+    block.add_op(build(llvm.CondBrOp, failed, exit_block, [bytes_], rest, []))
 
 
 def data_start(allocated: SSAValue, tracked: bool, ops: list[Operation]) -> SSAValue:

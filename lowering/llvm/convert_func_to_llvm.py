@@ -63,7 +63,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
+from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS, propagate_failure, status_function
 from arignote.lowering.llvm.llvm_utils import (
     PTR,
     append,
@@ -272,6 +272,15 @@ class CallLowering(RewritePattern):
         call = build(llvm.CallOp, op.callee, *args, return_type=return_type)
         ops.append(call)
         replace_op(rewriter, op, ops, call.returned)
+        if ALLOC_STATUS in op.attributes:  # a kernel's failed allocation (checked_alloc)
+            function = status_function(call)
+            following = call.next_op
+            if function is None or call.returned is None or following is None:
+                raise PassFailedException(
+                    f"a call of @{op.callee.string_value()} with {ALLOC_STATUS} must return "
+                    "a status inside a function with the attribute"
+                )
+            propagate_failure(rewriter, following, function, call.returned)
 
 
 FUNC_PATTERNS: tuple[RewritePattern, ...] = (FuncLowering(), ReturnLowering(), CallLowering())

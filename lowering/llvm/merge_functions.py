@@ -49,12 +49,12 @@ def body_key(function: llvm.FuncOp) -> Hashable:
             values[id(arg)] = len(values)
         ops.append(tuple(arg.type for arg in block.args))
         for op in block.ops:
-            ops.append(_op_key(op, values, blocks))
+            ops.append(op_key(op, values, blocks))
     properties = tuple(sorted((k, v) for k, v in function.properties.items() if k != "sym_name"))
     return properties, tuple(sorted(function.attributes.items())), tuple(ops)
 
 
-def _op_key(op: Operation, values: dict[int, int], blocks: dict[int, int]) -> Hashable:
+def op_key(op: Operation, values: dict[int, int], blocks: dict[int, int]) -> Hashable:
     """An op of a function body as a hashable value (see `body_key`); ops with regions
     are left to the blocks of those regions, listed after them."""
     # properties and attributes in their order in the op (ops built alike list them

@@ -8,13 +8,19 @@ compile time). This pass makes the compile time linear and lets a deep network c
 about as many loop nests as a shallow one:
 
 * every loop nest of a function with a body (an `scf.for`, or an `scf.if` holding one,
-  with no results; at any depth: the loop nests inside a scan's loop too) becomes a
-  call, `func.call @<f>__k<N>(<the values it uses>)`, of a private function holding it.
+  with no results; at any depth: the loop nests inside a scan's loop too), and every
+  op's kernel that `ag-to-loops{kernel_regions=true}` put in an `scf.execute_region`
+  (its loops and the code around them: a BLAS call's operand layouts and copies),
+  becomes a call, `func.call @<f>__k<N>(<the values it uses>)`, of a private function
+  holding it. A region that cannot be a kernel is replaced by its ops (and the nests
+  in them are outlined); so is every region left inside a kernel or a parallel loop.
   Constants it uses are copied into it (its loops keep their constant bounds); the other
   values it uses and does not define are its arguments, in order of first use.
 * identical kernels are one function: two nests that are the same op for op (over
-  arguments of the same types, with the same constants) call the same kernel
-  (`merge_functions.body_key`, no printing). A module has one kernel of each.
+  arguments of the same types, with the same constants) call the same kernel. Each
+  nest's key is computed in place (`_nest_key`, the ops as `merge_functions` keys them,
+  no printing) and only the first nest of each key is copied into a kernel. A module
+  has one kernel of each.
 * a memref argument that is a `noalias` argument of the caller, or one of its
   `memref.alloc`/`alloca`s that no other argument derives from, is `llvm.noalias` in the
   kernel (`parallelize.noalias_positions`, the rule of the parallel tasks): its loops
@@ -22,10 +28,17 @@ about as many loop nests as a shallow one:
 * kernels are `arignote.kernel`: LLVM never inlines them
   (`arignote.runtime.cpu.llvm_ir_text` marks them `noinline`).
 
-A nest is left in place when it allocates or frees memory (`memref.alloc`, `alloca`,
-`dealloc`: a failed allocation returns a status from `@f`, see `checked_alloc`), returns,
-or uses a value of a type a kernel argument cannot have (scalars of `index`, signless
-integer and float types and memrefs can); the nests inside it are then outlined themselves.
+* a nest that allocates buffers (and frees them: a nest that frees a buffer of the
+  caller stays) is a status kernel: `arignote.alloc_status`, returning 0, or `-bytes`
+  when `malloc` refused a buffer, after freeing its own (`checked_alloc`); its call
+  carries `arignote.alloc_status` too, and a negative status makes the caller free
+  its own buffers and return the same status. Only a caller that is a status function
+  (`@f`, `@f__shape`) calls one.
+
+A nest is left in place when it makes a stack slot (`memref.alloca`, `llvm.alloca`),
+returns, or uses a value of a type a kernel argument cannot have (scalars of `index`,
+signless integer and float types and memrefs can); the nests inside it are then
+outlined themselves.
 
 ```mlir
 // before                                    // after
@@ -46,7 +59,7 @@ func.func @f(%a: memref<?xf64> {llvm.noalias},  func.func @f(...) {
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -58,32 +71,28 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     Signedness,
     StringAttr,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.dialects import ag
+from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, NOALIAS
-from arignote.lowering.llvm.merge_functions import body_key
+from arignote.lowering.llvm.merge_functions import op_key
 from arignote.lowering.llvm.parallelize import noalias_positions
 
 KERNEL_SUFFIX = "__k"
 
-_STAYS = (
-    memref.AllocOp,
-    memref.AllocaOp,
-    memref.DeallocOp,
-    llvm.AllocaOp,
-    func.ReturnOp,
-    llvm.ReturnOp,
-)
+_STAYS = (memref.AllocaOp, llvm.AllocaOp, func.ReturnOp, llvm.ReturnOp)
 """Ops a kernel cannot hold (module doc)."""
 
 _CONSTANTS = (arith.ConstantOp, llvm.ConstantOp)
@@ -103,22 +112,39 @@ def _holds_a_loop(op: Operation) -> bool:
 
 
 def _candidate(op: Operation) -> bool:
-    """A loop nest with no results (an `scf.for`, or an `scf.if` holding a loop)."""
+    """A loop nest with no results (an `scf.for`, or an `scf.if` holding a loop), or
+    one op's kernel (`scf.execute_region`, see `ag_to_loops.KERNEL_REGIONS`)."""
     if op.results:
         return False
-    if isinstance(op, scf.ForOp):
+    if isinstance(op, scf.ForOp | scf.ExecuteRegionOp):
         return True
     return isinstance(op, scf.IfOp) and _holds_a_loop(op)
 
 
-def _used_from_outside(op: Operation) -> tuple[list[SSAValue], bool]:
-    """The values `op` (its operands and nested ops) uses and does not define, in order
-    of first use; and whether `op` can be a kernel (none of `_STAYS` in it)."""
+@dataclass
+class _Uses:
+    """What a nest uses from outside and whether it can be a kernel (`_uses`)."""
+
+    values: list[SSAValue]
+    """The values it uses and does not define, in order of first use."""
+    outlinable: bool
+    allocates: bool
+    """Whether it allocates (and frees) buffers of its own: a status kernel."""
+
+
+def _uses(op: Operation) -> _Uses:
+    """The values `op` (its operands and nested ops) uses and does not define; whether
+    it can be a kernel: none of `_STAYS` in it, and it frees only buffers it allocates."""
     defined: set[SSAValue] = set()
     used: dict[SSAValue, None] = {}
+    allocates = False
     for inner in op.walk():
         if isinstance(inner, _STAYS):
-            return [], False
+            return _Uses([], False, False)
+        if isinstance(inner, memref.AllocOp):
+            allocates = True
+        elif isinstance(inner, memref.DeallocOp) and inner.memref not in defined:
+            return _Uses([], False, False)  # frees a buffer of the caller
         for operand in inner.operands:
             if operand not in defined:
                 used.setdefault(operand, None)
@@ -127,7 +153,7 @@ def _used_from_outside(op: Operation) -> tuple[list[SSAValue], bool]:
             for block in region.blocks:
                 defined.update(block.args)
     # an operand used before its definition in walk order is still defined inside
-    return [v for v in used if v not in defined], True
+    return _Uses([v for v in used if v not in defined], True, allocates)
 
 
 @dataclass
@@ -148,38 +174,92 @@ class _Outliner:
     def outline_in(self, f: func.FuncOp, region: Region) -> None:
         """Outline the loop nests of `region` (a region of `f`), at any depth."""
         for block in region.blocks:
-            for op in list(block.ops):
-                if _candidate(op) and self._outline(f, op):
-                    continue
-                if isinstance(op, ag.ParallelForOp):
-                    continue  # its body becomes a task of the thread pool
-                for inner in op.regions:
-                    self.outline_in(f, inner)
+            self._outline_ops(f, list(block.ops))
+
+    def _outline_ops(self, f: func.FuncOp, ops: list[Operation]) -> None:
+        for op in ops:
+            if _candidate(op) and self._outline(f, op):
+                continue
+            if isinstance(op, scf.ExecuteRegionOp):  # not a kernel: its ops in its place
+                self._outline_ops(f, _inline_region(op))
+                continue
+            if isinstance(op, ag.ParallelForOp):
+                continue  # its body becomes a task of the thread pool
+            for inner in op.regions:
+                self.outline_in(f, inner)
 
     def _outline(self, f: func.FuncOp, op: Operation) -> bool:
-        used, outlinable = _used_from_outside(op)
-        if not outlinable:
+        uses = _uses(op)
+        if not uses.outlinable or (uses.allocates and ALLOC_STATUS not in f.attributes):
             return False
-        constants = [v for v in used if isinstance(v.owner, _CONSTANTS)]
-        arguments = [v for v in used if not isinstance(v.owner, _CONSTANTS)]
+        constants = [v for v in uses.values if isinstance(v.owner, _CONSTANTS)]
+        arguments = [v for v in uses.values if not isinstance(v.owner, _CONSTANTS)]
         if not all(_argument_type(v.type) for v in arguments):
             return False
-        kernel = _kernel(f, op, constants, arguments)
-        key = body_key(kernel)
+        noalias = noalias_positions(arguments, f)
+        key = _nest_key(op, arguments, constants, noalias, uses.allocates)
         name = self.kernels.get(key)
-        if name is None:
+        if name is None:  # the first of its kind: a copy of it is the kernel
             name = self.kernels[key] = self._name(f.sym_name.data)
+            kernel = _kernel(op, constants, arguments, noalias, uses.allocates)
             kernel.sym_name = StringAttr(name)
             self.module.body.block.add_op(kernel)
-        Rewriter.replace_op(op, func.CallOp(name, arguments, []))
+        call = func.CallOp(name, arguments, [i64] if uses.allocates else [])
+        if uses.allocates:  # a negative status returns from `f` (`checked_alloc`)
+            call.attributes[ALLOC_STATUS] = UnitAttr()
+        Rewriter.replace_op(op, call, new_results=[])
         return True
 
 
+def _inline_region(op: scf.ExecuteRegionOp) -> list[Operation]:
+    """Replace `op` (no results, one block ended by `scf.yield`) by its ops; returns them."""
+    block = op.region.block
+    terminator = block.last_op
+    assert isinstance(terminator, scf.YieldOp) and not terminator.operands
+    Rewriter.erase_op(terminator)
+    ops = list(block.ops)
+    Rewriter.inline_block(block, InsertPoint.before(op))
+    Rewriter.erase_op(op)
+    return ops
+
+
+def _nest_key(
+    op: Operation,
+    arguments: Sequence[SSAValue],
+    constants: Sequence[SSAValue],
+    noalias: set[int],
+    allocates: bool,
+) -> Hashable:
+    """The kernel `op` would make, as a hashable value, without making it: the types and
+    `noalias` of its arguments, its constants, then `op` and its nested ops as
+    `merge_functions.body_key` has them (values numbered: the arguments first, then the
+    constants, then in order of definition). Equal keys, identical kernels."""
+    values = {id(v): k for k, v in enumerate(arguments)}
+    copied = []
+    for value in constants:
+        values[id(value)] = len(values)
+        copied.append(op_key(value.owner, {}, {}))
+    blocks = {id(block): k for k, block in enumerate(op.walk_blocks())}
+    items = [op_key(op, values, blocks)]
+    for block in op.walk_blocks():
+        for arg in block.args:
+            values[id(arg)] = len(values)
+        items.append(tuple(arg.type for arg in block.args))
+        items.extend(op_key(inner, values, blocks) for inner in block.ops)
+    signature = tuple(v.type for v in arguments)
+    return signature, tuple(sorted(noalias)), allocates, tuple(copied), tuple(items)
+
+
 def _kernel(
-    f: func.FuncOp, op: Operation, constants: list[SSAValue], arguments: list[SSAValue]
+    op: Operation,
+    constants: list[SSAValue],
+    arguments: list[SSAValue],
+    noalias: set[int],
+    allocates: bool,
 ) -> func.FuncOp:
     """A private function (still unnamed) holding a copy of `op`: `constants` copied,
-    `arguments` its arguments."""
+    `arguments` its arguments (`noalias` those positions); when it `allocates`, a status
+    function returning 0."""
     entry = Block(arg_types=[v.type for v in arguments])
     mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, entry.args, strict=True))
     for value in constants:
@@ -187,18 +267,24 @@ def _kernel(
         entry.add_op(copy)
         mapping[value] = copy.results[0]
     entry.add_op(op.clone(value_mapper=mapping))
-    entry.add_op(func.ReturnOp())
-    noalias = noalias_positions(arguments, f)
+    if allocates:
+        entry.add_op(done := arith.ConstantOp(IntegerAttr(0, i64)))
+        entry.add_op(func.ReturnOp(done))
+    else:
+        entry.add_op(func.ReturnOp())
     attrs = ArrayAttr(
         [
             DictionaryAttr({NOALIAS: UnitAttr()} if k in noalias else {})
             for k in range(len(arguments))
         ]
     )
+    results = [i64] if allocates else []
     kernel = func.FuncOp(
-        "kernel", ([v.type for v in arguments], []), Region(entry), "private", arg_attrs=attrs
+        "kernel", ([v.type for v in arguments], results), Region(entry), "private", arg_attrs=attrs
     )
     kernel.attributes[KERNEL_ATTRIBUTE] = UnitAttr()
+    if allocates:
+        kernel.attributes[ALLOC_STATUS] = UnitAttr()
     return kernel
 
 
@@ -212,6 +298,10 @@ def outline_kernels(module: ModuleOp) -> int:
     for f in list(module.ops):
         if isinstance(f, func.FuncOp) and f.body.blocks and KERNEL_ATTRIBUTE not in f.attributes:
             outliner.outline_in(f, f.body)
+    # the ops' regions inside a kernel (a scan's loop) or a parallel loop: in their place
+    regions = [op for op in module.walk() if isinstance(op, scf.ExecuteRegionOp)]
+    for op in reversed(regions):
+        _inline_region(op)
     return len(outliner.kernels)
 
 

@@ -54,12 +54,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, memref
+from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -665,9 +666,25 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             context = _ComputeContext(b, op, operands)
             all_dims, _ = results_dims(op, [x.dims for x in operands], context)
             dests = state.destinations(op, all_dims)
-            emit_op(b, op, dests, operands)
+            emit_op(_kernel_region(b), op, dests, operands)
             state.env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
+
+
+KERNEL_REGIONS: ContextVar[bool] = ContextVar("KERNEL_REGIONS", default=False)
+"""Whether each op's kernel is emitted in an `scf.execute_region` of its own (the pass's
+`kernel_regions` option), which `outline-kernels` makes a kernel function."""
+
+
+def _kernel_region(b: Builder) -> Builder:
+    """`b`, or with `KERNEL_REGIONS` a builder into a new `scf.execute_region` (no results)
+    at `b`, ended by `scf.yield`: one op's kernel, for `outline-kernels`."""
+    if not KERNEL_REGIONS.get():
+        return b
+    block = Block()
+    b.insert(scf.ExecuteRegionOp([], Region(block)))
+    block.add_op(scf.YieldOp())
+    return Builder(InsertPoint.before(block.last_op))
 
 
 def _reinterpreted(
@@ -820,6 +837,11 @@ class ConvertAgToLoopsPass(ModulePass):
     """Emit `ag.parallel_for` for loops of at least this much work (0: serial loops;
     see `arignote.lowering.loops.parallel_loops`)."""
 
+    kernel_regions: bool = False
+    """Emit each op's kernel in an `scf.execute_region` of its own (`KERNEL_REGIONS`), for
+    `outline-kernels` to make a kernel function of (which it must then run: no later
+    pass lowers the regions)."""
+
     parallel_all: bool = False
     """With parallel loops: also those the CPU keeps serial (the GPU target's loops):
     reductions (the result elements of a partial one in parallel, a full one in parallel
@@ -827,9 +849,13 @@ class ConvertAgToLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         declare_profile_counters(op)
-        with parallel_loops(self.parallel_min_work, self.parallel_all):
-            walker = PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False)
-            walker.rewrite_module(op)
+        regions = KERNEL_REGIONS.set(self.kernel_regions)
+        try:
+            with parallel_loops(self.parallel_min_work, self.parallel_all):
+                walker = PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False)
+                walker.rewrite_module(op)
+        finally:
+            KERNEL_REGIONS.reset(regions)
         declare_libm_functions(op)
         declare_blas_functions(op)
         declare_print_functions(op)

@@ -210,7 +210,7 @@ def test_main_returns_1_on_error(mlir_file, capsys):
 
 
 def test_pipeline_table():
-    to_llvm = LOOPS_LOWERING + ",outline-kernels," + LLVM_LOWERING
+    to_llvm = "ag-to-loops{kernel_regions=true},outline-kernels," + LLVM_LOWERING
     assert PIPELINES["to-loops"][0] == LOOPS_LOWERING
     assert PIPELINES["to-llvm"][0] == to_llvm
     assert PIPELINES["fast_compile"][0] == "canonicalize," + to_llvm
