@@ -59,8 +59,9 @@ func.func @f(%a: memref<?xf64> {llvm.noalias},  func.func @f(...) {
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -96,6 +97,16 @@ _STAYS = (memref.AllocaOp, llvm.AllocaOp, func.ReturnOp, llvm.ReturnOp)
 """Ops a kernel cannot hold (module doc)."""
 
 _CONSTANTS = (arith.ConstantOp, llvm.ConstantOp)
+
+MIN_REPEATS = 2
+"""An op's region, or a nest that allocates, is a kernel when the module has at least
+this many of its kind (a network's layers); one of its own kind stays (a region gives
+its ops back to its function), and its loop nests are kernels each. A kernel called
+once costs compile time (a wrapper, the descriptors of its calls): on the LSTM example,
+whose ops are mostly of their own kind, making every region and allocating nest a
+kernel took 0.2 to 0.3 s more (of 2.5) than the loop nests alone; on a 32-layer MLP,
+whose layers repeat, the regions and allocating nests as kernels took 2.9 s against
+5.7 s for the loop nests alone (the passes and LLVM, `/work/notes/prof/passes.py`)."""
 
 
 def _argument_type(t: Attribute) -> bool:
@@ -160,7 +171,10 @@ def _uses(op: Operation) -> _Uses:
 class _Outliner:
     module: ModuleOp
     taken: set[str]
-    kernels: dict[Hashable, str]
+    kernels: dict[Hashable, str] = field(default_factory=dict[Hashable, str])
+    repeats: Counter[Hashable] = field(default_factory=Counter[Hashable])
+    """How many regions of the module make each kernel (`count_regions`)."""
+    plans: dict[Operation, _Plan] = field(default_factory=dict[Operation, "_Plan"])
     count: int = 0
 
     def _name(self, base: str) -> str:
@@ -189,26 +203,65 @@ class _Outliner:
                 self.outline_in(f, inner)
 
     def _outline(self, f: func.FuncOp, op: Operation) -> bool:
-        uses = _uses(op)
-        if not uses.outlinable or (uses.allocates and ALLOC_STATUS not in f.attributes):
+        plan = self.plans.pop(op, None) or _plan(f, op)
+        if plan is None:
             return False
-        constants = [v for v in uses.values if isinstance(v.owner, _CONSTANTS)]
-        arguments = [v for v in uses.values if not isinstance(v.owner, _CONSTANTS)]
-        if not all(_argument_type(v.type) for v in arguments):
-            return False
-        noalias = noalias_positions(arguments, f)
-        key = _nest_key(op, arguments, constants, noalias, uses.allocates)
-        name = self.kernels.get(key)
+        if _counted(op, plan) and self.repeats[plan.key] < MIN_REPEATS:
+            return False  # stays (a region: its ops take its place); its loop nests are kernels
+        name = self.kernels.get(plan.key)
         if name is None:  # the first of its kind: a copy of it is the kernel
-            name = self.kernels[key] = self._name(f.sym_name.data)
-            kernel = _kernel(op, constants, arguments, noalias, uses.allocates)
+            name = self.kernels[plan.key] = self._name(f.sym_name.data)
+            kernel, copy = _kernel(op, plan.constants, plan.arguments, plan.noalias, plan.allocates)
             kernel.sym_name = StringAttr(name)
             self.module.body.block.add_op(kernel)
-        call = func.CallOp(name, arguments, [i64] if uses.allocates else [])
-        if uses.allocates:  # a negative status returns from `f` (`checked_alloc`)
+            if plan.allocates and not isinstance(op, scf.ExecuteRegionOp):
+                for inner in copy.regions:  # a loop of steps (a scan's): their nests too
+                    self.outline_in(kernel, inner)
+        call = func.CallOp(name, plan.arguments, [i64] if plan.allocates else [])
+        if plan.allocates:  # a negative status returns from `f` (`checked_alloc`)
             call.attributes[ALLOC_STATUS] = UnitAttr()
         Rewriter.replace_op(op, call, new_results=[])
         return True
+
+    def count_regions(self, f: func.FuncOp) -> None:
+        """Count the kernels of `f`'s regions and allocating nests by key (`repeats`),
+        keeping their plans."""
+        for op in f.walk():
+            if _candidate(op) and (plan := _plan(f, op)) is not None and _counted(op, plan):
+                self.plans[op] = plan
+                self.repeats[plan.key] += 1
+
+
+def _counted(op: Operation, plan: _Plan) -> bool:
+    """Whether `op` is a kernel only when its kind repeats (`MIN_REPEATS`): an op's
+    region, or a nest that allocates."""
+    return isinstance(op, scf.ExecuteRegionOp) or plan.allocates
+
+
+@dataclass
+class _Plan:
+    """What outlining a nest takes: its arguments, the constants copied, the `noalias`
+    argument positions, whether it allocates, and the key of its kernel."""
+
+    arguments: list[SSAValue]
+    constants: list[SSAValue]
+    noalias: set[int]
+    allocates: bool
+    key: Hashable
+
+
+def _plan(f: func.FuncOp, op: Operation) -> _Plan | None:
+    """How `op` (a nest of `f`) becomes a kernel; None when it cannot (module doc)."""
+    uses = _uses(op)
+    if not uses.outlinable or (uses.allocates and ALLOC_STATUS not in f.attributes):
+        return None
+    constants = [v for v in uses.values if isinstance(v.owner, _CONSTANTS)]
+    arguments = [v for v in uses.values if not isinstance(v.owner, _CONSTANTS)]
+    if not all(_argument_type(v.type) for v in arguments):
+        return None
+    noalias = noalias_positions(arguments, f)
+    key = _nest_key(op, arguments, constants, noalias, uses.allocates)
+    return _Plan(arguments, constants, noalias, uses.allocates, key)
 
 
 def _inline_region(op: scf.ExecuteRegionOp) -> list[Operation]:
@@ -256,17 +309,18 @@ def _kernel(
     arguments: list[SSAValue],
     noalias: set[int],
     allocates: bool,
-) -> func.FuncOp:
-    """A private function (still unnamed) holding a copy of `op`: `constants` copied,
-    `arguments` its arguments (`noalias` those positions); when it `allocates`, a status
-    function returning 0."""
+) -> tuple[func.FuncOp, Operation]:
+    """A private function (still unnamed) holding a copy of `op`, and the copy:
+    `constants` copied, `arguments` its arguments (`noalias` those positions); when it
+    `allocates`, a status function returning 0."""
     entry = Block(arg_types=[v.type for v in arguments])
     mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, entry.args, strict=True))
     for value in constants:
         copy = value.owner.clone()
         entry.add_op(copy)
         mapping[value] = copy.results[0]
-    entry.add_op(op.clone(value_mapper=mapping))
+    copy = op.clone(value_mapper=mapping)
+    entry.add_op(copy)
     if allocates:
         entry.add_op(done := arith.ConstantOp(IntegerAttr(0, i64)))
         entry.add_op(func.ReturnOp(done))
@@ -285,7 +339,7 @@ def _kernel(
     kernel.attributes[KERNEL_ATTRIBUTE] = UnitAttr()
     if allocates:
         kernel.attributes[ALLOC_STATUS] = UnitAttr()
-    return kernel
+    return kernel, copy
 
 
 def outline_kernels(module: ModuleOp) -> int:
@@ -294,10 +348,16 @@ def outline_kernels(module: ModuleOp) -> int:
     taken = {
         n.data for o in module.ops if isinstance(n := getattr(o, "sym_name", None), StringAttr)
     }
-    outliner = _Outliner(module, taken, {})
-    for f in list(module.ops):
-        if isinstance(f, func.FuncOp) and f.body.blocks and KERNEL_ATTRIBUTE not in f.attributes:
-            outliner.outline_in(f, f.body)
+    outliner = _Outliner(module, taken)
+    functions = [
+        f
+        for f in module.ops
+        if isinstance(f, func.FuncOp) and f.body.blocks and KERNEL_ATTRIBUTE not in f.attributes
+    ]
+    for f in functions:
+        outliner.count_regions(f)
+    for f in functions:
+        outliner.outline_in(f, f.body)
     # the ops' regions inside a kernel (a scan's loop) or a parallel loop: in their place
     regions = [op for op in module.walk() if isinstance(op, scf.ExecuteRegionOp)]
     for op in reversed(regions):

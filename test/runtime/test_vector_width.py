@@ -43,7 +43,7 @@ def test_attribute_on_every_defined_function_and_in_the_cache_key() -> None:
     assert all(attributes_text() in line for line in defines)
     # the noalias bodies (of functions and of parallel loops) are inlined, not the tasks
     inlined = {re.search(r'@"(\w+)"', line).group(1) for line in defines if "alwaysinline" in line}
-    assert "fn_main__noalias" in inlined and "fn_main__k0__par0__body" in inlined
+    assert "fn_main__noalias" in inlined and "fn_main__par0__body" in inlined
     assert all(name.endswith(("__noalias", "__body")) for name in inlined)
     assert '"prefer-vector-width"="512"' == attributes_text() and PREFER_VECTOR_WIDTH == 512
     assert attributes_text() in target_fingerprint()
