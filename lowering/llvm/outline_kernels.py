@@ -143,7 +143,7 @@ class _Uses:
     """Whether it allocates (and frees) buffers of its own: a status kernel."""
 
 
-def _uses(op: Operation) -> _Uses:
+def nest_uses(op: Operation) -> _Uses:
     """The values `op` (its operands and nested ops) uses and does not define; whether
     it can be a kernel: none of `_STAYS` in it, and it frees only buffers it allocates."""
     defined: set[SSAValue] = set()
@@ -211,7 +211,9 @@ class _Outliner:
         name = self.kernels.get(plan.key)
         if name is None:  # the first of its kind: a copy of it is the kernel
             name = self.kernels[plan.key] = self._name(f.sym_name.data)
-            kernel, copy = _kernel(op, plan.constants, plan.arguments, plan.noalias, plan.allocates)
+            kernel, copy = make_kernel(
+                op, plan.constants, plan.arguments, plan.noalias, plan.allocates
+            )
             kernel.sym_name = StringAttr(name)
             self.module.body.block.add_op(kernel)
             if plan.allocates and not isinstance(op, scf.ExecuteRegionOp):
@@ -252,7 +254,7 @@ class _Plan:
 
 def _plan(f: func.FuncOp, op: Operation) -> _Plan | None:
     """How `op` (a nest of `f`) becomes a kernel; None when it cannot (module doc)."""
-    uses = _uses(op)
+    uses = nest_uses(op)
     if not uses.outlinable or (uses.allocates and ALLOC_STATUS not in f.attributes):
         return None
     constants = [v for v in uses.values if isinstance(v.owner, _CONSTANTS)]
@@ -303,7 +305,7 @@ def _nest_key(
     return signature, tuple(sorted(noalias)), allocates, tuple(copied), tuple(items)
 
 
-def _kernel(
+def make_kernel(
     op: Operation,
     constants: list[SSAValue],
     arguments: list[SSAValue],

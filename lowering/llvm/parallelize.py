@@ -60,7 +60,7 @@ are the runtime's thread pool (`arignote.runtime.threadpool`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -193,14 +193,21 @@ def _fresh(value: SSAValue, f: func.FuncOp) -> bool:
     return isinstance(value.owner, memref.AllocOp | memref.AllocaOp)
 
 
-def noalias_positions(captured: Sequence[SSAValue], f: func.FuncOp) -> set[int]:
-    """The captured memrefs that may be `noalias` in the outlined function."""
+def noalias_positions(
+    captured: Sequence[SSAValue],
+    f: func.FuncOp | None,
+    fresh: Callable[[SSAValue], bool] | None = None,
+) -> set[int]:
+    """The captured memrefs that may be `noalias` in the outlined function: each that
+    is fresh (`_fresh` in `f`, or the `fresh` test where `f` is not built yet) and that no
+    other captured memref derives from."""
+    is_fresh = fresh if fresh is not None else (lambda v: f is not None and _fresh(v, f))
     memrefs = [(k, v) for k, v in enumerate(captured) if isinstance(v.type, MemRefType)]
     roots = {k: _roots(v) for k, v in memrefs}
     result = set()
     for k, v in memrefs:
         others = set().union(*(r for j, r in roots.items() if j != k))
-        if roots[k] == {v} and _fresh(v, f) and v not in others:
+        if roots[k] == {v} and is_fresh(v) and v not in others:
             result.add(k)
     return result
 

@@ -113,6 +113,7 @@ from arignote.lowering.loops.ag_python import declare_pyop_functions  # register
 from arignote.lowering.loops.ag_scalar import LIBM_ARITY, LIBM_FUNCTIONS
 from arignote.lowering.loops.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.loops.ag_views import VIEWS
+from arignote.lowering.loops.kernel_reuse import KernelReuse
 from arignote.lowering.loops.loop_utils import (
     Buffer,
     Dim,
@@ -666,7 +667,7 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             context = _ComputeContext(b, op, operands)
             all_dims, _ = results_dims(op, [x.dims for x in operands], context)
             dests = state.destinations(op, all_dims)
-            emit_op(_kernel_region(b), op, dests, operands)
+            _emit_kernel(b, op, dests, operands)
             state.env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
 
@@ -674,6 +675,27 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
 KERNEL_REGIONS: ContextVar[bool] = ContextVar("KERNEL_REGIONS", default=False)
 """Whether each op's kernel is emitted in an `scf.execute_region` of its own (the pass's
 `kernel_regions` option), which `outline-kernels` makes a kernel function."""
+
+
+KERNEL_REUSE: ContextVar[KernelReuse | None] = ContextVar("KERNEL_REUSE", default=None)
+"""With `KERNEL_REGIONS`, the kernels emitted so far in this run, by key (`kernel_reuse`)."""
+
+
+def _emit_kernel(b: Builder, op: Operation, dests: list[Buffer], operands: list[Buffer]) -> None:
+    """`op`'s kernel at `b`: in a region of its own with `KERNEL_REGIONS`, or a call of
+    the kernel of an earlier op of the same key (`kernel_reuse`)."""
+    reuse = KERNEL_REUSE.get()
+    buffers = [*operands, *dests]
+    key = None
+    if reuse is not None:
+        called, key = reuse.reuse(b, op, buffers)
+        if called:
+            return
+    inner = _kernel_region(b)
+    emit_op(inner, op, dests, operands)
+    region = inner.insertion_point.block.parent_op()
+    if reuse is not None and key is not None and isinstance(region, scf.ExecuteRegionOp):
+        reuse.emitted(key, region, buffers)
 
 
 def _kernel_region(b: Builder) -> Builder:
@@ -761,6 +783,11 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     state.types_after = _types_after(ops, first)
     state.statements = StatementState(f.sym_name.data, env)
     inplace = ag.result_pairs(f, ag.INPLACE_RESULTS_ATTRIBUTE)
+    aliased = {*inplace.values(), *(len(inputs) + r for r in inplace)}
+    reuse = KERNEL_REUSE.get()
+    if reuse is not None:
+        noalias = frozenset(range(len(inputs) + len(outputs))) - aliased
+        reuse.begin_function(f.sym_name.data, entry, noalias)
     returned = list(zip(state.outputs, ret.arguments, strict=True))
     if inplace:  # returned arguments first: an in-place result may overwrite one
         _copy_returned(b, env, [(o, v) for o, v in returned if v in f.args])
@@ -769,7 +796,6 @@ def build_compute_function(f: func.FuncOp) -> func.FuncOp:
     _copy_returned(b, env, returned)
     state.release_pool()
     b.insert(func.ReturnOp(b.insert(arith.ConstantOp(IntegerAttr(0, i64))).result))
-    aliased = {*inplace.values(), *(len(inputs) + r for r in inplace)}
     compute_fn = func.FuncOp(
         f.sym_name.data,
         ([*inputs, *outputs], [i64]),
@@ -850,12 +876,14 @@ class ConvertAgToLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         declare_profile_counters(op)
         regions = KERNEL_REGIONS.set(self.kernel_regions)
+        reuse = KERNEL_REUSE.set(KernelReuse(op) if self.kernel_regions else None)
         try:
             with parallel_loops(self.parallel_min_work, self.parallel_all):
                 walker = PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False)
                 walker.rewrite_module(op)
         finally:
             KERNEL_REGIONS.reset(regions)
+            KERNEL_REUSE.reset(reuse)
         declare_libm_functions(op)
         declare_blas_functions(op)
         declare_print_functions(op)

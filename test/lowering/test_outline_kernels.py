@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from deep_graphs import mlp_training_module
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 import arignote
 import arignote.tensor as T
@@ -107,3 +107,57 @@ def test_results_through_kernels_match_numpy():
         expected = np.tanh(expected @ v + 1.0)
     np.testing.assert_allclose(step(xv), expected.sum(), rtol=1e-12)
     np.testing.assert_allclose(ws[0].get_value(), values[0] * 0.5 + 1.0, rtol=0)
+
+
+def _lowered_loops(f: object) -> ModuleOp:
+    module = f.maker.fgraph.func.parent_op().clone()  # type: ignore[attr-defined]
+    apply_pipeline(make_context(), module, loops_lowering(0))
+    return module
+
+
+def test_each_kind_of_op_is_emitted_once():
+    """`ag-to-loops{kernel_regions=true}` emits the kernel of the first op of a kind and
+    calls it for the others (`kernel_reuse`): 9 layers emit as many kernels as 3."""
+    counts = {}
+    for layers in (3, 9):
+        module = mlp_training_module(layers).clone()
+        apply_pipeline(make_context(), module, "ag-to-loops{kernel_regions=true}")
+        reused = [k for k in _kernels(module) if "__r" in k.sym_name.data]
+        regions = sum(1 for op in module.walk() if isinstance(op, scf.ExecuteRegionOp))
+        calls = sum(
+            1
+            for op in module.walk()
+            if isinstance(op, func.CallOp) and "__r" in op.callee.string_value()
+        )
+        counts[layers] = (len(reused), regions, calls)
+    assert counts[3][0] > 3 and counts[9][0] == counts[3][0], counts
+    assert counts[9][1] == counts[3][1], counts  # the regions left: ops of their own kind
+    assert counts[9][2] > counts[3][2], counts  # more layers, more calls
+
+
+def test_a_reused_kernel_is_noalias_only_where_every_call_is():
+    """`y * 2` over an input of its own, then the same op (on the same line: one
+    `ag.node`) over `x[1:]`, a view of another input: one kernel, whose input argument
+    is not `noalias` (a view), as the second call needs; the output stays `noalias`.
+    The results are NumPy's."""
+    x, y = T.dvectors("x", "y")
+    f = arignote.function([x, y], [y * 2.0, x[1:] * 2.0])
+    g = arignote.function([x, y], [y * 2.0, x * 2.0])  # two inputs: noalias at both calls
+    for function, input_noalias in ((f, False), (g, True)):
+        module = _lowered_loops(function)
+        (kernel,) = [k for k in _kernels(module) if "__r" in k.sym_name.data]
+        calls = [
+            op
+            for op in module.walk()
+            if isinstance(op, func.CallOp) and op.callee.string_value() == kernel.sym_name.data
+        ]
+        assert len(calls) == 2
+        noalias = ["llvm.noalias" in str(a) for a in kernel.arg_attrs.data]
+        memrefs = [
+            k for k, t in enumerate(kernel.function_type.inputs.data) if isinstance(t, MemRefType)
+        ]
+        assert noalias[memrefs[0]] == input_noalias, kernel.arg_attrs  # x[1:] or x
+        assert noalias[memrefs[-1]], kernel.arg_attrs  # the output, a new buffer
+    first, second = f(np.arange(3.0), np.arange(4.0))
+    np.testing.assert_array_equal(first, np.arange(4.0) * 2)
+    np.testing.assert_array_equal(second, np.arange(1.0, 3.0) * 2)
