@@ -27,6 +27,8 @@ about as many loop nests as a shallow one:
   still vectorize without run-time overlap checks.
 * kernels are `arignote.kernel`: LLVM never inlines them
   (`arignote.runtime.cpu.llvm_ir_text` marks them `noinline`).
+* in what is left of each function, equal `arith.constant`s of a block are one
+  (`merge_constants`).
 
 * a nest that allocates buffers (and frees them: a nest that frees a buffer of the
   caller stays) is a status kernel: `arignote.alloc_status`, returning 0, or `-bytes`
@@ -124,7 +126,7 @@ def _holds_a_loop(op: Operation) -> bool:
 
 def _candidate(op: Operation) -> bool:
     """A loop nest with no results (an `scf.for`, or an `scf.if` holding a loop), or
-    one op's kernel (`scf.execute_region`, see `ag_to_loops.KERNEL_REGIONS`)."""
+    one op's kernel (`scf.execute_region`, see `kernel_reuse.KERNEL_REGIONS`)."""
     if op.results:
         return False
     if isinstance(op, scf.ForOp | scf.ExecuteRegionOp):
@@ -152,7 +154,9 @@ def nest_uses(op: Operation) -> _Uses:
     for inner in op.walk():
         if isinstance(inner, _STAYS):
             return _Uses([], False, False)
-        if isinstance(inner, memref.AllocOp):
+        if isinstance(inner, memref.AllocOp) or (
+            isinstance(inner, func.CallOp) and ALLOC_STATUS in inner.attributes
+        ):  # (a call of a status kernel reports a failed allocation too)
             allocates = True
         elif isinstance(inner, memref.DeallocOp) and inner.memref not in defined:
             return _Uses([], False, False)  # frees a buffer of the caller
@@ -364,7 +368,30 @@ def outline_kernels(module: ModuleOp) -> int:
     regions = [op for op in module.walk() if isinstance(op, scf.ExecuteRegionOp)]
     for op in reversed(regions):
         _inline_region(op)
+    for f in functions:
+        merge_constants(f)
     return len(outliner.kernels)
+
+
+def merge_constants(f: func.FuncOp) -> int:
+    """Keep the first `arith.constant` of each value in each block of `f`, the later
+    ones replaced by it (it comes first in their block, so it dominates their uses):
+    `ag-to-loops` makes each constant where it needs it, and what is left of `@f` once
+    its kernels are calls is mostly such glue, which every later pass and LLVM would
+    walk. How many were erased."""
+    erased = 0
+    for block in f.walk_blocks():
+        first: dict[tuple[Attribute, Attribute], SSAValue] = {}
+        for op in list(block.ops):
+            if type(op) is not arith.ConstantOp:
+                continue
+            key = (op.value, op.result.type)
+            kept = first.setdefault(key, op.result)
+            if kept is not op.result:
+                op.result.replace_all_uses_with(kept)
+                Rewriter.erase_op(op)
+                erased += 1
+    return erased
 
 
 @dataclass(frozen=True)

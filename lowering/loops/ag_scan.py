@@ -64,7 +64,7 @@ from arignote.dialects import ag
 from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.loops.ag_control import CONTROL_FLOW
 from arignote.lowering.loops.ag_indexing import add, cmp, rem, smin, sub
-from arignote.lowering.loops.ag_kernels import KERNELS, copy, emit_op
+from arignote.lowering.loops.ag_kernels import KERNELS, copy
 from arignote.lowering.loops.ag_shapes import (
     Check,
     ShapeContext,
@@ -72,6 +72,7 @@ from arignote.lowering.loops.ag_shapes import (
     results_dims,
     shape_text,
 )
+from arignote.lowering.loops.kernel_reuse import emit_kernel
 from arignote.lowering.loops.loop_utils import (
     Buffer,
     Dim,
@@ -468,11 +469,12 @@ def _body_op_dims(
 def _emit_body_op(
     b: Builder, op: Operation, dests: Sequence[Buffer], ins: Sequence[Buffer]
 ) -> None:
-    """The kernel of a body op (a nested scan: its own loop)."""
+    """The kernel of a body op (a nested scan: its own loop; another op: once per kind,
+    see `kernel_reuse`)."""
     if isinstance(op, ag.ScanOp):
         emit_scan(b, op, dests, ins)
     else:
-        emit_op(b, op, dests, ins)
+        emit_kernel(b, op, list(dests), list(ins))
 
 
 def _first_yields(yield_op: Operation) -> dict[SSAValue, int]:

@@ -54,13 +54,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -113,7 +112,12 @@ from arignote.lowering.loops.ag_python import declare_pyop_functions  # register
 from arignote.lowering.loops.ag_scalar import LIBM_ARITY, LIBM_FUNCTIONS
 from arignote.lowering.loops.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.loops.ag_views import VIEWS
-from arignote.lowering.loops.kernel_reuse import KernelReuse
+from arignote.lowering.loops.kernel_reuse import (
+    KERNEL_REGIONS,
+    KERNEL_REUSE,
+    KernelReuse,
+    emit_kernel,
+)
 from arignote.lowering.loops.loop_utils import (
     Buffer,
     Dim,
@@ -667,46 +671,9 @@ def compute_ops(state: _ComputeState, ops: Sequence[Operation]) -> None:
             context = _ComputeContext(b, op, operands)
             all_dims, _ = results_dims(op, [x.dims for x in operands], context)
             dests = state.destinations(op, all_dims)
-            _emit_kernel(b, op, dests, operands)
+            emit_kernel(b, op, dests, operands)
             state.env.update(zip(op.results, dests, strict=True))
         state.free_dead(op, index, last_use)
-
-
-KERNEL_REGIONS: ContextVar[bool] = ContextVar("KERNEL_REGIONS", default=False)
-"""Whether each op's kernel is emitted in an `scf.execute_region` of its own (the pass's
-`kernel_regions` option), which `outline-kernels` makes a kernel function."""
-
-
-KERNEL_REUSE: ContextVar[KernelReuse | None] = ContextVar("KERNEL_REUSE", default=None)
-"""With `KERNEL_REGIONS`, the kernels emitted so far in this run, by key (`kernel_reuse`)."""
-
-
-def _emit_kernel(b: Builder, op: Operation, dests: list[Buffer], operands: list[Buffer]) -> None:
-    """`op`'s kernel at `b`: in a region of its own with `KERNEL_REGIONS`, or a call of
-    the kernel of an earlier op of the same key (`kernel_reuse`)."""
-    reuse = KERNEL_REUSE.get()
-    buffers = [*operands, *dests]
-    key = None
-    if reuse is not None:
-        called, key = reuse.reuse(b, op, buffers)
-        if called:
-            return
-    inner = _kernel_region(b)
-    emit_op(inner, op, dests, operands)
-    region = inner.insertion_point.block.parent_op()
-    if reuse is not None and key is not None and isinstance(region, scf.ExecuteRegionOp):
-        reuse.emitted(key, region, buffers)
-
-
-def _kernel_region(b: Builder) -> Builder:
-    """`b`, or with `KERNEL_REGIONS` a builder into a new `scf.execute_region` (no results)
-    at `b`, ended by `scf.yield`: one op's kernel, for `outline-kernels`."""
-    if not KERNEL_REGIONS.get():
-        return b
-    block = Block()
-    b.insert(scf.ExecuteRegionOp([], Region(block)))
-    block.add_op(scf.YieldOp())
-    return Builder(InsertPoint.before(block.last_op))
 
 
 def _reinterpreted(

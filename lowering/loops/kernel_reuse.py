@@ -1,7 +1,7 @@
 """Each distinct op kernel emitted once: `ag-to-loops{kernel_regions=true}`'s reuse.
 
 With `kernel_regions=true`, `ag-to-loops` emits each op's kernel in an
-`scf.execute_region` (`ag_to_loops.KERNEL_REGIONS`) that `outline-kernels` later makes a
+`scf.execute_region` (`KERNEL_REGIONS`) that `outline-kernels` later makes a
 kernel function. Emitting is most of `ag-to-loops`' time, and the layers of a network
 emit the same kernel again and again. `KernelReuse` keys each op before emitting it:
 
@@ -29,6 +29,7 @@ code is the same as emitting each op; only its copies are gone.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
@@ -42,14 +43,15 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import NOALIAS
 from arignote.lowering.llvm.merge_functions import op_key
 from arignote.lowering.llvm.outline_kernels import make_kernel, nest_uses
 from arignote.lowering.llvm.parallelize import noalias_positions
+from arignote.lowering.loops.ag_kernels import emit_op
 from arignote.lowering.loops.loop_utils import Buffer
 
 REUSED_SUFFIX = "__r"
@@ -265,3 +267,40 @@ def _value(buffers: Sequence[Buffer], slot: Slot) -> SSAValue:
     d = buffers[i].dims[k]
     assert not isinstance(d, int)
     return d
+
+
+KERNEL_REGIONS: ContextVar[bool] = ContextVar("KERNEL_REGIONS", default=False)
+"""Whether each op's kernel is emitted in an `scf.execute_region` of its own (the pass's
+`kernel_regions` option), which `outline-kernels` makes a kernel function."""
+
+
+KERNEL_REUSE: ContextVar[KernelReuse | None] = ContextVar("KERNEL_REUSE", default=None)
+"""With `KERNEL_REGIONS`, the kernels emitted so far in this run, by key (`kernel_reuse`)."""
+
+
+def emit_kernel(b: Builder, op: Operation, dests: list[Buffer], operands: list[Buffer]) -> None:
+    """`op`'s kernel at `b`: in a region of its own with `KERNEL_REGIONS`, or a call of
+    the kernel of an earlier op of the same key (`kernel_reuse`)."""
+    reuse = KERNEL_REUSE.get()
+    buffers = [*operands, *dests]
+    key = None
+    if reuse is not None:
+        called, key = reuse.reuse(b, op, buffers)
+        if called:
+            return
+    inner = _kernel_region(b)
+    emit_op(inner, op, dests, operands)
+    region = inner.insertion_point.block.parent_op()
+    if reuse is not None and key is not None and isinstance(region, scf.ExecuteRegionOp):
+        reuse.emitted(key, region, buffers)
+
+
+def _kernel_region(b: Builder) -> Builder:
+    """`b`, or with `KERNEL_REGIONS` a builder into a new `scf.execute_region` (no results)
+    at `b`, ended by `scf.yield`: one op's kernel, for `outline-kernels`."""
+    if not KERNEL_REGIONS.get():
+        return b
+    block = Block()
+    b.insert(scf.ExecuteRegionOp([], Region(block)))
+    block.add_op(scf.YieldOp())
+    return Builder(InsertPoint.before(block.last_op))
