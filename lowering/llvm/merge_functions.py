@@ -27,7 +27,7 @@ it redirected.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from xdsl.context import Context
 from xdsl.dialects import llvm
@@ -41,17 +41,34 @@ def body_key(function: llvm.FuncOp) -> Hashable:
     and attributes, then for each op of its body in order its class, properties,
     attributes, result types, operands and successors (values and blocks numbered in
     order of definition). xDSL attributes hash and compare by value; no printing."""
-    blocks = {id(block): k for k, block in enumerate(function.walk_blocks())}
-    values: dict[int, int] = {}
-    ops: list[Hashable] = []
-    for block in function.walk_blocks():
+    ops = blocks_key(function, {})
+    assert ops is not None
+    properties = tuple(sorted((k, v) for k, v in function.properties.items() if k != "sym_name"))
+    return properties, tuple(sorted(function.attributes.items())), ops
+
+
+def blocks_key(
+    op: Operation,
+    values: dict[int, int],
+    closed: bool = False,
+    first: Callable[[dict[int, int]], Hashable] | None = None,
+) -> tuple[Hashable, ...] | None:
+    """The blocks nested in `op` as a hashable value: each block's argument types, then
+    `op_key` of each of its ops (values numbered in order of definition, after those
+    `values` already numbers; blocks in walk order), after `first(block numbers)` when
+    given (the key of `op` itself). With `closed`, None when an op uses a value defined
+    neither in them nor in `values`."""
+    blocks = {id(block): k for k, block in enumerate(op.walk_blocks())}
+    items: list[Hashable] = [first(blocks)] if first is not None else []
+    for block in op.walk_blocks():
         for arg in block.args:
             values[id(arg)] = len(values)
-        ops.append(tuple(arg.type for arg in block.args))
-        for op in block.ops:
-            ops.append(op_key(op, values, blocks))
-    properties = tuple(sorted((k, v) for k, v in function.properties.items() if k != "sym_name"))
-    return properties, tuple(sorted(function.attributes.items())), tuple(ops)
+        items.append(tuple(arg.type for arg in block.args))
+        for inner in block.ops:
+            if closed and any(id(o) not in values for o in inner.operands):
+                return None
+            items.append(op_key(inner, values, blocks))
+    return tuple(items)
 
 
 def op_key(op: Operation, values: dict[int, int], blocks: dict[int, int]) -> Hashable:

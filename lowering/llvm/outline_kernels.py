@@ -90,7 +90,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from arignote.dialects import ag
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, NOALIAS
-from arignote.lowering.llvm.merge_functions import op_key
+from arignote.lowering.llvm.merge_functions import blocks_key, op_key
 from arignote.lowering.llvm.parallelize import noalias_positions
 
 KERNEL_SUFFIX = "__k"
@@ -122,6 +122,14 @@ def _argument_type(t: Attribute) -> bool:
 
 def _holds_a_loop(op: Operation) -> bool:
     return any(isinstance(inner, scf.ForOp | scf.WhileOp) for inner in op.walk())
+
+
+def fresh_symbol(prefix: str, count: int, taken: set[str]) -> tuple[str, int]:
+    """`prefix<N>` for the first `N >= count` not in `taken` (then taken), and `N + 1`."""
+    while f"{prefix}{count}" in taken:
+        count += 1
+    taken.add(f"{prefix}{count}")
+    return f"{prefix}{count}", count + 1
 
 
 def _candidate(op: Operation) -> bool:
@@ -182,12 +190,8 @@ class _Outliner:
     count: int = 0
 
     def _name(self, base: str) -> str:
-        while True:
-            name = f"{base}{KERNEL_SUFFIX}{self.count}"
-            self.count += 1
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
+        name, self.count = fresh_symbol(f"{base}{KERNEL_SUFFIX}", self.count, self.taken)
+        return name
 
     def outline_in(self, f: func.FuncOp, region: Region) -> None:
         """Outline the loop nests of `region` (a region of `f`), at any depth."""
@@ -298,15 +302,9 @@ def _nest_key(
     for value in constants:
         values[id(value)] = len(values)
         copied.append(op_key(value.owner, {}, {}))
-    blocks = {id(block): k for k, block in enumerate(op.walk_blocks())}
-    items = [op_key(op, values, blocks)]
-    for block in op.walk_blocks():
-        for arg in block.args:
-            values[id(arg)] = len(values)
-        items.append(tuple(arg.type for arg in block.args))
-        items.extend(op_key(inner, values, blocks) for inner in block.ops)
+    items = blocks_key(op, values, first=lambda blocks: op_key(op, values, blocks))
     signature = tuple(v.type for v in arguments)
-    return signature, tuple(sorted(noalias)), allocates, tuple(copied), tuple(items)
+    return signature, tuple(sorted(noalias)), allocates, tuple(copied), items
 
 
 def make_kernel(

@@ -48,8 +48,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import NOALIAS
-from arignote.lowering.llvm.merge_functions import op_key
-from arignote.lowering.llvm.outline_kernels import make_kernel, nest_uses
+from arignote.lowering.llvm.merge_functions import blocks_key
+from arignote.lowering.llvm.outline_kernels import fresh_symbol, make_kernel, nest_uses
 from arignote.lowering.llvm.parallelize import noalias_positions
 from arignote.lowering.loops.ag_kernels import emit_op
 from arignote.lowering.loops.loop_utils import Buffer
@@ -163,12 +163,8 @@ class KernelReuse:
         return call
 
     def _name(self) -> str:
-        while True:
-            name = f"{self.function}{REUSED_SUFFIX}{self.count}"
-            self.count += 1
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
+        name, self.count = fresh_symbol(f"{self.function}{REUSED_SUFFIX}", self.count, self.taken)
+        return name
 
 
 def _detached(template: _Template) -> bool:
@@ -231,20 +227,7 @@ def _regions_key(op: Operation) -> Hashable | None:
     """`op`'s regions (an `ag.fused` body, ...) op for op, as `merge_functions.op_key`
     has them; None when an op in them uses a value from outside `op` (what emitting it
     reads would then not be in the key)."""
-    if not op.regions:
-        return ()
-    blocks = {id(block): k for k, block in enumerate(op.walk_blocks())}
-    values: dict[int, int] = {}
-    items: list[Hashable] = []
-    for block in op.walk_blocks():
-        for arg in block.args:
-            values[id(arg)] = len(values)
-        items.append(tuple(arg.type for arg in block.args))
-        for inner in block.ops:
-            if any(id(o) not in values for o in inner.operands):
-                return None
-            items.append(op_key(inner, values, blocks))
-    return tuple(items)
+    return blocks_key(op, {}, closed=True) if op.regions else ()
 
 
 def _slots(values: Sequence[SSAValue], buffers: Sequence[Buffer]) -> list[Slot] | None:
