@@ -53,7 +53,7 @@ and `@scipy_cblas_{s,d}gemv/gemm` when `ag.gemv`/`ag.gemm` call them (see `ag_bl
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -224,6 +224,15 @@ def _condition(b: Builder, check: Check) -> SSAValue:
     return b.insert(arith.CmpiOp(c, index_constant(b, 0), "ne")).result
 
 
+def _check_key(check: Check) -> Hashable:
+    """What `check` tests, whatever its message: equal keys fail together."""
+    if check.kind == "holds":
+        return ("holds", check.ok)
+    if check.kind == "nonempty":
+        return ("nonempty", check.b)
+    return ("equal", frozenset((check.a, check.b)))
+
+
 def _emit_check(b: Builder, check: Check, check_id: int, fail: Block) -> Builder:
     """Branches to `fail` (with the check's id and reported values) unless `check`
     holds; returns a builder in the success block."""
@@ -359,6 +368,12 @@ class ShapeWalker:
         self.blocks = [entry]
         self.failures: dict[int, Block] = {}
         """The failure block of each number of reported values."""
+        self.passed: set[Hashable] = set()
+        """The conditions checked at the top level so far (`_check_key`): a later op's
+        check of one of them is not emitted again (a layer's backward ops check again
+        what its forward ops checked)."""
+        self.depth = 0
+        """How many control-flow ops' regions the walk is in."""
 
     @property
     def builder(self) -> Builder:
@@ -375,6 +390,11 @@ class ShapeWalker:
 
     def emit_checks(self, checks: Sequence[Check]) -> None:
         for check in checks:
+            if self.depth == 0:  # the top level: one chain, each check dominates the next
+                key = _check_key(check)
+                if key in self.passed:
+                    continue  # an earlier check of the same condition already passed
+                self.passed.add(key)
             arity = len(check.reported)
             if arity not in self.failures:
                 self.failures[arity] = _failure_block(self.err, arity)
@@ -388,7 +408,11 @@ class ShapeWalker:
         for op in ops:
             lowering = CONTROL_FLOW.get(type(op))
             if lowering is not None:
-                lowering.shape(self, op)
+                self.depth += 1  # checks in its regions (branches, steps) are their own
+                try:
+                    lowering.shape(self, op)
+                finally:
+                    self.depth -= 1
                 continue
             if type(op) in STATEMENTS:
                 continue

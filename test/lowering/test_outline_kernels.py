@@ -161,3 +161,23 @@ def test_a_reused_kernel_is_noalias_only_where_every_call_is():
     first, second = f(np.arange(3.0), np.arange(4.0))
     np.testing.assert_array_equal(first, np.arange(4.0) * 2)
     np.testing.assert_array_equal(second, np.arange(1.0, 3.0) * 2)
+
+
+def test_a_condition_already_checked_is_not_checked_again():
+    """`x + y` then `x * y`: the second op's shape checks test what the first one's
+    did (the same dimensions of `x` and `y`), so the shape function checks them once;
+    a mismatch names the first op. Deeper nets check less per layer than before (a
+    layer's backward ops check what its forward ops checked)."""
+    x, y = T.dmatrices("x", "y")
+    f = arignote.function([x, y], [x + y, x * y])
+    checks = lower_to_llvm(f.maker.fgraph.func.parent_op().clone()).checks["fn_main__shape"]
+    assert len(checks) == 2 and all(c.startswith("ag.add") for c in checks), checks
+    with pytest.raises(ValueError, match=r"ag\.add .*do not match at dimension 1"):
+        f(np.ones((2, 3)), np.ones((2, 4)))
+    np.testing.assert_array_equal(f(np.ones((2, 3)), np.ones((2, 3)))[1], np.ones((2, 3)))
+    per_layer = {}
+    for layers in (3, 5):
+        lowered = lower_to_llvm(mlp_training_module(layers).clone())
+        per_layer[layers] = len(lowered.checks["fn_main__shape"])
+    # each layer adds the checks of its own shapes once
+    assert 0 < per_layer[5] - per_layer[3] <= 2 * 6, per_layer
