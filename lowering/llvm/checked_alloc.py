@@ -306,19 +306,31 @@ def checked_malloc(
     assert allocated is not None
     address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
     null = _icmp("eq", address, _i64(0, ops), ops)
-    failure = [as_i64(bytes_, ops)]
-    block = op.parent
-    assert block is not None
-    rewriter.insert(list(ops), InsertPoint.before(op))
-    ops.clear()
-    rest = block.split_before(op)
-    block.add_op(build(llvm.CondBrOp, null, exit_block, failure, rest, []))
+    _exit_when(rewriter, op, null, exit_block, as_i64(bytes_, ops), ops)
     following = _load(head, ops)
     _store(following, _field(allocated, 0, ops), ops)
     _store(head, _field(allocated, 1, ops), ops)
     _store(allocated, _field(following, 1, ops), ops)
     _store(allocated, _field(head, 0, ops), ops)
     return allocated
+
+
+def _exit_when(
+    rewriter: PatternRewriter,
+    op: Operation,
+    failed: SSAValue,
+    exit_block: Block,
+    bytes_: SSAValue,
+    ops: list[Operation],
+) -> None:
+    """`ops` (then emptied) before `op`, then a branch to the out-of-memory exit
+    `exit_block` with `bytes_` when `failed`, else on to `op`, which starts a new block."""
+    block = op.parent
+    assert block is not None
+    rewriter.insert(list(ops), InsertPoint.before(op))
+    ops.clear()
+    rest = block.split_before(op)
+    block.add_op(build(llvm.CondBrOp, failed, exit_block, [bytes_], rest, []))
 
 
 def propagate_failure(
@@ -333,12 +345,7 @@ def propagate_failure(
     ops: list[Operation] = []
     zero = _i64(0, ops)
     failed = _icmp("slt", status, zero, ops)
-    bytes_ = append(ops, build(llvm.SubOp, zero, status))
-    block = op.parent
-    assert block is not None
-    rewriter.insert(ops, InsertPoint.before(op))
-    rest = block.split_before(op)
-    block.add_op(build(llvm.CondBrOp, failed, exit_block, [bytes_], rest, []))
+    _exit_when(rewriter, op, failed, exit_block, append(ops, build(llvm.SubOp, zero, status)), ops)
 
 
 def data_start(allocated: SSAValue, tracked: bool, ops: list[Operation]) -> SSAValue:

@@ -42,6 +42,8 @@ loops with many operands).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
@@ -125,6 +127,13 @@ def noalias_arguments(op: func.FuncOp) -> list[int]:
         for i, (t, attrs) in enumerate(zip(inputs, op.arg_attrs.data, strict=True))
         if isinstance(t, MemRefType) and NOALIAS in attrs.data
     ]
+
+
+def noalias_arg_attrs(count: int, positions: Collection[int]) -> ArrayAttr:
+    """The `arg_attrs` of a `func.func` of `count` arguments whose arguments at
+    `positions` are `llvm.noalias` (what `noalias_arguments` reads back)."""
+    noalias = DictionaryAttr({NOALIAS: UnitAttr()})
+    return ArrayAttr([noalias if i in positions else DictionaryAttr({}) for i in range(count)])
 
 
 def _convert_entry_arguments(rewriter: PatternRewriter, entry: Block, noalias: list[int]) -> None:

@@ -68,8 +68,6 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -89,7 +87,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.dialects import ag
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
-from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, NOALIAS
+from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, noalias_arg_attrs
 from arignote.lowering.llvm.merge_functions import blocks_key, op_key
 from arignote.lowering.llvm.parallelize import noalias_positions
 
@@ -134,7 +132,7 @@ def fresh_symbol(prefix: str, count: int, taken: set[str]) -> tuple[str, int]:
 
 def _candidate(op: Operation) -> bool:
     """A loop nest with no results (an `scf.for`, or an `scf.if` holding a loop), or
-    one op's kernel (`scf.execute_region`, see `kernel_reuse.KERNEL_REGIONS`)."""
+    one op's kernel (`scf.execute_region`, see `kernel_reuse.emit_kernel`)."""
     if op.results:
         return False
     if isinstance(op, scf.ForOp | scf.ExecuteRegionOp):
@@ -144,7 +142,7 @@ def _candidate(op: Operation) -> bool:
 
 @dataclass
 class _Uses:
-    """What a nest uses from outside and whether it can be a kernel (`_uses`)."""
+    """What a nest uses from outside and whether it can be a kernel (`nest_uses`)."""
 
     values: list[SSAValue]
     """The values it uses and does not define, in order of first use."""
@@ -234,12 +232,13 @@ class _Outliner:
         return True
 
     def count_regions(self, f: func.FuncOp) -> None:
-        """Count the kernels of `f`'s regions and allocating nests by key (`repeats`),
-        keeping their plans."""
+        """Plan each candidate of `f` (kept for `_outline`) and count the kernels of its
+        regions and allocating nests by key (`repeats`)."""
         for op in f.walk():
-            if _candidate(op) and (plan := _plan(f, op)) is not None and _counted(op, plan):
+            if _candidate(op) and (plan := _plan(f, op)) is not None:
                 self.plans[op] = plan
-                self.repeats[plan.key] += 1
+                if _counted(op, plan):
+                    self.repeats[plan.key] += 1
 
 
 def _counted(op: Operation, plan: _Plan) -> bool:
@@ -330,12 +329,7 @@ def make_kernel(
         entry.add_op(func.ReturnOp(done))
     else:
         entry.add_op(func.ReturnOp())
-    attrs = ArrayAttr(
-        [
-            DictionaryAttr({NOALIAS: UnitAttr()} if k in noalias else {})
-            for k in range(len(arguments))
-        ]
-    )
+    attrs = noalias_arg_attrs(len(arguments), noalias)
     results = [i64] if allocates else []
     kernel = func.FuncOp(
         "kernel", ([v.type for v in arguments], results), Region(entry), "private", arg_attrs=attrs

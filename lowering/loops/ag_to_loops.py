@@ -63,7 +63,6 @@ from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    DictionaryAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -89,6 +88,7 @@ from xdsl.rewriter import InsertPoint
 from arignote.dialects import ag
 from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
+from arignote.lowering.llvm.convert_func_to_llvm import noalias_arg_attrs
 from arignote.lowering.llvm.llvm_utils import element_byte_size
 from arignote.lowering.loops import (  # noqa: F401 - register rules and kernels
     ag_conv,  # convolution (issue 14, conv)
@@ -112,12 +112,7 @@ from arignote.lowering.loops.ag_python import declare_pyop_functions  # register
 from arignote.lowering.loops.ag_scalar import LIBM_ARITY, LIBM_FUNCTIONS
 from arignote.lowering.loops.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.loops.ag_views import VIEWS
-from arignote.lowering.loops.kernel_reuse import (
-    KERNEL_REGIONS,
-    KERNEL_REUSE,
-    KernelReuse,
-    emit_kernel,
-)
+from arignote.lowering.loops.kernel_reuse import KERNEL_REUSE, KernelReuse, emit_kernel
 from arignote.lowering.loops.loop_utils import (
     Buffer,
     Dim,
@@ -812,8 +807,7 @@ def noalias_attrs(count: int, aliased: set[int] | frozenset[int] = frozenset()) 
     argument's data is written through another argument, except the pairs of
     `ag.inplace_results` (the `inplace-update` pass): such an output may be its
     input's own buffer, so neither gets the attribute."""
-    noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
-    return ArrayAttr([DictionaryAttr({}) if i in aliased else noalias for i in range(count)])
+    return noalias_arg_attrs(count, frozenset(range(count)) - frozenset(aliased))
 
 
 # --- the pass ----------------------------------------------------------------------------
@@ -855,9 +849,9 @@ class ConvertAgToLoopsPass(ModulePass):
     see `arignote.lowering.loops.parallel_loops`)."""
 
     kernel_regions: bool = False
-    """Emit each op's kernel in an `scf.execute_region` of its own (`KERNEL_REGIONS`), for
-    `outline-kernels` to make a kernel function of (which it must then run: no later
-    pass lowers the regions)."""
+    """Emit each op's kernel in an `scf.execute_region` of its own, once per kind
+    (`kernel_reuse`), for `outline-kernels` to make a kernel function of (which it must
+    then run: no later pass lowers the regions)."""
 
     parallel_all: bool = False
     """With parallel loops: also those the CPU keeps serial (the GPU target's loops):
@@ -866,14 +860,12 @@ class ConvertAgToLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         declare_profile_counters(op)
-        regions = KERNEL_REGIONS.set(self.kernel_regions)
         reuse = KERNEL_REUSE.set(KernelReuse(op) if self.kernel_regions else None)
         try:
             with parallel_loops(self.parallel_min_work, self.parallel_all):
                 walker = PatternRewriteWalker(LowerTensorFunction(), apply_recursively=False)
                 walker.rewrite_module(op)
         finally:
-            KERNEL_REGIONS.reset(regions)
             KERNEL_REUSE.reset(reuse)
         declare_libm_functions(op)
         declare_blas_functions(op)

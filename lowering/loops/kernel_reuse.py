@@ -1,7 +1,7 @@
 """Each distinct op kernel emitted once: `ag-to-loops{kernel_regions=true}`'s reuse.
 
 With `kernel_regions=true`, `ag-to-loops` emits each op's kernel in an
-`scf.execute_region` (`KERNEL_REGIONS`) that `outline-kernels` later makes a
+`scf.execute_region` (`emit_kernel`) that `outline-kernels` later makes a
 kernel function. Emitting is most of `ag-to-loops`' time, and the layers of a network
 emit the same kernel again and again. `KernelReuse` keys each op before emitting it:
 
@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -47,7 +45,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
-from arignote.lowering.llvm.convert_func_to_llvm import NOALIAS
+from arignote.lowering.llvm.convert_func_to_llvm import noalias_arg_attrs
 from arignote.lowering.llvm.merge_functions import blocks_key
 from arignote.lowering.llvm.outline_kernels import fresh_symbol, make_kernel, nest_uses
 from arignote.lowering.llvm.parallelize import noalias_positions
@@ -125,9 +123,8 @@ class KernelReuse:
             return
         uses = nest_uses(region)
         slots = _slots(uses.values, buffers) if uses.outlinable else None
-        template = _Template(region, slots, list(uses.values), uses.allocates)
-        template.noalias = noalias_positions(template.values, None, self._fresh)
-        self.templates[key] = template
+        noalias = noalias_positions(uses.values, None, self._fresh)
+        self.templates[key] = _Template(region, slots, uses.values, uses.allocates, noalias)
 
     def _call(self, b: Builder, template: _Template, values: list[SSAValue]) -> None:
         if template.kernel is None:  # the second op of its key: the first one's region
@@ -144,13 +141,7 @@ class KernelReuse:
         site = noalias_positions(values, None, self._fresh)
         if not template.noalias <= site:  # noalias only where it holds at every call
             template.noalias &= site
-            kernel = template.kernel
-            kernel.arg_attrs = ArrayAttr(
-                [
-                    DictionaryAttr({NOALIAS: UnitAttr()} if k in template.noalias else {})
-                    for k in range(len(values))
-                ]
-            )
+            template.kernel.arg_attrs = noalias_arg_attrs(len(values), template.noalias)
         b.insert(self._call_op(template, values))
 
     @staticmethod
@@ -188,10 +179,7 @@ def _key(op: Operation, buffers: Sequence[Buffer]) -> Hashable | None:
     signature = []
     for buffer in buffers:
         number = memrefs.setdefault(buffer.memref, len(memrefs))
-        dims = tuple(
-            _known(d) if _known(d) is not None else -1 - lengths.setdefault(d, len(lengths))
-            for d in buffer.dims
-        )
+        dims = tuple(_length_key(d, lengths) for d in buffer.dims)
         signature.append((buffer.memref.type, number, dims))
     body = _regions_key(op)
     if body is None:
@@ -212,15 +200,16 @@ def _key(op: Operation, buffers: Sequence[Buffer]) -> Hashable | None:
     return key
 
 
-def _known(d: int | SSAValue) -> int | None:
-    """A length known when emitting: an int, or an `arith.constant` (which emitting
-    may read as its value, `parallel_loops._static`)."""
+def _length_key(d: int | SSAValue, lengths: dict[SSAValue, int]) -> int:
+    """A length in a key: its value when it is known when emitting (an int, or an
+    `arith.constant`, which emitting may read as its value, `parallel_loops._static`),
+    else `-1 - n` for the `n`-th distinct dynamic length (numbered in `lengths`)."""
     if isinstance(d, int):
         return d
     owner = d.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
-    return None
+    return -1 - lengths.setdefault(d, len(lengths))
 
 
 def _regions_key(op: Operation) -> Hashable | None:
@@ -252,38 +241,27 @@ def _value(buffers: Sequence[Buffer], slot: Slot) -> SSAValue:
     return d
 
 
-KERNEL_REGIONS: ContextVar[bool] = ContextVar("KERNEL_REGIONS", default=False)
-"""Whether each op's kernel is emitted in an `scf.execute_region` of its own (the pass's
-`kernel_regions` option), which `outline-kernels` makes a kernel function."""
-
-
 KERNEL_REUSE: ContextVar[KernelReuse | None] = ContextVar("KERNEL_REUSE", default=None)
-"""With `KERNEL_REGIONS`, the kernels emitted so far in this run, by key (`kernel_reuse`)."""
+"""The kernels emitted so far in this `ag-to-loops` run, by key, when its
+`kernel_regions` option is on; else None."""
 
 
 def emit_kernel(b: Builder, op: Operation, dests: list[Buffer], operands: list[Buffer]) -> None:
-    """`op`'s kernel at `b`: in a region of its own with `KERNEL_REGIONS`, or a call of
-    the kernel of an earlier op of the same key (`kernel_reuse`)."""
+    """`op`'s kernel at `b`. With `kernel_regions` (`KERNEL_REUSE` set): a call of the
+    kernel of an earlier op of the same key, or else the kernel in an
+    `scf.execute_region` of its own (no results, ended by `scf.yield`), for
+    `outline-kernels`."""
     reuse = KERNEL_REUSE.get()
+    if reuse is None:
+        emit_op(b, op, dests, operands)
+        return
     buffers = [*operands, *dests]
-    key = None
-    if reuse is not None:
-        called, key = reuse.reuse(b, op, buffers)
-        if called:
-            return
-    inner = _kernel_region(b)
-    emit_op(inner, op, dests, operands)
-    region = inner.insertion_point.block.parent_op()
-    if reuse is not None and key is not None and isinstance(region, scf.ExecuteRegionOp):
-        reuse.emitted(key, region, buffers)
-
-
-def _kernel_region(b: Builder) -> Builder:
-    """`b`, or with `KERNEL_REGIONS` a builder into a new `scf.execute_region` (no results)
-    at `b`, ended by `scf.yield`: one op's kernel, for `outline-kernels`."""
-    if not KERNEL_REGIONS.get():
-        return b
+    called, key = reuse.reuse(b, op, buffers)
+    if called:
+        return
     block = Block()
-    b.insert(scf.ExecuteRegionOp([], Region(block)))
+    region = b.insert(scf.ExecuteRegionOp([], Region(block)))
     block.add_op(scf.YieldOp())
-    return Builder(InsertPoint.before(block.last_op))
+    emit_op(Builder(InsertPoint.before(block.last_op)), op, dests, operands)
+    if key is not None:
+        reuse.emitted(key, region, buffers)
