@@ -9,7 +9,11 @@ run it in a subprocess.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +22,34 @@ from arignote.configuration import config
 
 config.compile_cache = False
 config.check_ir = True
+
+
+SEEDS = Path(__file__).resolve().parents[1] / "examples" / "theano_tutorial"
+"""The user's seed programs."""
+
+RunSeed = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def _run_seed(
+    program: str | Path, flags: str | None = None, timeout: int = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`program` (a seed's file name, or a path) run by a new Python with
+    `ARIGNOTE_FLAGS=flags` when given and the variables `env`; it must exit with 0."""
+    environ = dict(os.environ, **env)
+    if flags is not None:
+        environ["ARIGNOTE_FLAGS"] = flags
+    path = program if isinstance(program, Path) else SEEDS / program
+    result = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, env=environ, timeout=timeout
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def run_seed() -> RunSeed:
+    """Runs a seed program in a new process (`_run_seed`)."""
+    return _run_seed
 
 
 @pytest.fixture(autouse=True)

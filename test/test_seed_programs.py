@@ -3,9 +3,6 @@ and with the reference interpreter."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,18 +36,14 @@ EXPECTED = {
     ["cvm", pytest.param("py", marks=pytest.mark.slow)],  # the interpreter trains 06
 )
 @pytest.mark.parametrize("program", list(EXPECTED))
-def test_seed_program(program: str, linker: str) -> None:
-    env = dict(os.environ, ARIGNOTE_FLAGS=f"linker={linker}")
-    result = subprocess.run(
-        [sys.executable, str(SEEDS / program)], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
+def test_seed_program(program: str, linker: str, run_seed) -> None:
+    result = run_seed(program, f"linker={linker}")
     for line in EXPECTED[program]:
         assert line in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize("linker", ["vm", "py"])
-def test_switch_vs_ifelse(linker: str, tmp_path: Path) -> None:
+def test_switch_vs_ifelse(linker: str, tmp_path: Path, run_seed) -> None:
     """07 compiles with an explicit `Mode(linker="vm")` (native code), so the flag does
     not reach it; the interpreter run uses a copy naming `linker="py"`. Both give 1.0
     (the program asserts it) and the lazy form, which skips `mean(y)`, is faster."""
@@ -58,10 +51,7 @@ def test_switch_vs_ifelse(linker: str, tmp_path: Path) -> None:
     program = tmp_path / "07_switch_vs_ifelse.py"
     program.write_text(source.replace('linker="vm"', f'linker="{linker}"'))
     assert source.count('linker="vm"') == 2
-    result = subprocess.run(
-        [sys.executable, str(program)], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_seed(program)
     times = {}
     for line in result.stdout.splitlines():
         words = line.split()
@@ -77,20 +67,11 @@ def _apply_rows(report: str) -> list[str]:
 
 
 @pytest.mark.parametrize("linker", ["cvm", "py"])
-def test_seed_10_profiling_without_fusion(linker: str) -> None:
+def test_seed_10_profiling_without_fusion(linker: str, run_seed) -> None:
     """SPEC §6: with fusion excluded, the profile printed at exit shows two add nodes
     and one mul node, each run 100 times."""
     flags = f"linker={linker},optimizer_excluding=fusion:inplace,profile=True"
-    env = dict(os.environ, ARIGNOTE_FLAGS=flags)
-    result = subprocess.run(
-        [sys.executable, str(SEEDS / "10_profiling.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    report = result.stderr
+    report = run_seed("10_profiling.py", flags).stderr
     assert "Function profiling" in report
     assert "Time in 100 calls to Function.__call__" in report
     for section in ("\nClass\n---\n", "\nOps\n---\n", "\nApply\n------\n"):
@@ -108,18 +89,10 @@ def test_seed_10_profiling_without_fusion(linker: str) -> None:
     assert all(row.split()[4] == "100" for row in rows)
 
 
-def test_seed_10_profiling_default_optimizer() -> None:
+def test_seed_10_profiling_default_optimizer(run_seed) -> None:
     """Without the exclusion the report has the same structure, for whatever nodes the
     optimizer leaves (one fused node once fusion runs in fast_run)."""
-    env = dict(os.environ, ARIGNOTE_FLAGS="profile=True")
-    result = subprocess.run(
-        [sys.executable, str(SEEDS / "10_profiling.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_seed("10_profiling.py", "profile=True")
     rows = _apply_rows(result.stderr)
     assert 1 <= len(rows) <= 3, result.stderr
     assert all(row.split()[4] == "100" for row in rows)

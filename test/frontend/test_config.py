@@ -23,8 +23,6 @@ from arignote.compile.device import (
 from arignote.configuration import FLAGS, Config, change_flags, config, flag_named, parse_flags
 from arignote.testvalue import TestValueError, TestValueWarning
 
-SEEDS = Path(__file__).resolve().parents[2] / "examples" / "theano_tutorial"
-
 SPEC_FLAGS = [
     "floatX",
     "device",
@@ -530,19 +528,11 @@ def test_constants_and_floatx() -> None:
 
 
 @pytest.mark.parametrize("linker", ["cvm", "py"])
-def test_seed_program_11(tmp_path: Path, linker: str) -> None:
+def test_seed_program_11(tmp_path: Path, linker: str, run_seed) -> None:
     rc = tmp_path / "arignoterc"
     rc.write_text("[global]\nfloatX = float64\ndevice = cpu\n")
-    environ = {k: v for k, v in os.environ.items() if k != "ARIGNOTERC"}
-    environ.update(ARIGNOTE_FLAGS=f"floatX=float32,linker={linker}", ARIGNOTERC=str(rc))
-    result = subprocess.run(
-        [sys.executable, str(SEEDS / "11_config.py")],
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
+    flags = f"floatX=float32,linker={linker}"
+    result = run_seed("11_config.py", flags, timeout=120, ARIGNOTERC=str(rc))
     lines = result.stdout.splitlines()
     assert lines[:2] == ["float32", "float64"]
     assert f"Value:  {linker}" in result.stdout and "Source:  ARIGNOTE_FLAGS" in result.stdout

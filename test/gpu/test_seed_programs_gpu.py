@@ -6,9 +6,6 @@ there is one. No function falls back to the CPU."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +13,6 @@ import pytest
 from arignote.runtime import cuda
 
 REAL_GPU = not cuda.emulating() and cuda.available()
-
-SEEDS = Path(__file__).resolve().parents[2] / "examples" / "theano_tutorial"
 
 
 def _cpu_expectations() -> dict[str, list[str]]:
@@ -40,46 +35,29 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("device", ["emulated", "cuda"])
-@pytest.mark.parametrize("program", list(EXPECTED))
-def test_seed_program_on_the_gpu(program: str, device: str) -> None:
+def _device_env(device: str) -> dict[str, str]:
+    """The variables of a run on `device` (the emulated one, or a real GPU: skipped
+    without one)."""
     if device == "cuda" and not REAL_GPU:
         pytest.skip("no CUDA GPU here")
-    env = dict(os.environ, ARIGNOTE_FLAGS="device=cuda")
-    if device == "emulated":
-        env["ARIGNOTE_CUDA_EMULATE"] = "1"
-    result = subprocess.run(
-        [sys.executable, str(SEEDS / program)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr
+    return {"ARIGNOTE_CUDA_EMULATE": "1"} if device == "emulated" else {}
+
+
+@pytest.mark.parametrize("device", ["emulated", "cuda"])
+@pytest.mark.parametrize("program", list(EXPECTED))
+def test_seed_program_on_the_gpu(program: str, device: str, run_seed) -> None:
+    result = run_seed(program, "device=cuda", timeout=600, **_device_env(device))
     assert "DeviceFallbackWarning" not in result.stderr, result.stderr
     for line in EXPECTED[program]:
         assert line in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize("device", ["emulated", "cuda"])
-def test_seed_10_profiles_the_gpu_kernels(device: str) -> None:
+def test_seed_10_profiles_the_gpu_kernels(device: str, run_seed) -> None:
     """Seed 10 as SPEC §6 runs it (fusion excluded, profile=True), on the GPU: the report
     printed at exit has the GPU kernels section, the add and mul kernels 100 launches each."""
-    if device == "cuda" and not REAL_GPU:
-        pytest.skip("no CUDA GPU here")
     flags = "device=cuda,optimizer_excluding=fusion:inplace,profile=True"
-    env = dict(os.environ, ARIGNOTE_FLAGS=flags)
-    if device == "emulated":
-        env["ARIGNOTE_CUDA_EMULATE"] = "1"
-    result = subprocess.run(
-        [sys.executable, str(SEEDS / "10_profiling.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr
-    report = result.stderr
+    report = run_seed("10_profiling.py", flags, timeout=600, **_device_env(device)).stderr
     assert "Function profiling" in report and "Time in 100 calls" in report, report
     section = report.split("GPU kernels\n", 1)[1].split("\n\n", 1)[0]
     rows = [line for line in section.splitlines() if "__par" in line]
