@@ -181,3 +181,25 @@ def test_a_condition_already_checked_is_not_checked_again():
         per_layer[layers] = len(lowered.checks["fn_main__shape"])
     # each layer adds the checks of its own shapes once
     assert 0 < per_layer[5] - per_layer[3] <= 2 * 6, per_layer
+
+
+def test_a_status_call_outside_a_status_function_is_an_error():
+    """A call marked `arignote.alloc_status` can only report its callee's failed
+    allocation from a function that returns a status: elsewhere the LLVM lowering
+    refuses it, naming the callee, rather than dropping the status."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import PassFailedException
+
+    text = """
+    func.func private @k() -> i64 attributes {arignote.alloc_status} {
+      %c = arith.constant 0 : i64
+      func.return %c : i64
+    }
+    func.func @f() {
+      %s = func.call @k() {arignote.alloc_status} : () -> i64
+      func.return
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    with pytest.raises(PassFailedException, match=r"a call of @k with arignote\.alloc_status"):
+        apply_pipeline(make_context(), module, "convert-to-llvm")
