@@ -57,7 +57,9 @@ headers; `LAYOUT` checks them against live arrays at import and is None where th
 not hold (another Python implementation or numpy layout): there is no fast path then.
 
 `FastEntry(address, owner)` wraps the entry as a Python callable (a `PyMethodDef` and
-`PyCFunction_NewEx`); `owner` (the JIT module) stays alive as the function's `self`.
+`PyCFunction_NewEx`); `owner` (the JIT module) stays alive as the function's `self`, and
+the method definition lives in `bytes` objects that the callable itself holds
+(`method_definition`).
 """
 
 from __future__ import annotations
@@ -902,7 +904,30 @@ class _PyMethodDef(ctypes.Structure):
 
 _new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
 _new_cfunction.restype = ctypes.py_object
-_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+
+
+def _bytes_address(data: bytes) -> int:
+    """The address of the bytes of `data` (a `c_char_p` of a bytes object points into
+    it; nothing is copied)."""
+    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+
+
+def method_definition(name: bytes, address: int) -> tuple[int, tuple[bytes, bytes]]:
+    """(the address of a `METH_FASTCALL` `PyMethodDef` of `name` and the C function at
+    `address`, the objects that hold it).
+
+    The C function object reads its definition up to its own deallocation (its name,
+    its flags in `meth_dealloc`), so the definition must outlive it. It is held as the
+    function's `__module__` (`m_module`, released last), in `bytes` objects: immutable,
+    never moved, and not containers, which the garbage collector could clear. A ctypes
+    structure in the owner's `__dict__` (this module's first design) was freed first
+    when the collector broke a cycle through the owner: `tp_clear` empties the owner's
+    `__dict__` while the function is still alive, and its deallocation then read freed
+    memory (a crash, seen in the test suite inside unrelated code; the test is
+    `test_entry.py::test_the_method_definition_outlives_its_owners_dict`)."""
+    definition = bytes(_PyMethodDef(name, address, METH_FASTCALL, None))  # ml_name -> name
+    return _bytes_address(definition), (name, definition)
 
 
 class FastEntry:
@@ -910,8 +935,8 @@ class FastEntry:
     the result(s) or None (then take the Python path).
 
     `owner` (what keeps the machine code alive; an object with a `__dict__`) becomes the
-    C function's `self`, so the callable keeps it alive, and `owner` keeps the method
-    definition the callable points to. `kept_addresses` are those of the entry's
+    C function's `self`, so the callable keeps it alive; the callable holds its method
+    definition itself (`method_definition`). `kept_addresses` are those of the entry's
     `@f__kept<j>` and `@f__kept<j>_older` globals (`kept_symbols`).
     """
 
@@ -923,12 +948,10 @@ class FastEntry:
         owner: object,
         kept_addresses: Sequence[int] = (),
     ):
-        self._name = name.encode() + ENTRY_SUFFIX.encode()
-        self._def = _PyMethodDef(self._name, address, METH_FASTCALL, None)
-        owner.__dict__.setdefault("_method_defs", []).append((self._name, self._def))
+        definition, holder = method_definition((name + ENTRY_SUFFIX).encode(), address)
         self._counter = ctypes.c_int64.from_address(counter_address)
         self.owner = owner
-        self.call = _new_cfunction(ctypes.addressof(self._def), owner, None)
+        self.call = _new_cfunction(definition, owner, holder)
         self.kept_addresses = tuple(kept_addresses)
         """The addresses of the kept-output globals (see `release_kept`); their
         references are dropped when `owner` is freed."""

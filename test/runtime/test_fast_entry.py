@@ -220,6 +220,58 @@ def test_entry_outlives_its_function() -> None:
     np.testing.assert_array_equal(call(np.ones(2, np.float32)), [3, 3])
 
 
+_OWNER_CLEARED = """
+import ctypes, gc
+import numpy as np
+import arignote, arignote.tensor as T
+x = T.vector("x")
+f = arignote.function([x], x + 1)
+f(np.ones(3))
+entry = f._compiled.run.native.fast_entry
+call, owner = entry.call, entry.owner
+name = call.__name__
+del f, entry
+gc.collect()
+owner.__dict__.clear()  # what the collector's tp_clear does to an owner in a cycle
+gc.collect()
+reuse = [ctypes.create_string_buffer(b"A" * 31) for _ in range(1000)]  # freed blocks
+print(call.__name__ == name, name)
+del call  # its deallocation reads the definition's flags
+gc.collect()
+print("freed")
+"""
+
+
+def test_the_method_definition_outlives_its_owners_dict() -> None:
+    """The entry's C function object reads its `PyMethodDef` until it is freed. When the
+    garbage collector breaks a cycle through the owner (the JIT module), it empties the
+    owner's `__dict__` first; the definition must not live there. It did, and the suite
+    crashed now and then in whatever ran next (a use after free, found with valgrind).
+    A new process: the bug is a segmentation fault."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _OWNER_CLEARED], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "fn_main__entry", "freed"], done.stdout
+
+
+def test_the_method_definition_is_held_by_the_callable(add: arignote.Function) -> None:
+    """The definition lies in the bytes the C function object holds itself (its
+    `__module__`), which the collector cannot clear."""
+    import ctypes
+
+    call = add._compiled.run.native.fast_entry.call
+    name, definition = call.__module__
+    # PyCFunctionObject: refcount, type, m_ml, ...
+    m_ml = ctypes.c_void_p.from_address(id(call) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+    assert m_ml == entry._bytes_address(definition)
+    assert len(definition) == ctypes.sizeof(entry._PyMethodDef)
+    assert ctypes.c_void_p.from_address(m_ml).value == entry._bytes_address(name)
+    assert name == call.__name__.encode()
+
+
 def test_donor_overlap_is_decided_per_byte_range() -> None:
     """The entry point computes an output in its donor input only when the donor's bytes
     and every other input's are disjoint (or one is empty), whatever their strides: the
