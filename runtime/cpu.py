@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from functools import cache
 from itertools import islice
 from typing import Any
 
 import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
@@ -125,16 +127,14 @@ def host_cpu() -> tuple[str, str, str]:
     )
 
 
-def host_target_machine() -> llvm.TargetMachine:
-    """A new TargetMachine for the host CPU and its features, at O3.
+def host_target_machine(opt: int = OPT_LEVEL) -> llvm.TargetMachine:
+    """A new TargetMachine for the host CPU and its features, at `opt` (O3).
 
     A fresh one per module: MCJIT takes ownership of the machine it is given.
     """
     triple, cpu, features = host_cpu()
     target = llvm.Target.from_triple(triple)
-    return target.create_target_machine(
-        cpu=cpu, features=features, opt=OPT_LEVEL, codemodel="jitdefault"
-    )
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, codemodel="jitdefault")
 
 
 INLINE_SINGLE_CALL = True
@@ -147,6 +147,11 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
     attributes of `arignote.lowering.llvm.llvm_attributes` (512-bit vectors preferred, the
     private functions called once inlined) and the private ones with internal linkage
     (`internal_functions`)."""
+    return str(_llvm_ir_module(module_op))
+
+
+def _llvm_ir_module(module_op: ModuleOp) -> ir.Module:
+    """`llvm_ir_text`'s module, as llvmlite's IR objects."""
     from xdsl.backend.llvm.convert import convert_module
 
     from arignote.lowering.llvm.llvm_attributes import add_function_attributes
@@ -163,7 +168,102 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
         # outside the module that do not exist
         if function.name in internal:
             function.linkage = "internal"
-    return str(add_function_attributes(module, inline - kernels, kernels))
+    return add_function_attributes(module, inline - kernels, kernels)
+
+
+SPLIT_GLUE_INSTRUCTIONS = 3000
+"""A module whose glue has at least this many LLVM instructions is compiled as two
+objects (`split_ir_texts`): its kernels at O3, its glue unoptimised with fast
+instruction selection (`GLUE_OPT_LEVEL`).
+
+The glue is what `outline-kernels` leaves in `@f` and `@f__shape`: shape arithmetic,
+allocations, the kernels' descriptors and calls, no loops but the one freeing the
+buffers when an allocation fails. It grows with the graph (a 64-layer MLP's: 16,000 lines
+of IR against 2,000 for all its kernels), and LLVM's O3 and code generation spent most
+of a deep network's compile time on it, for code that runs once per call. Split, a
+64-layer MLP's LLVM time fell from 1.7 s to 0.7 s for 2–3 % more time per call (the
+glue's instructions, about 1 ns each); below this size the whole module is compiled at
+O3, so small functions (the benchmarks' logreg step, whose glue is a few hundred
+instructions) lose nothing (docs/benchmarks.md, compile time)."""
+
+GLUE_OPT_LEVEL = 0
+"""The optimisation level of the glue's object: the O0 pipeline (the always-inliner:
+`@f__noalias` into `@f`) and code generation at `CodeGenOptLevel::None` (fast
+instruction selection, the fast register allocator), which took 0.27 s on a 64-layer
+MLP's glue against 2.2 s at O3 and 2.0 s at O1 (whose IR passes alone took 1 s)."""
+
+
+def split_ir_texts(module_op: ModuleOp, split_glue: int | None = None) -> tuple[str, ...]:
+    """The LLVM IR of `module_op` (`llvm_ir_text`) as one text, or, when its glue has
+    at least `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`), as two: the
+    kernels' (what they call included, those the glue calls with external linkage) and
+    the glue's, which declares them.
+
+    The glue is `_glue`; a module without kernels (`kernel_functions`) or with global
+    variables (the profiler's counters) is not split."""
+    from xdsl.dialects.llvm import GlobalOp
+
+    module = _llvm_ir_module(module_op)
+    references = _references(module_op)
+    outlined = kernel_functions(module_op)
+    glue = _glue(references, single_call_helpers(module_op) - outlined)
+    kernels = frozenset(references) - glue
+    size = sum(len(b.instructions) for f in module.functions if f.name in glue for b in f.blocks)
+    if (
+        not outlined
+        or size < (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
+        or any(isinstance(op, GlobalOp) for op in module_op.ops)
+    ):
+        return (str(module),)
+    called = {name for f in glue for name in references[f]} & kernels
+    return _render(module, kernels, called), _render(module, glue, frozenset())
+
+
+def _references(module_op: ModuleOp) -> dict[str, set[str]]:
+    """Per function `module_op` defines, the symbols it calls or takes the address of."""
+    from xdsl.dialects.llvm import AddressOfOp, CallOp, FuncOp
+
+    references: dict[str, set[str]] = {}
+    for function in module_op.ops:
+        if type(function) is FuncOp and function.body.blocks:
+            names = references[function.sym_name.data] = set()
+            for op in function.walk():
+                if type(op) is CallOp and op.callee is not None:
+                    names.add(op.callee.string_value())
+                elif type(op) is AddressOfOp:
+                    names.add(op.global_name.string_value())
+    return references
+
+
+def _glue(references: dict[str, set[str]], inlined: Collection[str]) -> frozenset[str]:
+    """The glue of a module whose functions make `references`: the functions no other
+    calls (`@f`, `@f__shape`: the entry points call them) and the single-call helpers
+    `inlined` into them (`@f__noalias`). The rest (kernels, the parallel loops' tasks,
+    whoever calls them) is compiled at O3."""
+    referenced = {name for names in references.values() for name in names}
+    glue = {name for name in references if name not in referenced}
+    frontier = set(glue)
+    while frontier:
+        frontier = {n for f in frontier for n in references[f] if n in inlined} - glue
+        glue |= frontier
+    return frozenset(glue)
+
+
+def _render(module: ir.Module, keep: Collection[str], exported: Collection[str]) -> str:
+    """`module` as text with only the functions in `keep` defined (the others
+    declared) and those in `exported` with external linkage."""
+    changed: list[tuple[ir.Function, list[ir.Block], str]] = []
+    for function in module.functions:
+        if function.blocks and (function.name not in keep or function.name in exported):
+            changed.append((function, function.blocks, function.linkage))
+            function.linkage = ""
+            if function.name not in keep:
+                function.blocks = []
+    try:
+        return str(module)
+    finally:
+        for function, blocks, linkage in changed:
+            function.blocks, function.linkage = blocks, linkage
 
 
 def single_call_helpers(
@@ -233,8 +333,9 @@ def internal_functions(module_op: ModuleOp) -> frozenset[str]:
     )
 
 
-def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
-    tuning = llvm.PipelineTuningOptions(speed_level=OPT_LEVEL)
+def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt: int = OPT_LEVEL) -> None:
+    """LLVM's default pipeline at `opt` (O3, or the glue's `GLUE_OPT_LEVEL`)."""
+    tuning = llvm.PipelineTuningOptions(speed_level=opt)
     for name, value in TUNING.items():
         setattr(tuning, name, value)
     builder = llvm.create_pass_builder(machine, tuning)
@@ -266,12 +367,18 @@ class NativeModule:
     CPython entry points of `arignote.runtime.entry`, so that LLVM inlines the functions
     they call). The module is compiled to an object file (`object_code`, what the
     compile cache stores) and that object is loaded into MCJIT; `from_object` loads a
-    stored one without compiling anything.
+    stored one without compiling anything. A module whose glue has `split_glue`
+    instructions or more is compiled as two objects, its kernels at O3 and its glue
+    (with `extra_ir`) unoptimised, loaded into one engine (`split_ir_texts`).
     """
 
-    def __init__(self, module_op: ModuleOp, extra_ir: Sequence[str] = ()) -> None:
-        self.llvm_ir: str | None = llvm_ir_text(module_op)
-        """The LLVM IR before optimisation (None when loaded from an object)."""
+    def __init__(
+        self, module_op: ModuleOp, extra_ir: Sequence[str] = (), split_glue: int | None = None
+    ) -> None:
+        texts = split_ir_texts(module_op, split_glue)
+        self.llvm_ir: str | None = "\n".join(texts)
+        """The LLVM IR before optimisation (None when loaded from an object); a module
+        compiled in two parts (`split_ir_texts`): the kernels' text, then the glue's."""
         self.needs_blas = needs_blas(self.llvm_ir)
         if self.needs_blas:
             load_blas()  # BlasUnavailableError names the missing library
@@ -282,13 +389,23 @@ class NativeModule:
         if PYOP_PREFIX in self.llvm_ir:
             register_pyop_symbols(self.llvm_ir)
         machine = host_target_machine()
-        imports, optimized, object_code = _compile(self.llvm_ir, extra_ir, machine)
+        if len(texts) == 1:
+            imports, optimized, object_code = _compile(texts[0], extra_ir, machine)
+        else:  # kernels at O3; the glue, with the entry points, at GLUE_OPT_LEVEL
+            kernels = _compile(texts[0], (), machine)
+            glue_machine = host_target_machine(GLUE_OPT_LEVEL)
+            glue = _compile(texts[1], extra_ir, glue_machine, GLUE_OPT_LEVEL)
+            # the kernels the glue declares are no import
+            imports = tuple(sorted({*kernels[0], *glue[0]} - _defined_names(texts[0])))
+            optimized = kernels[1] + "\n" + glue[1]
+            object_code = pack_objects([kernels[2], glue[2]])
         self.imports: tuple[str, ...] | None = imports
         """The external symbols the code uses (None when loaded from an object)."""
         self.optimized_llvm_ir: str | None = optimized
         """The LLVM IR after the O3 pipeline (None when loaded from an object)."""
         self.object_code: bytes = object_code
-        """The host object file of the optimised module."""
+        """The host object file of the optimised module (or the objects of its parts,
+        `pack_objects`)."""
         self._engine = _load(self.object_code, machine)
 
     @classmethod
@@ -320,9 +437,10 @@ class NativeModule:
 
 
 def _compile(
-    llvm_ir: str, extra_ir: Sequence[str], machine: llvm.TargetMachine
+    llvm_ir: str, extra_ir: Sequence[str], machine: llvm.TargetMachine, opt: int = OPT_LEVEL
 ) -> tuple[tuple[str, ...], str, bytes]:
-    """(imports, optimized LLVM IR, object code) of `llvm_ir` linked with `extra_ir`.
+    """(imports, optimized LLVM IR, object code) of `llvm_ir` linked with `extra_ir`,
+    optimised at `opt` and compiled by `machine`.
 
     The modules live in an LLVM context of their own, freed with them on return: in
     LLVM's global context the types and constants of every module compiled would stay
@@ -336,8 +454,46 @@ def _compile(
         extra.triple, extra.data_layout = module.triple, module.data_layout
         module.link_in(extra)
     module.verify()
-    _optimize(module, machine)
+    _optimize(module, machine, opt)
     return _imports(module), str(module), machine.emit_object(module)
+
+
+def _defined_names(llvm_ir: str) -> set[str]:
+    """The functions an LLVM IR text defines."""
+    return set(re.findall(r'^define [^@]*@"?([^"(]+)"?\(', llvm_ir, re.MULTILINE))
+
+
+OBJECTS_MAGIC = b"arignote-objects\0"
+"""The start of `pack_objects`'s bytes (an object file starts with its format's magic:
+`\\x7fELF`, Mach-O's, COFF's)."""
+
+
+def pack_objects(objects: Sequence[bytes]) -> bytes:
+    """Object files as one `bytes` (what the compile cache stores): one object as itself,
+    several as `OBJECTS_MAGIC`, their count and sizes (8 bytes each, little-endian),
+    then each object."""
+    if len(objects) == 1:
+        return objects[0]
+    sizes = b"".join(len(o).to_bytes(8, "little") for o in objects)
+    return OBJECTS_MAGIC + len(objects).to_bytes(8, "little") + sizes + b"".join(objects)
+
+
+def unpack_objects(code: bytes) -> list[bytes]:
+    """The object files of `pack_objects(...)`; ValueError when `code` is cut short."""
+    if not code.startswith(OBJECTS_MAGIC):
+        return [code]
+    at = len(OBJECTS_MAGIC)
+    count = int.from_bytes(code[at : at + 8], "little")
+    at += 8
+    sizes = [int.from_bytes(code[at + 8 * k : at + 8 * k + 8], "little") for k in range(count)]
+    at += 8 * count
+    if at + sum(sizes) != len(code):
+        raise ValueError(f"packed objects of {len(code)} bytes, sizes {sizes}: not whole")
+    objects = []
+    for size in sizes:
+        objects.append(code[at : at + size])
+        at += size
+    return objects
 
 
 def _imports(module: llvm.ModuleRef) -> tuple[str, ...]:
@@ -348,7 +504,8 @@ def _imports(module: llvm.ModuleRef) -> tuple[str, ...]:
 
 
 def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
-    """An MCJIT engine (owning `machine`) with `object_code` loaded and finalized."""
+    """An MCJIT engine (owning `machine`) with `object_code` (one object file, or several
+    packed by `pack_objects`) loaded and finalized."""
     from arignote.runtime import threadpool
     from arignote.runtime.entry import register_symbols
 
@@ -356,7 +513,8 @@ def _load(object_code: bytes, machine: llvm.TargetMachine) -> llvm.ExecutionEngi
     if threadpool.uses_pool(object_code):
         threadpool.register_symbols()
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+    for code in unpack_objects(object_code):  # one engine links the parts' symbols
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
     engine.finalize_object()
     engine.run_static_constructors()
     return engine

@@ -12,7 +12,7 @@ under a key that is the BLAKE2 digest of:
 * the flags that change code: the linker, the graph pipeline the mode runs (after
   `optimizer`, `Mode.including/excluding`, `config.optimizer_including/excluding`),
   the loop lowering (which `openmp` and `openmp_elemwise_minsize` choose) and the LLVM
-  lowering pipelines, `floatX` and the profiling flags;
+  lowering pipelines, `glue_o0_minsize`, `floatX` and the profiling flags;
 * `arignote.runtime.cache.native_fingerprint()`: the LLVM/llvmlite versions, host CPU
   name and features, Python and numpy versions.
 
@@ -80,7 +80,7 @@ def flags_text(mode: Mode, pipeline: str) -> str:
             f"linker {mode.linker}",
             f"graph {pipeline}",
             f"loops {loops_pipeline()}",
-            f"llvm {LLVM_LOWERING}",
+            f"llvm {LLVM_LOWERING} glue_o0_minsize={config.glue_o0_minsize}",
             f"floatX {config.floatX}",
             f"profile {config.profile} {config.profile_memory} {config.profile_optimizer}",
             f"device {_device_text()}",

@@ -353,7 +353,15 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
         checks = lowered.checks.get(f"{symbol}__shape", [])
         aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
         progress.stage("LLVM")
-        return compile_function(lowered.module, symbol, in_types, out_types, checks, aliases)
+        return compile_function(
+            lowered.module,
+            symbol,
+            in_types,
+            out_types,
+            checks,
+            aliases,
+            glue_o0_minsize=config.glue_o0_minsize,
+        )
 
 
 def gpu_run(fn: Any) -> Run:

@@ -1,7 +1,7 @@
 """`convert-func-to-llvm`: `func.func` / `func.call` / `func.return` to the `llvm` dialect.
 
 Accepts `func` ops whose signatures hold scalars (`iN`, `f32`, `f64`, `index`) and ranked
-memrefs as arguments, and at most one scalar result. Leaves `llvm.func`, `llvm.call` and
+memrefs as arguments, and scalar results. Leaves `llvm.func`, `llvm.call` and
 `llvm.return`; values still of unconverted types are bridged with
 `builtin.unrealized_conversion_cast`.
 
@@ -12,7 +12,9 @@ The ABI (what `arignote.runtime.cpu` relies on):
   rank 0: `{ptr, ptr, i64}`, see `arignote.lowering.llvm.llvm_utils`); the callee loads the
   struct at entry and never writes it back;
 - scalar arguments pass by value, `index` as `i64`;
-- the result is one scalar (typically an integer status) or nothing (`void`);
+- the result is one scalar (typically an integer status), nothing (`void`), or, for
+  several scalars (a kernel holding a reduction loop, `outline-kernels`), a struct of
+  them returned by value;
 - calls inside the module follow the same convention: the caller stores each descriptor
   into a stack slot allocated in its entry block and passes the slot's address.
 
@@ -99,12 +101,15 @@ def argument_type(type_: Attribute) -> Attribute:
 
 
 def result_type(types: tuple[Attribute, ...], name: str) -> Attribute:
-    """The llvm return type of a function with results `types`."""
+    """The llvm return type of a function with results `types`: void, the one scalar,
+    or a struct of the scalars."""
+    if any(isinstance(t, MemRefType) for t in types):
+        raise NotImplementedError(f"@{name}: only scalar results are supported, got {types}")
     if not types:
         return llvm.LLVMVoidType()
-    if len(types) > 1 or isinstance(types[0], MemRefType):
-        raise NotImplementedError(f"@{name}: only one scalar result is supported, got {types}")
-    return convert_type(types[0])
+    if len(types) == 1:
+        return convert_type(types[0])
+    return llvm.LLVMStructType.from_type_list([convert_type(t) for t in types])
 
 
 def _load_descriptor(type_: MemRefType, data: SSAValue | None = None):
@@ -234,10 +239,14 @@ class ReturnLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /):
-        if len(op.arguments) > 1:
-            raise NotImplementedError("func.return of more than one value")
         ops: list[Operation] = []
-        value = to_llvm(op.arguments[0], ops) if op.arguments else None
+        values = [to_llvm(v, ops) for v in op.arguments]
+        value = values[0] if len(values) == 1 else None
+        if len(values) > 1:  # a struct of them (`result_type`)
+            struct = llvm.LLVMStructType.from_type_list([v.type for v in values])
+            value = append(ops, build(llvm.UndefOp, struct))
+            for k, v in enumerate(values):
+                value = insert(value, v, [k], ops)
         ops.append(build(llvm.ReturnOp, value))
         replace_op(rewriter, op, ops, None)
 
@@ -280,7 +289,11 @@ class CallLowering(RewritePattern):
         return_type = None if isinstance(output, llvm.LLVMVoidType) else output
         call = build(llvm.CallOp, op.callee, *args, return_type=return_type)
         ops.append(call)
-        replace_op(rewriter, op, ops, call.returned)
+        results: SSAValue | list[SSAValue] | None = call.returned
+        if len(op.results) > 1:  # a struct of them (`result_type`)
+            assert isinstance(output, llvm.LLVMStructType) and call.returned is not None
+            results = [extract(call.returned, [k], t, ops) for k, t in enumerate(output.types.data)]
+        replace_op(rewriter, op, ops, results)
         if ALLOC_STATUS in op.attributes:  # a kernel's failed allocation (checked_alloc)
             function = status_function(call)
             following = call.next_op

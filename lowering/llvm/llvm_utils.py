@@ -130,15 +130,19 @@ def _cast(value: SSAValue, type_: Attribute, ops: list[Operation]) -> SSAValue:
 
 
 def replace_op(
-    rewriter: PatternRewriter, op: Operation, ops: list[Operation], result: SSAValue | None
+    rewriter: PatternRewriter,
+    op: Operation,
+    ops: list[Operation],
+    result: SSAValue | Sequence[SSAValue] | None,
 ) -> None:
-    """Replace single-result (or result-less) `op` by `ops`, casting `result` back
-    (unless `users_converted`)."""
-    results: list[SSAValue] = []
-    if op.results:
-        assert result is not None
-        old = op.results[0]
-        results = [result if users_converted(old) else from_llvm(result, old.type, ops)]
+    """Replace `op` by `ops`, its results by `result` (one value, or one per result),
+    each cast back (unless `users_converted`)."""
+    new = [] if result is None else [result] if isinstance(result, SSAValue) else list(result)
+    assert len(new) == len(op.results)
+    results = [
+        value if users_converted(old) else from_llvm(value, old.type, ops)
+        for old, value in zip(op.results, new, strict=True)
+    ]
     if _listened(rewriter):
         rewriter.replace(op, ops, results)  # pyright: ignore[reportArgumentType]
     else:

@@ -7,8 +7,9 @@ of one function grows faster than its size (a 64-layer MLP's `@f` took most of t
 compile time). This pass makes the compile time linear and lets a deep network compile
 about as many loop nests as a shallow one:
 
-* every loop nest of a function with a body (an `scf.for`, or an `scf.if` holding one,
-  with no results; at any depth: the loop nests inside a scan's loop too), and every
+* every loop nest of a function with a body (an `scf.for`, its results, such as a
+  reduction's sums or an index check's flag, returned by the kernel; or an `scf.if`
+  holding one, with no results; at any depth: the loop nests inside a scan's loop too), and every
   op's kernel that `ag-to-loops{kernel_regions=true}` put in an `scf.execute_region`
   (its loops and the code around them: a BLAS call's operand layouts and copies),
   becomes a call, `func.call @<f>__k<N>(<the values it uses>)`, of a private function
@@ -111,8 +112,11 @@ whose layers repeat, the regions and allocating nests as kernels took 2.9 s agai
 
 def _argument_type(t: Attribute) -> bool:
     """Whether a kernel may take a value of type `t` as an argument."""
-    if isinstance(t, MemRefType):
-        return True
+    return isinstance(t, MemRefType) or _scalar(t)
+
+
+def _scalar(t: Attribute) -> bool:
+    """Whether `t` is a scalar a kernel may take or return."""
     if isinstance(t, IntegerType):  # signless: the LLVM lowering's integers
         return t.signedness.data == Signedness.SIGNLESS
     return isinstance(t, IndexType | Float16Type | Float32Type | Float64Type)
@@ -131,11 +135,14 @@ def fresh_symbol(prefix: str, count: int, taken: set[str]) -> tuple[str, int]:
 
 
 def _candidate(op: Operation) -> bool:
-    """A loop nest with no results (an `scf.for`, or an `scf.if` holding a loop), or
-    one op's kernel (`scf.execute_region`, see `kernel_reuse.emit_kernel`)."""
+    """A loop nest (an `scf.for`, with or without results, or an `scf.if` holding a
+    loop and without results), or one op's kernel (`scf.execute_region`, see
+    `kernel_reuse.emit_kernel`)."""
+    if isinstance(op, scf.ForOp):
+        return True
     if op.results:
         return False
-    if isinstance(op, scf.ForOp | scf.ExecuteRegionOp):
+    if isinstance(op, scf.ExecuteRegionOp):
         return True
     return isinstance(op, scf.IfOp) and _holds_a_loop(op)
 
@@ -185,6 +192,9 @@ class _Outliner:
     repeats: Counter[Hashable] = field(default_factory=Counter[Hashable])
     """How many regions of the module make each kernel (`count_regions`)."""
     plans: dict[Operation, _Plan] = field(default_factory=dict[Operation, "_Plan"])
+    replaced: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    """The results of the loops made calls, and the calls' results: a plan made before
+    (`count_regions`) may take them as arguments."""
     count: int = 0
 
     def _name(self, base: str) -> str:
@@ -212,6 +222,7 @@ class _Outliner:
         plan = self.plans.pop(op, None) or _plan(f, op)
         if plan is None:
             return False
+        plan.arguments = [self.replaced.get(v, v) for v in plan.arguments]
         if _counted(op, plan) and self.repeats[plan.key] < MIN_REPEATS:
             return False  # stays (a region: its ops take its place); its loop nests are kernels
         name = self.kernels.get(plan.key)
@@ -225,10 +236,13 @@ class _Outliner:
             if plan.allocates and not isinstance(op, scf.ExecuteRegionOp):
                 for inner in copy.regions:  # a loop of steps (a scan's): their nests too
                     self.outline_in(kernel, inner)
-        call = func.CallOp(name, plan.arguments, [i64] if plan.allocates else [])
+        results = [i64] if plan.allocates else [r.type for r in op.results]
+        call = func.CallOp(name, plan.arguments, results)
         if plan.allocates:  # a negative status returns from `f` (`checked_alloc`)
             call.attributes[ALLOC_STATUS] = UnitAttr()
-        Rewriter.replace_op(op, call, new_results=[])
+        if not plan.allocates:
+            self.replaced.update(zip(op.results, call.results, strict=True))
+        Rewriter.replace_op(op, call, new_results=[] if plan.allocates else call.results)
         return True
 
     def count_regions(self, f: func.FuncOp) -> None:
@@ -264,6 +278,8 @@ def _plan(f: func.FuncOp, op: Operation) -> _Plan | None:
     uses = nest_uses(op)
     if not uses.outlinable or (uses.allocates and ALLOC_STATUS not in f.attributes):
         return None
+    if op.results and (uses.allocates or not all(_scalar(r.type) for r in op.results)):
+        return None  # a kernel returns its status, or scalars
     constants = [v for v in uses.values if isinstance(v.owner, _CONSTANTS)]
     arguments = [v for v in uses.values if not isinstance(v.owner, _CONSTANTS)]
     if not all(_argument_type(v.type) for v in arguments):
@@ -327,10 +343,10 @@ def make_kernel(
     if allocates:
         entry.add_op(done := arith.ConstantOp(IntegerAttr(0, i64)))
         entry.add_op(func.ReturnOp(done))
-    else:
-        entry.add_op(func.ReturnOp())
+    else:  # a loop's results (a reduction's), if any
+        entry.add_op(func.ReturnOp(*copy.results))
     attrs = noalias_arg_attrs(len(arguments), noalias)
-    results = [i64] if allocates else []
+    results = [i64] if allocates else [r.type for r in copy.results]
     kernel = func.FuncOp(
         "kernel", ([v.type for v in arguments], results), Region(entry), "private", arg_attrs=attrs
     )

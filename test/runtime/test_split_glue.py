@@ -1,0 +1,150 @@
+"""A native function whose glue is large is compiled as two objects
+(`arignote.runtime.cpu.split_ir_texts`): its kernels at O3, its glue (shape arithmetic,
+allocations, kernel calls) unoptimised. `config.glue_o0_minsize` sets the size."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote.configuration import change_flags
+from arignote.runtime import cpu
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def mlp_step(layers: int, seed: int = 0) -> tuple[arignote.Function, list]:
+    """An MLP training step (`layers` tanh layers of 16 units, softmax, cross-entropy,
+    SGD updates), compiled with the flags in force, and its parameters."""
+    rng = np.random.default_rng(seed)
+    x, y = T.matrix("x"), T.ivector("y")
+    h, params = x, []
+    for i in range(layers):
+        params += [
+            arignote.shared(rng.standard_normal((16, 16)) * 0.3, name=f"W{i}"),
+            arignote.shared(rng.standard_normal(16) * 0.1, name=f"b{i}"),
+        ]
+        h = T.tanh(T.dot(h, params[-2]) + params[-1])
+    cost = -T.mean(T.log(T.nnet.softmax(h))[T.arange(y.shape[0]), y])
+    grads = T.grad(cost, params)
+    updates = [(p, p - 0.1 * g) for p, g in zip(params, grads, strict=True)]
+    return arignote.function([x, y], cost, updates=updates), params
+
+
+def native_module(f: arignote.Function) -> cpu.NativeModule:
+    return f._compiled.run.native.native_module
+
+
+def train(f: arignote.Function, params: list, steps: int = 3) -> list[np.ndarray]:
+    """The costs of `steps` steps on one batch, then the parameters."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((7, 16)), rng.integers(0, 16, 7).astype("int32")
+    costs = [np.asarray(f(x, y)) for _ in range(steps)]
+    return costs + [p.get_value() for p in params]
+
+
+def test_split_and_whole_compute_the_same():
+    """The glue holds no floating-point arithmetic that optimisation could change (the
+    reductions are kernels, `outline-kernels`), so the split module's costs and updated
+    parameters are those of the whole module, bit for bit."""
+    with change_flags(glue_o0_minsize=0, compile_cache=False):
+        split = mlp_step(4)
+    with change_flags(glue_o0_minsize=10**9, compile_cache=False):
+        whole = mlp_step(4)
+    assert native_module(split[0]).object_code.startswith(cpu.OBJECTS_MAGIC)
+    assert native_module(whole[0]).object_code.startswith(b"\x7fELF")
+    for a, b in zip(train(*split), train(*whole), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_only_a_large_glue_is_split():
+    """The default size keeps small functions whole (their glue at O3 too); a deep
+    network's glue is compiled apart, and its kernels' object defines what the glue's
+    declares."""
+    x = T.dvector("x")
+    small = arignote.function([x], T.tanh(x) * 2)
+    assert small(np.ones(2)).shape == (2,)
+    assert native_module(small).object_code.startswith(b"\x7fELF")
+    with change_flags(compile_cache=False):
+        deep, _ = mlp_step(48)
+    module = native_module(deep)
+    kernels, glue = cpu.unpack_objects(module.object_code)
+    assert kernels.startswith(b"\x7fELF") and glue.startswith(b"\x7fELF")
+    texts = module.llvm_ir.split("; ModuleID")
+    assert len(texts) == 3  # "", the kernels' module, the glue's
+    kernel_defs, glue_defs = (cpu._defined_names(t) for t in texts[1:])
+    assert "fn_main" in glue_defs and "fn_main__shape" in glue_defs
+    assert not kernel_defs & glue_defs
+    declared = set(re.findall(r'^declare [^@]*@"?([^"(]+)"?\(', texts[2], re.MULTILINE))
+    assert declared & kernel_defs  # the kernels the glue calls
+    assert not any(name.startswith("fn_main") for name in module.imports)  # linked
+
+
+def _back_edges(llvm_ir: str) -> dict[str, list[list[str]]]:
+    """Per function of an LLVM IR text, the lines of each loop (a branch to a block
+    defined earlier, from there to the branch)."""
+    loops: dict[str, list[list[str]]] = {}
+    name, lines, labels = "", [], {}
+    for line in llvm_ir.splitlines():
+        if m := re.match(r'define [^@]*@"?([^"(]+)"?\(', line):
+            name, lines, labels = m.group(1), [], {}
+            continue
+        lines.append(line)
+        if m := re.match(r'^"?([\w.$]+)"?:', line):
+            labels[m.group(1)] = len(lines) - 1
+        for target in re.findall(r'label %"?([\w.$]+)"?', line):
+            if target in labels:
+                loops.setdefault(name, []).append(lines[labels[target] :])
+    return loops
+
+
+@pytest.mark.parametrize("which", ["mlp", "lstm"])
+def test_the_glue_has_no_loops_but_the_failure_path(which):
+    """Compiled unoptimised, the glue must not hold the work: every loop of a deep MLP's
+    and of the LSTM example's glue (a scan's loop of steps aside, whose body calls the
+    kernels) is the one freeing the buffers after a failed allocation."""
+    with change_flags(glue_o0_minsize=0, compile_cache=False):
+        if which == "mlp":
+            f, _ = mlp_step(6)
+        else:
+            sys.path.insert(0, str(EXAMPLES))
+            import lstm
+
+            f, _ = lstm.build(np.random.default_rng(0), "cvm")
+    texts = native_module(f).llvm_ir.split("; ModuleID")
+    assert len(texts) == 3
+    for function, loops in _back_edges(texts[2]).items():
+        for loop in loops:
+            body = "\n".join(loop)
+            frees = 'call ccc void @"free"' in body
+            calls_kernels = re.search(r'call ccc \S+ @"fn_main__[kr]\d+"', body)
+            assert frees or (which == "lstm" and calls_kernels), (function, body[:3000])
+
+
+def test_a_split_function_is_cached_and_loaded(tmp_path):
+    """The compile cache stores both objects (`pack_objects`); a new compile of the same
+    graph loads them and runs."""
+    with change_flags(glue_o0_minsize=0, compile_cache=True, compiledir=str(tmp_path)):
+        first, params = mlp_step(3)
+        expected = train(first, params, 1)
+        again, params = mlp_step(3)
+        assert again._compiled.run.native.native_module.llvm_ir is None  # from the cache
+        assert native_module(again).object_code.startswith(cpu.OBJECTS_MAGIC)
+        for a, b in zip(train(again, params, 1), expected, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_packed_objects_round_trip():
+    parts = [b"\x7fELF one", b"\x7fELF two, longer"]
+    packed = cpu.pack_objects(parts)
+    assert cpu.unpack_objects(packed) == parts
+    assert cpu.pack_objects(parts[:1]) == parts[0]
+    assert cpu.unpack_objects(parts[0]) == parts[:1]
+    with pytest.raises(ValueError, match="not whole"):
+        cpu.unpack_objects(packed[:-1])
