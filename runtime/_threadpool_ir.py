@@ -18,6 +18,8 @@ _I64 = ir.IntType(64)
 _VOID = ir.VoidType()
 _SEQ = "seq_cst"
 _SIGSET_BYTES = 128
+_AFFINITY_WORDS = 16
+"""A CPU mask (`cpu_set_t`, 1024 CPUs) in 64-bit words."""
 _SIG_BLOCK = 0
 
 
@@ -56,7 +58,7 @@ class PoolBuilder:
         else:  # AArch64: `yield`, hint #1
             self.pause = self._declare("llvm.aarch64.hint", _VOID, [_I32])
             self.pause_args = [_i32(1)]
-        for name in ("gen", "pending", "sleepers", "waiting", "busy", "stop"):
+        for name in ("gen", "pending", "sleepers", "waiting", "busy", "stop", "job_cpu"):
             setattr(self, name, self._global(name, _I32))
         for name in ("nthreads", "nworkers", "job_begin", "job_end", "job_chunk", "job_parts"):
             setattr(self, name, self._global(name, _I64))
@@ -70,6 +72,9 @@ class PoolBuilder:
         self.pthread_create = self._declare("pthread_create", _I32, [_PTR, _PTR, _PTR, _PTR])
         self.pthread_join = self._declare("pthread_join", _I32, [_I64, _PTR])
         self.pthread_sigmask = self._declare("pthread_sigmask", _I32, [_I32, _PTR, _PTR])
+        self.sched_getcpu = self._declare("sched_getcpu", _I32, [])
+        self.sched_getaffinity = self._declare("sched_getaffinity", _I32, [_I32, _I64, _PTR])
+        self.sched_setaffinity = self._declare("sched_setaffinity", _I32, [_I32, _I64, _PTR])
         self.task_type = ir.FunctionType(_VOID, [_I64, _I64, _I64, _PTR])
 
     def _global(self, name: str, ty: ir.Type) -> ir.GlobalVariable:
@@ -94,6 +99,7 @@ class PoolBuilder:
         self.wake = self._build_wake()
         self.run_chunk = self._build_run_chunk()
         self.help = self._build_help()
+        self.leave_cpu = self._build_leave_cpu()
         self.worker = self._build_worker()
         self.start_workers = self._build_start_workers()
         self._build_parallel_for()
@@ -233,12 +239,53 @@ class PoolBuilder:
         b.ret_void()
         return fn
 
+    def _build_leave_cpu(self) -> ir.Function:
+        """`leave_cpu(allowed, cpu)`: restrict the calling thread to the CPUs of the
+        mask `allowed` (`_AFFINITY_WORDS` words) but `cpu`, which moves it off `cpu` at
+        once; nothing when no other CPU is allowed or `cpu` is out of the mask's range."""
+        fn, b = self._function("pool_leave_cpu", _VOID, [_PTR, _I32])
+        allowed, cpu = fn.args
+        mask = b.alloca(_PTR, size=_i64(_AFFINITY_WORDS))  # (opaque: see _block_signals)
+        in_range = b.and_(
+            b.icmp_signed(">=", cpu, _i32(0)), b.icmp_signed("<", cpu, _i32(64 * _AFFINITY_WORDS))
+        )
+        body, done = fn.append_basic_block("body"), fn.append_basic_block("done")
+        b.cbranch(in_range, body, done)
+        b.position_at_end(body)
+        cpu64 = b.zext(cpu, _I64)
+        target = b.lshr(cpu64, _i64(6))
+        bit = b.shl(_i64(1), b.and_(cpu64, _i64(63)))
+        others = _i64(0)
+        for k in range(_AFFINITY_WORDS):
+            word = b.load(b.gep(allowed, [_i64(k)], source_etype=_I64), typ=_I64)
+            cleared = b.and_(word, b.xor(bit, _i64(-1)))
+            word = b.select(b.icmp_unsigned("==", target, _i64(k)), cleared, word)
+            b.store(word, b.gep(mask, [_i64(k)], source_etype=_I64))
+            others = b.or_(others, word)
+        move = fn.append_basic_block("move")
+        b.cbranch(b.icmp_unsigned("!=", others, _i64(0)), move, done)
+        b.position_at_end(move)
+        b.call(self.sched_setaffinity, [_i32(0), _i64(8 * _AFFINITY_WORDS), mask])
+        b.branch(done)
+        b.position_at_end(done)
+        b.ret_void()
+        return fn
+
     def _build_worker(self) -> ir.Function:
         """`worker(arg)`: `arg` is the generation it starts from; waits for each new
-        generation and helps with its job; returns when `stop` is set."""
+        generation and helps with its job; returns when `stop` is set.
+
+        A worker that finds itself on the CPU of the thread that published the job
+        (`job_cpu`) moves off it first (`leave_cpu`, with the mask it started with):
+        woken by that thread, the scheduler tends to put it there, beside it, and the
+        two then take turns on one core while another is idle (a logreg step took 27
+        instead of 19 us in the processes where that happened, about one in three)."""
         fn, b = self._function("pool_worker", _PTR, [_PTR])
         start = b.trunc(b.ptrtoint(fn.args[0], _I64), _I32)
         self._block_signals(b)
+        allowed = b.alloca(_PTR, size=_i64(_AFFINITY_WORDS))
+        got = b.call(self.sched_getaffinity, [_i32(0), _i64(8 * _AFFINITY_WORDS), allowed])
+        known = b.icmp_signed("==", got, _i32(0))
         loop, run, leave = (fn.append_basic_block(n) for n in ("loop", "run", "leave"))
         entry = b.block
         b.branch(loop)
@@ -247,10 +294,18 @@ class PoolBuilder:
         seen.add_incoming(start, entry)
         b.call(self.wait_change, [self.gen, seen, self.sleepers, _i64(self.spin)])
         current = b.load_atomic(self.gen, _SEQ, 4, typ=_I32)
-        seen.add_incoming(current, run)
         stop = b.load_atomic(self.stop, _SEQ, 4, typ=_I32)
         b.cbranch(b.icmp_unsigned("!=", stop, _i32(0)), leave, run)
         b.position_at_end(run)
+        caller = b.load_atomic(self.job_cpu, _SEQ, 4, typ=_I32)
+        beside = b.and_(known, b.icmp_signed("==", b.call(self.sched_getcpu, []), caller))
+        move, work = fn.append_basic_block("move"), fn.append_basic_block("work")
+        b.cbranch(beside, move, work)
+        b.position_at_end(move)
+        b.call(self.leave_cpu, [allowed, caller])
+        b.branch(work)
+        b.position_at_end(work)
+        seen.add_incoming(current, work)
         b.call(self.help, [current])
         b.branch(loop)
         b.position_at_end(leave)
@@ -339,6 +394,7 @@ class PoolBuilder:
             b.store_atomic(value, slot, "monotonic", 8)
         b.store_atomic(parts, self.job_parts, "monotonic", 8)
         b.store_atomic(b.trunc(parts, _I32), self.pending, _SEQ, 4)
+        b.store_atomic(b.call(self.sched_getcpu, []), self.job_cpu, "monotonic", 4)
         generation = b.add(b.load_atomic(self.gen, _SEQ, 4, typ=_I32), _i32(1))
         tag = b.shl(b.zext(generation, _I64), _i64(32))
         b.store_atomic(tag, self.claim, _SEQ, 8)

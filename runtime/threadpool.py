@@ -31,7 +31,11 @@ a worker waiting for a new generation spins on it for a while (`SPIN` pauses, ab
 only when there are some). Each worker decrements `pending` after its part; the caller,
 having run part 0, spins on `pending` then sleeps on it the same way. A dispatch costs
 two cache-line transfers when the workers are spinning (well under a microsecond), a
-futex wake (a few microseconds) when they sleep.
+futex wake (a few microseconds) when they sleep. The caller also publishes the CPU it
+runs on (`sched_getcpu`); a worker that finds itself on that CPU when it takes a job
+restricts itself to the CPUs it started with but that one (`sched_setaffinity`), which
+moves it at once: the scheduler tends to wake a sleeper on its waker's CPU, and the two
+then took turns on one core while another idled.
 
 Lifetime: `os.register_at_fork` resets the pool in a forked child (whose only thread
 is the one that forked): the child starts its own workers on its first parallel loop.

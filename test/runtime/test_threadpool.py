@@ -484,6 +484,84 @@ def test_blas_threads_follow_the_usable_cores() -> None:
     assert out.stdout.split() == ["2"]
 
 
+_IDLE_BLAS = """
+import ctypes, os, sys, time
+import numpy as np
+from arignote.runtime import blas
+blas.load_blas()
+leaked = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+lib = ctypes.CDLL(blas.blas_library_path())
+n = 512
+a, b, c = (np.ones((n, n)) for _ in range(3))
+p = lambda x: x.ctypes.data_as(ctypes.c_void_p)
+d = ctypes.c_double
+lib.scipy_cblas_dgemm(101, 111, 111, n, n, n, d(1.0), p(a), n, p(b), n, d(0.0), p(c), n)
+assert c[0, 0] == n
+time.sleep(0.01)
+cpu, wall = time.process_time(), time.perf_counter()
+time.sleep(0.2)  # OpenBLAS's workers, idle: spinning or asleep
+print(leaked, (time.process_time() - cpu) / (time.perf_counter() - wall))
+"""
+
+
+@pytest.mark.skipif(threadpool.usable_cores() < 2, reason="OpenBLAS runs one thread")
+def test_blas_workers_sleep_soon_after_a_call() -> None:
+    """arignote's OpenBLAS loads with `OPENBLAS_THREAD_TIMEOUT` 20 (`blas.THREAD_TIMEOUT`):
+    its workers spin about 0.4 ms after a threaded call, not OpenBLAS's 0.1 s, on a core
+    the thread pool may want; the variable is set only while the library loads. Idle
+    after a 512 x 512 `dgemm`, the process uses far less than a quarter of a core (with
+    the default, a worker spun through most of the 0.2 s)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    env = {k: v for k, v in env.items() if not k.endswith("NUM_THREADS")}
+    out = subprocess.run(
+        [sys.executable, "-c", _IDLE_BLAS], env=env, capture_output=True, text=True, check=True
+    )
+    leaked, share = out.stdout.split()
+    assert leaked == "None"  # the process's environment is as it was
+    assert float(share) < 0.25, out.stdout
+
+
+@pytest.mark.skipif(
+    not threadpool.available() or threadpool.usable_cores() < 2, reason="needs the pool, 2 CPUs"
+)
+def test_a_worker_beside_the_caller_moves_to_another_cpu() -> None:
+    """A worker woken by the caller tends to be scheduled on the caller's CPU, where the
+    two take turns while another CPU idles. Put there (both pinned to one CPU), the
+    worker moves off it at its next job: its mask becomes the one it started with but
+    the caller's CPU. In a new process: affinity is per process state."""
+    script = """
+import glob, os, sys, time
+import numpy as np
+import arignote, arignote.tensor as T
+from arignote.runtime import threadpool
+threadpool.set_threads(2)
+x = T.fvector("x")
+f = arignote.function([x], T.exp(x) * 2 + 1)
+v = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
+before = {int(t) for t in os.listdir("/proc/self/task")}
+f(v)
+workers = sorted({int(t) for t in os.listdir("/proc/self/task")} - before)
+assert threadpool.dispatches() >= 1 and len(workers) == 1, (threadpool.dispatches(), workers)
+(worker,) = workers
+start = os.sched_getaffinity(worker)
+cpu = min(start)
+os.sched_setaffinity(0, {cpu})
+os.sched_setaffinity(worker, {cpu})
+for _ in range(200):
+    f(v)
+    if os.sched_getaffinity(worker) != {cpu}:
+        break
+    time.sleep(0.01)
+print(sorted(os.sched_getaffinity(worker)) == sorted(start - {cpu}))
+"""
+    env = dict(os.environ, ARIGNOTE_FLAGS="openmp=True,openmp_elemwise_minsize=1000")
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["True"], out.stdout
+
+
 def test_openmp_flags_change_the_cache_key() -> None:
     inputs, z = _expression()
     f = arignote.function(inputs, z)
