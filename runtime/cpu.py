@@ -368,8 +368,9 @@ class NativeModule:
     they call). The module is compiled to an object file (`object_code`, what the
     compile cache stores) and that object is loaded into MCJIT; `from_object` loads a
     stored one without compiling anything. A module whose glue has `split_glue`
-    instructions or more is compiled as two objects, its kernels at O3 and its glue
-    (with `extra_ir`) unoptimised, loaded into one engine (`split_ir_texts`).
+    instructions or more is compiled as two objects, its kernels at O3 (in a forked
+    child, `_ForkedCompile`, when it can) and its glue (with `extra_ir`) unoptimised,
+    loaded into one engine (`split_ir_texts`).
     """
 
     def __init__(
@@ -391,10 +392,14 @@ class NativeModule:
         machine = host_target_machine()
         if len(texts) == 1:
             imports, optimized, object_code = _compile(texts[0], extra_ir, machine)
-        else:  # kernels at O3; the glue, with the entry points, at GLUE_OPT_LEVEL
-            kernels = _compile(texts[0], (), machine)
+        else:  # kernels at O3 (in a child process when it can); the glue, with the
+            # entry points, at GLUE_OPT_LEVEL here meanwhile
+            child = _ForkedCompile.start(texts[0]) if _fork_parts() else None
             glue_machine = host_target_machine(GLUE_OPT_LEVEL)
             glue = _compile(texts[1], extra_ir, glue_machine, GLUE_OPT_LEVEL)
+            kernels = None if child is None else child.result()
+            if kernels is None:
+                kernels = _compile(texts[0], (), machine)
             # the kernels the glue declares are no import
             imports = tuple(sorted({*kernels[0], *glue[0]} - _defined_names(texts[0])))
             optimized = kernels[1] + "\n" + glue[1]
@@ -456,6 +461,83 @@ def _compile(
     module.verify()
     _optimize(module, machine, opt)
     return _imports(module), str(module), machine.emit_object(module)
+
+
+FORK_PARTS = True
+"""Whether the kernels' object of a split module is compiled in a forked child process
+while this one compiles the glue's (`_ForkedCompile`): llvmlite takes one lock for every
+call into LLVM, so threads cannot overlap the two; processes can."""
+
+
+def _fork_parts() -> bool:
+    """Whether `_ForkedCompile` may run: `FORK_PARTS`, `os.fork` and `os.memfd_create`
+    (Linux), and more than one usable core."""
+    import os
+
+    from arignote.runtime.threadpool import usable_cores
+
+    return FORK_PARTS and hasattr(os, "fork") and hasattr(os, "memfd_create") and usable_cores() > 1
+
+
+class _ForkedCompile:
+    """`_compile(llvm_ir, (), host_target_machine())` in a forked child, whose result
+    comes back through an anonymous file (`result()`; None when the child failed: the
+    caller compiles it itself).
+
+    The fork holds llvmlite's lock (so that no other thread is inside LLVM, whose state
+    the child copies) and, through `threadpool`'s fork hook, waits for the pool's
+    background compile. The child runs no Python thread and leaves with `os._exit`
+    (no `atexit` handler, no flush of the parent's buffers)."""
+
+    def __init__(self, llvm_ir: str) -> None:
+        import os
+        import pickle
+        import warnings
+
+        from llvmlite.binding import ffi
+
+        host_cpu()  # (asked of LLVM here, once)
+        self.file = os.memfd_create("arignote-kernels")
+        try:
+            with warnings.catch_warnings():  # (Python 3.12: a fork beside threads)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                with ffi.lib._lock:
+                    self.pid = os.fork()
+        except OSError:
+            os.close(self.file)
+            raise
+        if self.pid == 0:  # pragma: no cover - the child
+            status = 1
+            try:
+                result = _compile(llvm_ir, (), host_target_machine())
+                with os.fdopen(self.file, "wb", closefd=False) as out:
+                    pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
+                status = 0
+            finally:
+                os._exit(status)
+
+    @classmethod
+    def start(cls, llvm_ir: str) -> _ForkedCompile | None:
+        """The child compiling `llvm_ir`; None when the system refuses a process or a
+        file (the caller compiles it itself)."""
+        try:
+            return cls(llvm_ir)
+        except OSError:
+            return None
+
+    def result(self) -> tuple[tuple[str, ...], str, bytes] | None:
+        import os
+        import pickle
+
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+                return None
+            os.lseek(self.file, 0, os.SEEK_SET)
+            with os.fdopen(self.file, "rb", closefd=False) as data:
+                return pickle.load(data)
+        finally:
+            os.close(self.file)
 
 
 def _defined_names(llvm_ir: str) -> set[str]:

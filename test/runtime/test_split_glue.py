@@ -148,3 +148,54 @@ def test_packed_objects_round_trip():
     assert cpu.unpack_objects(parts[0]) == parts[:1]
     with pytest.raises(ValueError, match="not whole"):
         cpu.unpack_objects(packed[:-1])
+
+
+def test_the_kernels_compile_in_a_child_process_with_the_same_code(monkeypatch):
+    """With more than one core (Linux), the kernels' object is compiled in a forked
+    child while the glue's is compiled here (`_ForkedCompile`): the objects are byte for
+    byte those of compiling both here."""
+    import os
+
+    if not cpu._fork_parts():
+        pytest.skip("no fork, no memfd_create, or one core")
+    pids = []
+    original = cpu._ForkedCompile.__init__
+
+    def recorded(self, llvm_ir):
+        original(self, llvm_ir)
+        pids.append(self.pid)
+
+    monkeypatch.setattr(cpu._ForkedCompile, "__init__", recorded)
+    with change_flags(glue_o0_minsize=0, compile_cache=False):
+        forked, _ = mlp_step(3)
+    assert len(pids) == 1 and pids[0] != os.getpid()
+    monkeypatch.setattr(cpu, "FORK_PARTS", False)
+    with change_flags(glue_o0_minsize=0, compile_cache=False):
+        here, _ = mlp_step(3)
+    assert len(pids) == 1
+    assert native_module(forked).object_code == native_module(here).object_code
+
+
+def test_a_failed_child_compile_is_done_here(monkeypatch):
+    """A child that fails (here: its compile raises) exits non-zero; the kernels are then
+    compiled in this process and the function works."""
+    import os
+
+    if not cpu._fork_parts():
+        pytest.skip("no fork, no memfd_create, or one core")
+    parent = os.getpid()
+    compile_ = cpu._compile
+
+    def fails_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            raise RuntimeError("the child's compile fails")
+        return compile_(*args, **kwargs)
+
+    monkeypatch.setattr(cpu, "_compile", fails_in_the_child)
+    with change_flags(glue_o0_minsize=0, compile_cache=False):
+        f, params = mlp_step(3)
+    monkeypatch.setattr(cpu, "_compile", compile_)
+    with change_flags(glue_o0_minsize=10**9, compile_cache=False):
+        g, params_g = mlp_step(3)
+    for a, b in zip(train(f, params), train(g, params_g), strict=True):
+        np.testing.assert_array_equal(a, b)
