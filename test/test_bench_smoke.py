@@ -94,3 +94,23 @@ def test_compile_scaling_smoke(capsys):
     assert [row[0] for row in rows] == ["mlp-1", "rnn-1", "lstm"]
     for row in rows:
         assert float(row[1].rstrip("s")) > 0 and float(row[2].rstrip("s")) > 0
+
+
+def test_competing_load_option():
+    """`--load N` is taken out of the arguments, starts N busy processes for the run and
+    stops them after; a bad N is refused with a message naming the option."""
+    from bench.__main__ import competing_load, take_load
+
+    assert take_load(["--repeats", "1", "--load", "2", "--no-peers"]) == (
+        2,
+        ["--repeats", "1", "--no-peers"],
+    )
+    assert take_load(["--no-peers"]) == (0, ["--no-peers"])
+    for bad in (["--load"], ["--load", "two"], ["--load", "-1"]):
+        with pytest.raises(ValueError, match="--load needs a number"):
+            take_load(bad)
+    with competing_load(2) as busy:
+        assert len(busy) == 2 and all(p.poll() is None for p in busy)
+    assert all(p.returncode is not None for p in busy)
+    with competing_load(0) as busy:
+        assert busy == []
