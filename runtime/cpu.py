@@ -471,12 +471,15 @@ call into LLVM, so threads cannot overlap the two; processes can."""
 
 def _fork_parts() -> bool:
     """Whether `_ForkedCompile` may run: `FORK_PARTS`, `os.fork` and `os.memfd_create`
-    (Linux), and more than one usable core."""
+    (Linux), more than one usable core, and no MPI in the process (some MPI transports
+    do not survive a fork, even a child that never calls MPI)."""
     import os
 
     from arignote.runtime.threadpool import usable_cores
 
-    return FORK_PARTS and hasattr(os, "fork") and hasattr(os, "memfd_create") and usable_cores() > 1
+    if not FORK_PARTS or "mpi4py.MPI" in sys.modules:
+        return False
+    return hasattr(os, "fork") and hasattr(os, "memfd_create") and usable_cores() > 1
 
 
 class _ForkedCompile:

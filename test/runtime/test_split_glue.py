@@ -199,3 +199,12 @@ def test_a_failed_child_compile_is_done_here(monkeypatch):
         g, params_g = mlp_step(3)
     for a, b in zip(train(f, params), train(g, params_g), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_no_fork_beside_mpi(monkeypatch):
+    """A process that imported `mpi4py.MPI` compiles both parts itself."""
+    import types
+
+    monkeypatch.setattr(cpu, "FORK_PARTS", True)
+    monkeypatch.setitem(sys.modules, "mpi4py.MPI", types.ModuleType("mpi4py.MPI"))
+    assert not cpu._fork_parts()
