@@ -395,9 +395,11 @@ class NativeModule:
         else:  # kernels at O3 (in a child process when it can); the glue, with the
             # entry points, at GLUE_OPT_LEVEL here meanwhile
             child = _ForkedCompile.start(texts[0]) if _fork_parts() else None
-            glue_machine = host_target_machine(GLUE_OPT_LEVEL)
-            glue = _compile(texts[1], extra_ir, glue_machine, GLUE_OPT_LEVEL)
-            kernels = None if child is None else child.result()
+            try:
+                glue_machine = host_target_machine(GLUE_OPT_LEVEL)
+                glue = _compile(texts[1], extra_ir, glue_machine, GLUE_OPT_LEVEL)
+            finally:  # (the child reaped, whatever happened here)
+                kernels = None if child is None else child.result()
             if kernels is None:
                 kernels = _compile(texts[0], (), machine)
             # the kernels the glue declares are no import
@@ -533,7 +535,10 @@ class _ForkedCompile:
         import pickle
 
         try:
-            _, status = os.waitpid(self.pid, 0)
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:  # reaped already (SIGCHLD ignored): status unknown
+                return None
             if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
                 return None
             os.lseek(self.file, 0, os.SEEK_SET)

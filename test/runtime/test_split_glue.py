@@ -208,3 +208,25 @@ def test_no_fork_beside_mpi(monkeypatch):
     monkeypatch.setattr(cpu, "FORK_PARTS", True)
     monkeypatch.setitem(sys.modules, "mpi4py.MPI", types.ModuleType("mpi4py.MPI"))
     assert not cpu._fork_parts()
+
+
+def test_children_reaped_elsewhere_leave_the_work_here():
+    """With SIGCHLD ignored the system reaps children itself and `waitpid` fails: the
+    child's result cannot be trusted, so the kernels are compiled here; in a new
+    process (the signal disposition is the process's)."""
+    import subprocess
+
+    script = f"""
+import signal, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+from test_split_glue import mlp_step, train, native_module, change_flags, cpu
+with change_flags(glue_o0_minsize=0, compile_cache=False):
+    f, params = mlp_step(2)
+print(native_module(f).object_code.startswith(cpu.OBJECTS_MAGIC), train(f, params, 1)[0])
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[0] == "True"
