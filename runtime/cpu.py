@@ -504,8 +504,11 @@ class _ForkedCompile:
         host_cpu()  # (asked of LLVM here, once)
         self.file = os.memfd_create("arignote-kernels")
         try:
-            with warnings.catch_warnings():  # (Python 3.12: a fork beside threads)
+            with warnings.catch_warnings():
+                # Python 3.12 warns of a fork beside threads, and libraries' fork hooks
+                # (JAX's) warn that the child must not use them: this one uses LLVM only
                 warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)
                 with ffi.lib._lock:
                     self.pid = os.fork()
         except OSError:

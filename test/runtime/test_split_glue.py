@@ -230,3 +230,30 @@ print(native_module(f).object_code.startswith(cpu.OBJECTS_MAGIC), train(f, param
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[0] == "True"
+
+
+def test_fork_hooks_warnings_do_not_reach_the_user():
+    """A library's fork hook that warns (JAX's warns that the child must not use JAX)
+    says nothing during the forked compile: the child runs LLVM only. In a new process:
+    the hook stays registered for the process's life."""
+    import subprocess
+
+    if not cpu._fork_parts():
+        pytest.skip("no fork, no memfd_create, or one core")
+    script = f"""
+import os, sys, warnings
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+warnings.simplefilter("error")
+def hook():
+    warnings.warn("os.fork() was called: a library's hook", RuntimeWarning, stacklevel=2)
+os.register_at_fork(before=hook)
+from test_split_glue import mlp_step, train, change_flags
+with change_flags(glue_o0_minsize=0, compile_cache=False):
+    f, params = mlp_step(2)
+print(train(f, params, 1)[0])
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "a library's hook" not in out.stderr, out.stderr[-3000:]
