@@ -517,7 +517,7 @@ FLAGS: dict[str, Flag] = {
             "shape arithmetic, allocations and kernel calls; not its loops, which are "
             "kernels compiled at O3) is compiled without optimisation: a deep network "
             "then compiles much faster (a 64-layer MLP: 4.1 -> 2.8 s) and its calls take a "
-            "little longer (that MLP's step: 7 % on 8 x 64 batches). A huge value: "
+            "little longer (that MLP's step: 1-8 % on 8 x 64 batches). A huge value: "
             "everything at O3.",
             convert=to_count,
             expected=_COUNT,

@@ -181,10 +181,10 @@ allocations, the kernels' descriptors and calls, no loops but the one freeing th
 buffers when an allocation fails. It grows with the graph (a 64-layer MLP's: 16,000 lines
 of IR against 2,000 for all its kernels), and LLVM's O3 and code generation spent most
 of a deep network's compile time on it, for code that runs once per call. Split, a
-64-layer MLP's LLVM time fell from 1.7 s to 0.7 s for 2–3 % more time per call (the
-glue's instructions, about 1 ns each); below this size the whole module is compiled at
-O3, so small functions (the benchmarks' logreg step, whose glue is a few hundred
-instructions) lose nothing (docs/benchmarks.md, compile time)."""
+64-layer MLP's LLVM time fell from 1.8 s to 0.5 s for 1–8 % more time per call (471–501
+against 508 us on 8 x 64 batches: the glue's instructions, about 2.5 ns each at O0);
+below this size the whole module is compiled at O3, so small functions (the benchmarks'
+logreg and mlp steps) lose nothing (docs/benchmarks.md, "The glue compiled apart")."""
 
 GLUE_OPT_LEVEL = 0
 """The optimisation level of the glue's object: the O0 pipeline (the always-inliner:
