@@ -147,19 +147,21 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
     attributes of `arignote.lowering.llvm.llvm_attributes` (512-bit vectors preferred, the
     private functions called once inlined) and the private ones with internal linkage
     (`internal_functions`)."""
-    return str(_llvm_ir_module(module_op))
+    kernels, internal = kernel_functions(module_op), internal_functions(module_op)
+    return str(_llvm_ir_module(module_op, kernels, internal))
 
 
-def _llvm_ir_module(module_op: ModuleOp) -> ir.Module:
-    """`llvm_ir_text`'s module, as llvmlite's IR objects."""
+def _llvm_ir_module(
+    module_op: ModuleOp, kernels: frozenset[str], internal: frozenset[str]
+) -> ir.Module:
+    """`llvm_ir_text`'s module, as llvmlite's IR objects (`kernels`: `kernel_functions`,
+    `internal`: `internal_functions`, which the caller has)."""
     from xdsl.backend.llvm.convert import convert_module
 
     from arignote.lowering.llvm.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
-    internal = internal_functions(module_op)
-    kernels = kernel_functions(module_op)
     inline = single_call_helpers(module_op, internal) if INLINE_SINGLE_CALL else frozenset()
     module = convert_module(module_op, fallback_target_triple=triple)
     for function in module.functions:
@@ -203,10 +205,10 @@ def split_ir_texts(module_op: ModuleOp, split_glue: int | None = None) -> tuple[
     variables (the profiler's counters) is not split."""
     from xdsl.dialects.llvm import GlobalOp
 
-    module = _llvm_ir_module(module_op)
+    outlined, internal = kernel_functions(module_op), internal_functions(module_op)
+    module = _llvm_ir_module(module_op, outlined, internal)
     references = _references(module_op)
-    outlined = kernel_functions(module_op)
-    glue = _glue(references, single_call_helpers(module_op) - outlined)
+    glue = _glue(references, single_call_helpers(module_op, internal) - outlined)
     kernels = frozenset(references) - glue
     size = sum(len(b.instructions) for f in module.functions if f.name in glue for b in f.blocks)
     if (

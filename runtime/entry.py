@@ -925,7 +925,7 @@ def method_definition(name: bytes, address: int) -> tuple[int, tuple[bytes, byte
     when the collector broke a cycle through the owner: `tp_clear` empties the owner's
     `__dict__` while the function is still alive, and its deallocation then read freed
     memory (a crash, seen in the test suite inside unrelated code; the test is
-    `test_entry.py::test_the_method_definition_outlives_its_owners_dict`)."""
+    `test_fast_entry.py::test_the_method_definition_outlives_its_owners_dict`)."""
     definition = bytes(_PyMethodDef(name, address, METH_FASTCALL, None))  # ml_name -> name
     return _bytes_address(definition), (name, definition)
 

@@ -138,8 +138,7 @@ def replace_op(
     """Replace `op` by `ops`, its results by `result` (one value, or one per result),
     each cast back (unless `users_converted`)."""
     new = [] if result is None else [result] if isinstance(result, SSAValue) else list(result)
-    assert len(new) == len(op.results)
-    results = [
+    results = [  # (`strict`: one value per result)
         value if users_converted(old) else from_llvm(value, old.type, ops)
         for old, value in zip(op.results, new, strict=True)
     ]
