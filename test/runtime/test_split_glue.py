@@ -257,3 +257,23 @@ print(train(f, params, 1)[0])
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "a library's hook" not in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("value", [-1, "lots", 1.5])
+def test_a_bad_glue_size_is_refused(value):
+    with pytest.raises(ValueError, match=r"glue_o0_minsize: invalid value .* an integer >= 0"):
+        with change_flags(glue_o0_minsize=value):
+            pass
+
+
+def test_the_glue_size_is_in_the_cache_key(tmp_path):
+    """The flag changes the code, so a function compiled with another size is not
+    taken from the cache."""
+    from arignote.compile import Mode, codecache
+
+    x = T.dvector("x")
+    module = arignote.function([x], T.tanh(x), mode=Mode(linker="py"))._compiled.module
+    with change_flags(compile_cache=True, compiledir=str(tmp_path)):
+        base = codecache.cache_key(Mode(), module, Mode().graph_pipeline())
+        with change_flags(glue_o0_minsize=0):
+            assert codecache.cache_key(Mode(), module, Mode().graph_pipeline()) != base
