@@ -9,10 +9,13 @@ written. `Variable.owner` is an `Apply` view of that operation, whose `op` is a 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,9 +79,17 @@ class Variable(TensorPyOperators):
 
     @property
     def type(self) -> TensorType:
+        # Asked for several times per op built (dtype promotion, checks): kept with the
+        # IR type it was computed from, which a rewrite may change.
+        ir_type = self.value.type
+        cached = self.__dict__.get("_type")
+        if cached is not None and cached[0] is ir_type:
+            return cached[1]
         from arignote.tensor.type import TensorType  # the tensor package imports this module
 
-        return TensorType.from_ir(self.value.type)
+        result = TensorType.from_ir(ir_type)
+        self.__dict__["_type"] = (ir_type, result)
+        return result
 
     @property
     def dtype(self) -> str:
@@ -470,12 +481,18 @@ def _user_location() -> str | None:
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
+@functools.cache
+def _file_line(path: str, line: int) -> FileLineColLoc:
+    """The MLIR location of a source line, made once per line (the loop building a
+    network's layers gives its many ops the same few)."""
+    return FileLineColLoc(StringAttr(path), IntAttr(line), IntAttr(0))
+
+
 def locate(op: Operation) -> None:
     """Give `op` the user's source line as its MLIR location (`loc("prog.py":12:0)`)."""
     frame = _user_frame()
     if frame is not None:
-        path, line = frame.f_code.co_filename, frame.f_lineno
-        op.location = FileLineColLoc(StringAttr(path), IntAttr(line), IntAttr(0))
+        op.location = _file_line(frame.f_code.co_filename, frame.f_lineno)
 
 
 def apply_op(op: Operation) -> Variable:
@@ -490,7 +507,7 @@ def apply_op(op: Operation) -> Variable:
         else:
             path, line = frame.f_code.co_filename, frame.f_lineno
             label = f"{op_view(op)} at {os.path.basename(path)}:{line}"
-            op.location = FileLineColLoc(StringAttr(path), IntAttr(line), IntAttr(0))
+            op.location = _file_line(path, line)
         op.attributes[NODE_ATTRIBUTE] = StringAttr(label)
     var = Variable(op.results[0])
     if config.compute_test_value != "off":
@@ -1099,7 +1116,7 @@ def graph_operands(op: Operation) -> Sequence[SSAValue]:
     region-carrying op the values its regions take from outside (for `ag.if`: the
     condition, then each branch's results)."""
     if not op.regions or type(op) not in REGION_INPUTS:
-        return op.operands
+        return tuple(op.operands)  # a tuple: walks reverse it, which the view does slowly
     return [v for v, _ in REGION_INPUTS[type(op)](op)]
 
 
@@ -1114,15 +1131,48 @@ def graph_inputs(outputs: Sequence[Variable]) -> list[Variable]:
     return [variable_of(v) for v in found]
 
 
+_WALKS: ContextVar[dict[tuple[Any, ...], list[Operation]] | None] = ContextVar(
+    "_WALKS", default=None
+)
+
+
+@contextlib.contextmanager
+def walks_remembered() -> Iterator[None]:
+    """Within this block (of one thread), `ancestors` of the same values and stop
+    values is computed once. For code that reads a graph several times without changing
+    its operations (`function()` checks, collects and emits the same graph); operations
+    built meanwhile are new ones and change no earlier walk. The values are held, so
+    their identities stay theirs."""
+    token = _WALKS.set({})
+    try:
+        yield
+    finally:
+        _WALKS.reset(token)
+
+
 def ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list[Operation]:
     """The operations that compute `values`, in topological order, not descending past
     the values in `stop` (iteratively: graphs can be deeper than Python's recursion
     limit)."""
-    stopped = set(stop)  # SSA values hash by identity
+    remembered = _WALKS.get()
+    if remembered is None:
+        return _ancestors(values, stop)
+    key = (tuple(values), tuple(stop))
+    order = remembered.get(key)
+    if order is None:
+        order = remembered[key] = _ancestors(values, key[1])
+    return list(order)
+
+
+def _ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue]) -> list[Operation]:
+    # (This walk runs several times per `function()` over graphs of thousands of ops:
+    # it keys by `id` and tests classes exactly, OpResult having no subclasses, to stay
+    # off the slower generic paths.)
+    stopped = {id(v) for v in stop}
     order: list[Operation] = []
     seen: set[int] = set()
     stack: list[tuple[Operation, bool]] = [
-        (v.op, False) for v in reversed(values) if isinstance(v, OpResult) and v not in stopped
+        (v.op, False) for v in reversed(values) if type(v) is OpResult and id(v) not in stopped
     ]
     while stack:
         op, expanded = stack.pop()
@@ -1135,8 +1185,8 @@ def ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list
         stack.append((op, True))
         for operand in reversed(graph_operands(op)):
             if (
-                isinstance(operand, OpResult)
-                and operand not in stopped
+                type(operand) is OpResult
+                and id(operand) not in stopped
                 and id(operand.op) not in seen
             ):
                 stack.append((operand.op, False))

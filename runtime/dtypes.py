@@ -24,6 +24,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from arignote.dialects.ag.base import tensor_of
+
 _PAIRS: tuple[tuple[Attribute, np.dtype], ...] = (
     (Float32Type(), np.dtype(np.float32)),
     (Float64Type(), np.dtype(np.float64)),
@@ -88,7 +90,7 @@ def constant_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A dense elements attribute of a static tensor type holding `array`'s values."""
-    t = TensorType(element_type(array.dtype), array.shape)
+    t = tensor_of(element_type(array.dtype), array.shape)
     if array.dtype == np.bool_:
         data = np.where(array, np.uint8(0xFF), np.uint8(0)).tobytes()
     else:

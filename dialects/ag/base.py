@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -124,6 +124,20 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape | None:
                 return None
             result[axis] = merged
     return tuple(result)
+
+
+_TENSOR_TYPES: dict[tuple[Attribute, Shape], TensorType[Attribute]] = {}
+
+
+def tensor_of(element: Attribute, shape: Iterable[int]) -> TensorType[Attribute]:
+    """The tensor type of `element`s with the static `shape`: `TensorType(element, shape)`,
+    built (and verified) once per distinct type. Attributes are immutable, so ops may
+    share one; building graphs makes the same few types thousands of times."""
+    key = (element, tuple(shape))
+    known = _TENSOR_TYPES.get(key)
+    if known is None:
+        known = _TENSOR_TYPES[key] = TensorType(element, key[1])
+    return known
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:

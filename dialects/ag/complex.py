@@ -22,6 +22,7 @@ from arignote.dialects.ag.base import (
     _expect_result,
     broadcast_shapes,
     shape_str,
+    tensor_of,
     tensor_type,
 )
 
@@ -44,12 +45,12 @@ class ComplexPartOp(IRDLOperation, abc.ABC):
 
     def __init__(self, input: SSAValue | Operation):
         t = tensor_type(SSAValue.get(input))
-        result = TensorType(part_type(t.element_type), t.get_shape())
+        result = tensor_of(part_type(t.element_type), t.get_shape())
         super().__init__(operands=[input], result_types=[result])
 
     def verify_(self) -> None:
         t = _check_tensor(self, "operand", self.input.type, "complex")
-        _expect_result(self, TensorType(part_type(t.element_type), t.get_shape()), self.result.type)
+        _expect_result(self, tensor_of(part_type(t.element_type), t.get_shape()), self.result.type)
 
 
 @irdl_op_definition
@@ -105,7 +106,7 @@ class ComplexOp(IRDLOperation):
                 f"ag.complex: shapes {shape_str(real.get_shape())} and "
                 f"{shape_str(imag.get_shape())} are not broadcast-compatible"
             )
-        return TensorType(ComplexType(real.element_type), shape)  # pyright: ignore[reportArgumentType]
+        return tensor_of(ComplexType(real.element_type), shape)  # pyright: ignore[reportArgumentType]
 
     def __init__(self, real: SSAValue | Operation, imag: SSAValue | Operation):
         re, im = SSAValue.get(real), SSAValue.get(imag)

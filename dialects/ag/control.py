@@ -30,7 +30,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, _check_tensor
+from arignote.dialects.ag.base import DYNAMIC, _check_tensor, tensor_of
 from arignote.dialects.ag.dominance import verify_region_uses
 
 
@@ -165,7 +165,7 @@ def join_types(a: Attribute, b: Attribute) -> Attribute:
     if a.element_type != b.element_type or len(sa) != len(sb):
         return a
     joined = [x if x == y else DYNAMIC for x, y in zip(sa, sb, strict=True)]
-    return TensorType(a.element_type, joined)
+    return tensor_of(a.element_type, joined)
 
 
 def _terminator(op: IfOp, region: Region, which: str) -> YieldOp:

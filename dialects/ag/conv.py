@@ -58,7 +58,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, Shape, _expect_result, shape_str
+from arignote.dialects.ag.base import DYNAMIC, Shape, _expect_result, shape_str, tensor_of
 
 PAD_HALF = -1
 """A `pads` entry: Theano's `'half'`, `(dilation * (kernel - 1) + 1) // 2` zeros."""
@@ -251,7 +251,7 @@ def _infer(
         shape = shape_of(tuple(first.get_shape()), tuple(second.get_shape()))
     except ValueError as e:
         raise _fail(name, e) from e
-    return TensorType(first.element_type, shape)
+    return tensor_of(first.element_type, shape)
 
 
 def infer_conv(name: str, params: ConvParams, x: Attribute, w: Attribute) -> TensorType:

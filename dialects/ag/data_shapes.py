@@ -28,6 +28,7 @@ from arignote.dialects.ag.base import (
     _check_tensor,
     _expect_result,
     shape_str,
+    tensor_of,
 )
 from arignote.dialects.ag.indexing import DYNAMIC_VALUE, ShapedByOperandsOp
 
@@ -106,11 +107,11 @@ class FlatNonzeroOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue | Operation):
-        super().__init__(operands=[SSAValue.get(input)], result_types=[TensorType(i64, [DYNAMIC])])
+        super().__init__(operands=[SSAValue.get(input)], result_types=[tensor_of(i64, [DYNAMIC])])
 
     def verify_(self) -> None:
         _check_tensor(self, "operand", self.input.type, "any")
-        _expect_result(self, TensorType(i64, [DYNAMIC]), self.result.type)
+        _expect_result(self, tensor_of(i64, [DYNAMIC]), self.result.type)
 
 
 @irdl_op_definition

@@ -33,6 +33,7 @@ from arignote.dialects.ag.base import (
     broadcast_shapes,
     is_bool,
     shape_str,
+    tensor_of,
     tensor_type,
 )
 
@@ -110,12 +111,12 @@ class UnaryPredicateOp(UnaryElementwiseOp, abc.ABC):
     def __init__(self, input: SSAValue | Operation):
         t = tensor_type(SSAValue.get(input))
         IRDLOperation.__init__(
-            self, operands=[input], result_types=[TensorType(IntegerType(1), t.get_shape())]
+            self, operands=[input], result_types=[tensor_of(IntegerType(1), t.get_shape())]
         )
 
     def verify_(self) -> None:
         t = _check_tensor(self, "operand", self.input.type, self.CATEGORY)
-        _expect_result(self, TensorType(IntegerType(1), t.get_shape()), self.result.type)
+        _expect_result(self, tensor_of(IntegerType(1), t.get_shape()), self.result.type)
 
 
 class BinaryElementwiseOp(IRDLOperation, abc.ABC):
@@ -144,7 +145,7 @@ class BinaryElementwiseOp(IRDLOperation, abc.ABC):
                 f"{cls.name}: shapes {shape_str(lhs.get_shape())} and "
                 f"{shape_str(rhs.get_shape())} are not broadcast-compatible"
             )
-        return TensorType(cls.result_element_type(lhs.element_type), shape)
+        return tensor_of(cls.result_element_type(lhs.element_type), shape)
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
@@ -340,7 +341,7 @@ class SelectOp(IRDLOperation):
                 f"{shape_str(a.get_shape())} and {shape_str(b.get_shape())} "
                 "are not broadcast-compatible"
             )
-        return TensorType(a.element_type, shape)
+        return tensor_of(a.element_type, shape)
 
     def __init__(
         self,
@@ -390,7 +391,7 @@ class CastOp(IRDLOperation):
     def __init__(self, input: SSAValue | Operation, element_type: Attribute):
         value = SSAValue.get(input)
         t = tensor_type(value)
-        super().__init__(operands=[value], result_types=[TensorType(element_type, t.get_shape())])
+        super().__init__(operands=[value], result_types=[tensor_of(element_type, t.get_shape())])
 
     def verify_(self) -> None:
         it = _check_tensor(self, "operand", self.input.type, "any")

@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from arignote.dialects.ag.base import (
     _check_tensor,
     _expect_result,
+    tensor_of,
     tensor_type,
 )
 
@@ -136,7 +137,7 @@ class ArgSortOp(AxisOp):
 
     @classmethod
     def result_type(cls, t: TensorType) -> TensorType:
-        return TensorType(i64, t.get_shape())
+        return tensor_of(i64, t.get_shape())
 
 
 SEARCH_SIDES = ("left", "right")
@@ -177,7 +178,7 @@ class SearchSortedOp(IRDLOperation):
         super().__init__(
             operands=[SSAValue.get(sorted), v],
             properties={"side": StringAttr(side)},
-            result_types=[TensorType(i64, tensor_type(v).get_shape())],
+            result_types=[tensor_of(i64, tensor_type(v).get_shape())],
         )
 
     @property
@@ -197,7 +198,7 @@ class SearchSortedOp(IRDLOperation):
             raise VerifyException(
                 f'\'{self.name}\' op side must be "left" or "right", got "{self.side.data}"'
             )
-        _expect_result(self, TensorType(i64, vt.get_shape()), self.result.type)
+        _expect_result(self, tensor_of(i64, vt.get_shape()), self.result.type)
 
 
 CUMULATIVE_OPS: tuple[type[CumulativeOp], ...] = (CumSumOp, CumProdOp)

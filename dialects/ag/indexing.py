@@ -39,6 +39,7 @@ from arignote.dialects.ag.base import (
     broadcast_shapes,
     is_int,
     shape_str,
+    tensor_of,
     tensor_type,
 )
 
@@ -263,13 +264,13 @@ class SubtensorOp(SubtensorBase):
         super().__init__(
             operands=[value, [SSAValue.get(d) for d in dynamic]],
             properties=self.entry_properties(kinds, starts, stops, steps),
-            result_types=[TensorType(t.element_type, shape)],
+            result_types=[tensor_of(t.element_type, shape)],
         )
 
     def verify_(self) -> None:
         it = _check_tensor(self, "operand", self.input.type, "any")
         shape = self._verify_entries(it, self.dynamic)
-        _expect_result(self, TensorType(it.element_type, shape), self.result.type)
+        _expect_result(self, tensor_of(it.element_type, shape), self.result.type)
 
 
 class SubtensorUpdateOp(SubtensorBase, abc.ABC):
@@ -386,7 +387,7 @@ class AdvancedSubtensorOp(IRDLOperation):
         shape = advanced_subtensor_shape(
             self.name, t.get_shape(), [tensor_type(i).get_shape() for i in idx]
         )
-        super().__init__(operands=[x, idx], result_types=[TensorType(t.element_type, shape)])
+        super().__init__(operands=[x, idx], result_types=[tensor_of(t.element_type, shape)])
 
     def verify_(self) -> None:
         it = _check_tensor(self, "operand", self.input.type, "any")
@@ -397,7 +398,7 @@ class AdvancedSubtensorOp(IRDLOperation):
         shape = _verify_with_value_error(
             self, lambda: advanced_subtensor_shape(self.name, it.get_shape(), shapes)
         )
-        _expect_result(self, TensorType(it.element_type, shape), self.result.type)
+        _expect_result(self, tensor_of(it.element_type, shape), self.result.type)
 
 
 class AdvancedSubtensorUpdateOp(IRDLOperation, abc.ABC):
@@ -517,7 +518,7 @@ class ShapedByOperandsOp(IRDLOperation, abc.ABC):
         super().__init__(
             operands=[x, [SSAValue.get(d) for d in dynamic]],
             properties={"shape": _i64_array(shape)},
-            result_types=[TensorType(t.element_type, result)],
+            result_types=[tensor_of(t.element_type, result)],
         )
 
     @classmethod
@@ -540,7 +541,7 @@ class ShapedByOperandsOp(IRDLOperation, abc.ABC):
                 f"names {entries.count(DYNAMIC_VALUE)}"
             )
         _check_dynamic_operands(self, "length", dynamic)
-        _expect_result(self, TensorType(st.element_type, shape), self.result_types[0])
+        _expect_result(self, tensor_of(st.element_type, shape), self.result_types[0])
 
 
 @irdl_op_definition
@@ -631,7 +632,7 @@ class ConcatenateOp(IRDLOperation):
         super().__init__(
             operands=[values],
             properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[TensorType(types[0].element_type, shape)],
+            result_types=[tensor_of(types[0].element_type, shape)],
         )
 
     @property
@@ -653,7 +654,7 @@ class ConcatenateOp(IRDLOperation):
             self,
             lambda: concatenate_shape(self.name, [t.get_shape() for t in types], self.axis_value),
         )
-        _expect_result(self, TensorType(types[0].element_type, shape), self.result.type)
+        _expect_result(self, tensor_of(types[0].element_type, shape), self.result.type)
 
 
 def alloc_shape(name: str, value: Sequence[int], entries: Sequence[int]) -> Shape:
@@ -728,13 +729,13 @@ class ArangeOp(IRDLOperation):
     ):
         values = [SSAValue.get(v) for v in (start, stop, step)]
         t = tensor_type(values[0])
-        super().__init__(operands=values, result_types=[TensorType(t.element_type, [DYNAMIC])])
+        super().__init__(operands=values, result_types=[tensor_of(t.element_type, [DYNAMIC])])
 
     def verify_(self) -> None:
         t = _check_tensor(self, "start", self.start.type, "numeric")
         if t.get_num_dims() != 0:
             raise VerifyException(f"'{self.name}' op operands must be 0-d tensors, got {t}")
-        _expect_result(self, TensorType(t.element_type, [DYNAMIC]), self.result.type)
+        _expect_result(self, tensor_of(t.element_type, [DYNAMIC]), self.result.type)
 
 
 INDEXING_OPS: tuple[type[IRDLOperation], ...] = (

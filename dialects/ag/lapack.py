@@ -39,7 +39,14 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, Shape, _check_tensor, shape_str, tensor_type
+from arignote.dialects.ag.base import (
+    DYNAMIC,
+    Shape,
+    _check_tensor,
+    shape_str,
+    tensor_of,
+    tensor_type,
+)
 
 LAPACK_ERRORS: tuple[str, ...] = (
     "",
@@ -164,7 +171,7 @@ class LapackOp(IRDLOperation, abc.ABC):
             shapes = self.result_shapes([tuple(t.get_shape()) for t in types])
         except ValueError as e:
             raise VerifyException(f"'{self.name}' op {str(e).split(': ', 1)[1]}") from e
-        expected = [TensorType(element, s) for s in shapes]
+        expected = [tensor_of(element, s) for s in shapes]
         got = [r.type for r in self.results]
         if expected != got:
             raise VerifyException(
@@ -188,7 +195,7 @@ class _UnaryLapackOp(LapackOp):
         super().__init__(
             operands=[value],
             properties=properties,
-            result_types=[[TensorType(t.element_type, s) for s in shapes]],
+            result_types=[[tensor_of(t.element_type, s) for s in shapes]],
         )
 
 
@@ -398,7 +405,7 @@ class SolveOp(LapackOp):
         super().__init__(
             operands=[av, bv],
             properties={"structure": StringAttr(structure)},
-            result_types=[TensorType(at.element_type, shape)],
+            result_types=[tensor_of(at.element_type, shape)],
         )
 
     @property

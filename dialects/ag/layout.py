@@ -28,6 +28,7 @@ from arignote.dialects.ag.base import (
     _check_tensor,
     _expect_result,
     shape_str,
+    tensor_of,
     tensor_type,
 )
 
@@ -81,7 +82,7 @@ class DimShuffleOp(IRDLOperation):
         super().__init__(
             operands=[value],
             properties={"pattern": DenseArrayBase.from_list(i64, pattern)},
-            result_types=[TensorType(t.element_type, shape)],
+            result_types=[tensor_of(t.element_type, shape)],
         )
 
     @property
@@ -96,4 +97,4 @@ class DimShuffleOp(IRDLOperation):
             shape = dimshuffle_shape(it.get_shape(), self.pattern_list)
         except ValueError as e:
             raise VerifyException(f"'{self.name}' op {str(e).split(': ', 1)[1]}") from e
-        _expect_result(self, TensorType(it.element_type, shape), self.result.type)
+        _expect_result(self, tensor_of(it.element_type, shape), self.result.type)

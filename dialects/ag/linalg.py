@@ -30,6 +30,7 @@ from arignote.dialects.ag.base import (
     _expect_result,
     _verify_with_value_error,
     shape_str,
+    tensor_of,
     tensor_type,
 )
 
@@ -74,7 +75,7 @@ class DotOp(IRDLOperation):
         a, b = SSAValue.get(lhs), SSAValue.get(rhs)
         at, bt = tensor_type(a), tensor_type(b)
         shape = dot_shape(at.get_shape(), bt.get_shape())
-        super().__init__(operands=[a, b], result_types=[TensorType(at.element_type, shape)])
+        super().__init__(operands=[a, b], result_types=[tensor_of(at.element_type, shape)])
 
     def verify_(self) -> None:
         at = _check_tensor(self, "lhs", self.lhs.type, "arith")
@@ -87,7 +88,7 @@ class DotOp(IRDLOperation):
             shape = dot_shape(at.get_shape(), bt.get_shape())
         except ValueError as e:
             raise VerifyException(f"'{self.name}' op {str(e).split(': ', 1)[1]}") from e
-        _expect_result(self, TensorType(at.element_type, shape), self.result.type)
+        _expect_result(self, tensor_of(at.element_type, shape), self.result.type)
 
 
 # --- BLAS-shaped linear algebra (made by the `specialize` pass) -------------------------
@@ -208,7 +209,7 @@ class _BlasOp(IRDLOperation, abc.ABC):
             if n in ("alpha", "beta") and t.get_num_dims() != 0:
                 raise VerifyException(f"'{self.name}' op {n} must be a 0-d tensor, got {t}")
         shape = _verify_with_value_error(self, lambda: self.infer_shape(types))
-        _expect_result(self, TensorType(element, shape), self.result.type)
+        _expect_result(self, tensor_of(element, shape), self.result.type)
 
 
 def _blas_operands(
@@ -265,7 +266,7 @@ class GemvOp(_BlasOp):
         super().__init__(
             operands=[*main, acc],
             properties={"transpose_a": UnitAttr()} if transpose_a else {},
-            result_types=[TensorType(tensor_type(main[1]).element_type, shape)],
+            result_types=[tensor_of(tensor_type(main[1]).element_type, shape)],
         )
 
     def infer_shape(self, types: Sequence[TensorType]) -> Shape:
@@ -322,7 +323,7 @@ class GemmOp(_BlasOp):
         super().__init__(
             operands=[*main, acc],
             properties=properties,
-            result_types=[TensorType(tensor_type(main[1]).element_type, shape)],
+            result_types=[tensor_of(tensor_type(main[1]).element_type, shape)],
         )
 
     def infer_shape(self, types: Sequence[TensorType]) -> Shape:

@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import VerifyException
 from arignote.dialects.ag.base import (
     _check_tensor,
     _expect_result,
+    tensor_of,
     tensor_type,
 )
 from arignote.dialects.ag.elementwise import (
@@ -97,7 +98,7 @@ class ArgReduceOp(IRDLOperation, abc.ABC):
         super().__init__(
             operands=[value],
             properties={"axes": DenseArrayBase.from_list(i64, list(axes))},
-            result_types=[TensorType(i64, shape)],
+            result_types=[tensor_of(i64, shape)],
         )
 
     @property
@@ -114,7 +115,7 @@ class ArgReduceOp(IRDLOperation, abc.ABC):
             shape = reduce_shape(it.get_shape(), self.axes_list)
         except ValueError as e:
             raise VerifyException(f"'{self.name}' op {e}") from e
-        _expect_result(self, TensorType(i64, shape), self.result.type)
+        _expect_result(self, tensor_of(i64, shape), self.result.type)
 
 
 @irdl_op_definition
@@ -166,7 +167,7 @@ class DimOp(IRDLOperation):
         super().__init__(
             operands=[value],
             properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[TensorType(i64, [])],
+            result_types=[tensor_of(i64, [])],
         )
 
     @property
@@ -179,7 +180,7 @@ class DimOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' op axis {self.axis_value} out of range for rank {it.get_num_dims()}"
             )
-        _expect_result(self, TensorType(i64, []), self.result.type)
+        _expect_result(self, tensor_of(i64, []), self.result.type)
 
 
 MATH_UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (

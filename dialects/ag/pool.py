@@ -45,7 +45,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, _check_tensor, _expect_result, tensor_type
+from arignote.dialects.ag.base import DYNAMIC, _check_tensor, _expect_result, tensor_of, tensor_type
 
 POOL_MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
 """The reductions of a window (Theano's `Pool` modes)."""
@@ -241,14 +241,14 @@ class PoolOp(PoolBase):
         props = self.pool_properties(ws, stride, pad, ignore_border, mode)
         t = tensor_type(value)
         shape = pooled_shape(t.get_shape(), ws, stride, pad, ignore_border)
-        result = TensorType(t.element_type, shape)
+        result = tensor_of(t.element_type, shape)
         super().__init__(operands=[value], properties=props, result_types=[result])
 
     def verify_(self) -> None:
         average = self.mode_value.startswith("average")
         t = _check_tensor(self, "input", self.input.type, "float" if average else "numeric")
         self.verify_parameters(t)
-        expected = TensorType(t.element_type, self.pooled_shape(t.get_shape()))
+        expected = tensor_of(t.element_type, self.pooled_shape(t.get_shape()))
         _expect_result(self, expected, self.result.type)
 
 
@@ -298,7 +298,7 @@ class MaxPoolGradOp(PoolBase):
     def verify_(self) -> None:
         t = _check_tensor(self, "input", self.input.type, "float")
         self.verify_parameters(t)
-        pooled = TensorType(t.element_type, self.pooled_shape(t.get_shape()))
+        pooled = tensor_of(t.element_type, self.pooled_shape(t.get_shape()))
         self.expect_like("output", self.output.type, pooled)
         self.expect_like("grad", self.grad.type, pooled)
         _expect_result(self, t, self.result.type)
@@ -348,7 +348,7 @@ class AveragePoolGradOp(PoolBase):
     def verify_(self) -> None:
         t = _check_tensor(self, "input", self.input.type, "float")
         self.verify_parameters(t)
-        pooled = TensorType(t.element_type, self.pooled_shape(t.get_shape()))
+        pooled = tensor_of(t.element_type, self.pooled_shape(t.get_shape()))
         self.expect_like("grad", self.grad.type, pooled)
         _expect_result(self, t, self.result.type)
 
@@ -415,7 +415,7 @@ class MaxPoolGradGradOp(PoolBase):
             raise VerifyException(
                 f'\'{self.name}\' op ties must be "all" or "first", got "{self.ties.data}"'
             )
-        pooled = TensorType(t.element_type, self.pooled_shape(t.get_shape()))
+        pooled = tensor_of(t.element_type, self.pooled_shape(t.get_shape()))
         self.expect_like("output", self.output.type, pooled)
         self.expect_like("eval", self.eval.type, t)
         _expect_result(self, self.output.type, self.result.type)

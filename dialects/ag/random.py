@@ -51,7 +51,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, Shape, tensor_type
+from arignote.dialects.ag.base import DYNAMIC, Shape, tensor_of, tensor_type
 from arignote.dialects.ag.indexing import (
     DYNAMIC_VALUE,
     _array_values,
@@ -124,7 +124,7 @@ class MrgUniformOp(IRDLOperation):
         super().__init__(
             operands=[state, [SSAValue.get(d) for d in dynamic]],
             properties={"shape": _i64_array(shape)},
-            result_types=[state.type, TensorType(dtype, result)],
+            result_types=[state.type, tensor_of(dtype, result)],
         )
 
     @property
@@ -225,7 +225,7 @@ class MrgBinomialOp(IRDLOperation):
         super().__init__(
             operands=[state, SSAValue.get(p), [SSAValue.get(d) for d in dynamic]],
             properties={"shape": _i64_array(shape), "uniform_type": uniform_type},
-            result_types=[state.type, TensorType(dtype, result)],
+            result_types=[state.type, tensor_of(dtype, result)],
         )
 
     @property
@@ -240,8 +240,8 @@ class MrgBinomialOp(IRDLOperation):
                 f"'{self.name}' op uniform_type must be f32 or f64, got {self.uniform_type}"
             )
         pt = self.p.type
-        wide_enough = pt == TensorType(f64, []) or (
-            pt == TensorType(f32, []) and self.uniform_type == f32
+        wide_enough = pt == tensor_of(f64, []) or (
+            pt == tensor_of(f32, []) and self.uniform_type == f32
         )
         if not wide_enough:
             raise VerifyException(

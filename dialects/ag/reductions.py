@@ -28,6 +28,7 @@ from arignote.dialects.ag.base import (
     Shape,
     _check_tensor,
     _expect_result,
+    tensor_of,
     tensor_type,
 )
 
@@ -65,7 +66,7 @@ class ReduceOp(IRDLOperation, abc.ABC):
         super().__init__(
             operands=[value],
             properties={"axes": DenseArrayBase.from_list(i64, list(axes))},
-            result_types=[TensorType(t.element_type, shape)],
+            result_types=[tensor_of(t.element_type, shape)],
         )
 
     @property
@@ -80,7 +81,7 @@ class ReduceOp(IRDLOperation, abc.ABC):
             shape = reduce_shape(it.get_shape(), self.axes_list)
         except ValueError as e:
             raise VerifyException(f"'{self.name}' op {e}") from e
-        _expect_result(self, TensorType(it.element_type, shape), self.result.type)
+        _expect_result(self, tensor_of(it.element_type, shape), self.result.type)
 
 
 @irdl_op_definition

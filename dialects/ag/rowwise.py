@@ -33,6 +33,7 @@ from arignote.dialects.ag.base import (
     _check_tensor,
     _expect_result,
     shape_str,
+    tensor_of,
     tensor_type,
 )
 from arignote.dialects.ag.control import YieldOp
@@ -129,8 +130,8 @@ class GemvPairOp(IRDLOperation):
         at = tensor_type(SSAValue.get(a))
         element = at.element_type
         shape = at.get_shape()
-        vector_u = TensorType(element, [shape[0]])
-        vector_r = TensorType(element, [shape[1]])
+        vector_u = tensor_of(element, [shape[0]])
+        vector_r = tensor_of(element, [shape[1]])
         acc = [] if beta is None or r0 is None else [SSAValue.get(beta), SSAValue.get(r0)]
         super().__init__(
             operands=[SSAValue.get(a), SSAValue.get(x), SSAValue.get(alpha), acc, list(rows)],
@@ -192,8 +193,8 @@ class GemvPairOp(IRDLOperation):
 
     def _verify_region(self, at: TensorType) -> None:
         block = self.body.block
-        expected = [TensorType(at.element_type, [])] + [
-            TensorType(tensor_type(v).element_type, []) for v in self.rows
+        expected = [tensor_of(at.element_type, [])] + [
+            tensor_of(tensor_type(v).element_type, []) for v in self.rows
         ]
         got = [arg.type for arg in block.args]
         if got != expected:
@@ -213,7 +214,7 @@ class GemvPairOp(IRDLOperation):
         if not isinstance(last, YieldOp):
             raise self._fail("region must end with ag.yield")
         yielded = [v.type for v in last.values]
-        scalar = TensorType(at.element_type, [])
+        scalar = tensor_of(at.element_type, [])
         if yielded != [scalar, scalar]:
             raise self._fail(
                 f"region must yield u_i and g_i of type {scalar}, got {_types_text(yielded)}"
@@ -224,9 +225,9 @@ class GemvPairOp(IRDLOperation):
         self._verify_rows(at)
         self._verify_region(at)
         rows, cols = at.get_shape()
-        _expect_result(self, TensorType(at.element_type, [rows]), self.u.type)
-        _expect_result(self, TensorType(at.element_type, [rows]), self.g.type)
-        _expect_result(self, TensorType(at.element_type, [cols]), self.r.type)
+        _expect_result(self, tensor_of(at.element_type, [rows]), self.u.type)
+        _expect_result(self, tensor_of(at.element_type, [rows]), self.g.type)
+        _expect_result(self, tensor_of(at.element_type, [cols]), self.r.type)
         verify_region_uses(self)
 
 

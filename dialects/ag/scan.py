@@ -75,7 +75,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC
+from arignote.dialects.ag.base import DYNAMIC, tensor_of
 from arignote.dialects.ag.control import YieldOp
 from arignote.dialects.ag.dominance import verify_region_uses
 
@@ -98,7 +98,7 @@ def _tensor(op_name: str, what: str, t: Attribute) -> TensorType:
 
 def row_type(t: TensorType) -> TensorType:
     """`t` without its leading dimension."""
-    return TensorType(t.element_type, t.get_shape()[1:])
+    return tensor_of(t.element_type, t.get_shape()[1:])
 
 
 def compatible(a: TensorType, b: TensorType) -> bool:
@@ -329,12 +329,12 @@ class ScanOp(IRDLOperation):
     def _verify_until(self, condition: Attribute) -> None:
         cond = _tensor(self.name, "the until condition", condition)
         count = _tensor(self.name, "the step count", self.outputs[-1].type)
-        if cond != TensorType(i1, []):
+        if cond != tensor_of(i1, []):
             raise VerifyException(
                 f"'{self.name}' op with until yields a condition of type {cond}, expected "
                 "tensor<i1> (its last yielded value)"
             )
-        if count != TensorType(i64, []):
+        if count != tensor_of(i64, []):
             raise VerifyException(
                 f"'{self.name}' op with until has a last result of type {count}, expected "
                 "tensor<i64> (the number of steps run)"
@@ -386,7 +386,7 @@ class ScanOp(IRDLOperation):
                     )
             r = _tensor(self.name, f"result #{i}", result.type)
             if r.get_num_dims() != y.get_num_dims() + 1 or not compatible(row_type(r), y):
-                expected = TensorType(y.element_type, [DYNAMIC, *y.get_shape()])
+                expected = tensor_of(y.element_type, [DYNAMIC, *y.get_shape()])
                 raise VerifyException(
                     f"'{self.name}' op result #{i} has type {r}, expected {expected} "
                     "(the yielded type stacked over the steps)"

@@ -28,6 +28,7 @@ from arignote.dialects.ag.base import (
     _check_tensor,
     _expect_result,
     is_bool,
+    tensor_of,
     tensor_type,
 )
 
@@ -178,12 +179,12 @@ class SoftmaxXentOp(IRDLOperation):
     def __init__(self, x: SSAValue | Operation, y: SSAValue | Operation):
         xv, yv = SSAValue.get(x), SSAValue.get(y)
         xt = tensor_type(xv)
-        result = TensorType(xt.element_type, [xt.get_shape()[0]])
+        result = tensor_of(xt.element_type, [xt.get_shape()[0]])
         super().__init__(operands=[xv, yv], result_types=[result])
 
     def verify_(self) -> None:
         xt = _check_logits_and_labels(self, self.x, self.y)
-        _expect_result(self, TensorType(xt.element_type, [xt.get_shape()[0]]), self.result.type)
+        _expect_result(self, tensor_of(xt.element_type, [xt.get_shape()[0]]), self.result.type)
 
 
 @irdl_op_definition
@@ -258,13 +259,13 @@ class SoftmaxXentPairOp(IRDLOperation):
     ):
         dv, xv, yv = SSAValue.get(dnll), SSAValue.get(x), SSAValue.get(y)
         xt = tensor_type(xv)
-        nll = TensorType(xt.element_type, [xt.get_shape()[0]])
+        nll = tensor_of(xt.element_type, [xt.get_shape()[0]])
         super().__init__(operands=[dv, xv, yv], result_types=[nll, xt])
 
     def verify_(self) -> None:
         xt = _check_logits_and_labels(self, self.x, self.y)
         _check_dnll(self, self.dnll, xt)
-        _expect_result(self, TensorType(xt.element_type, [xt.get_shape()[0]]), self.nll.type)
+        _expect_result(self, tensor_of(xt.element_type, [xt.get_shape()[0]]), self.nll.type)
         _expect_result(self, xt, self.dx.type)
 
 

@@ -21,6 +21,7 @@ has dropped them (see `Function.free`).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import warnings
@@ -58,6 +59,7 @@ from arignote.graph import (
     ancestors,
     graph_operands,
     variable_of,
+    walks_remembered,
 )
 from arignote.tensor.type import TensorType
 
@@ -896,6 +898,19 @@ def _compile(
 # --- function() ------------------------------------------------------------------------
 
 
+def _walks_remembered(fn: Callable[..., Function]) -> Callable[..., Function]:
+    """`fn`, reading the graph with `walks_remembered` (it checks, collects and emits
+    the same graph several times)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Function:
+        with walks_remembered():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_walks_remembered
 def function(
     inputs: Sequence[Any],
     outputs: Any = None,

@@ -6,6 +6,7 @@ broadcastable dimension is the static length 1, every other dimension is dynamic
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -35,10 +36,13 @@ SUPPORTED_DTYPES = (
     "complex128",
 )
 """The dtypes arignote compiles (Theano's, less `float16`)."""
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
 
 def check_dtype(dtype: Any, what: str = "dtype") -> str:
     """The canonical name of `dtype`; a `TypeError` naming `what` if unsupported."""
+    if type(dtype) is str and dtype in _SUPPORTED:  # the common case, checked first
+        return dtype
     if dtype == "floatX":
         from arignote.configuration import config
 
@@ -273,7 +277,12 @@ def upcast_dtypes(dtype: Any, *dtypes: Any) -> str:
     `upcast` table (`uint8` with `int8` gives `int16`, `uint64` with any signed integer
     `float64`, `int32` with `float32` `float64`, `complex64` with `float64`
     `complex128`)."""
-    result = np.dtype(check_dtype(dtype, "upcast"))
-    for other in dtypes:
-        result = _upcast_pair(result, np.dtype(check_dtype(other, "upcast")))
+    return _upcast_names(check_dtype(dtype, "upcast"), *(check_dtype(d, "upcast") for d in dtypes))
+
+
+@functools.cache
+def _upcast_names(*names: str) -> str:
+    result = np.dtype(names[0])
+    for other in names[1:]:
+        result = _upcast_pair(result, np.dtype(other))
     return result.name
