@@ -82,13 +82,13 @@ class Variable(TensorPyOperators):
         # Asked for several times per op built (dtype promotion, checks): kept with the
         # IR type it was computed from, which a rewrite may change.
         ir_type = self.value.type
-        cached = self.__dict__.get("_type")
+        cached = self.__dict__.get("_type_of_ir")
         if cached is not None and cached[0] is ir_type:
             return cached[1]
         from arignote.tensor.type import TensorType  # the tensor package imports this module
 
         result = TensorType.from_ir(ir_type)
-        self.__dict__["_type"] = (ir_type, result)
+        self.__dict__["_type_of_ir"] = (ir_type, result)
         return result
 
     @property

@@ -237,3 +237,44 @@ def test_variables_are_truthy_except_comparisons() -> None:
             bool(compared)
     with pytest.raises(TypeError, match="comparison"):
         0 < x < 1  # noqa: B015 - the chained comparison is the point
+
+
+def test_variable_type_follows_its_ir_type() -> None:
+    # `Variable.type` is kept between calls; a changed IR type (xDSL's rewriters set
+    # `_type`) must not give the old one.
+    from arignote.dialects.ag.base import tensor_of
+    from arignote.runtime.dtypes import element_type
+
+    x = T.dmatrix("x")
+    assert x.type is T.dmatrix
+    x.value._type = tensor_of(element_type(np.dtype("float32")), (-1, 1))
+    assert x.type == T.TensorType("float32", (False, True))
+    assert x.dtype == "float32" and x.broadcastable == (False, True)
+
+
+def test_tensor_of_is_the_builtin_type_made_once() -> None:
+    from xdsl.dialects.builtin import TensorType, f64
+
+    from arignote.dialects.ag.base import tensor_of
+
+    made = tensor_of(f64, [2, -1])
+    assert made == TensorType(f64, [2, -1])
+    assert tensor_of(f64, (2, -1)) is made
+    assert tensor_of(f64, (2, 1)) != made
+
+
+def test_remembered_walks_give_the_walk_and_see_new_ops() -> None:
+    from arignote.graph import _ancestors, ancestors, walks_remembered
+
+    x = T.dvector("x")
+    y = T.exp(x) + 1
+    with walks_remembered():
+        first = ancestors([y.value])
+        assert first == _ancestors([y.value], ())
+        first.clear()  # a caller's list is its own
+        assert ancestors([y.value]) == _ancestors([y.value], ())
+        z = y * 2  # built meanwhile: a new value, walked anew
+        assert ancestors([z.value]) == _ancestors([z.value], ())
+        stopped = ancestors([z.value], [y.value])
+        assert stopped == _ancestors([z.value], [y.value])
+        assert z.owner.ir_op in stopped and y.owner.ir_op not in stopped
