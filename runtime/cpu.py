@@ -31,6 +31,7 @@ import ctypes.util
 import re
 import sys
 from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from itertools import islice
 from typing import Any
@@ -195,30 +196,121 @@ instruction selection, the fast register allocator), which took 0.27 s on a 64-l
 MLP's glue against 2.2 s at O3 and 2.0 s at O1 (whose IR passes alone took 1 s)."""
 
 
+PARALLEL_MIN_INSTRUCTIONS = 1500
+"""A module with at least this many instructions to compile at O3 (its glue too when
+the glue is not compiled apart) is compiled in two processes when it can
+(`_fork_parts`): `ir_parts` splits its kernels into two halves of about equal cost, one
+compiled in a forked child. Below it, a fork (about 10 ms) costs more than it saves."""
+
+GLUE_COST = 1 / 8
+"""The cost of a glue instruction at `GLUE_OPT_LEVEL` relative to one at O3 (a 64-layer
+MLP's glue took 0.27 s against 2.2 s), which `ir_parts` weighs the halves with."""
+
+
+@dataclass(frozen=True)
+class IRParts:
+    """The LLVM IR texts a module is compiled from (`ir_parts`), each into an object of
+    its own, loaded into one engine: `forked` at O3 in a forked child when one can run,
+    `here` at O3 in this process, `glue` at `GLUE_OPT_LEVEL` in this process. The
+    entry points (`NativeModule`'s `extra_ir`) are linked into the glue, or into `here`
+    when the glue is not apart. `here` is None only when the glue is apart and the
+    kernels all go to the child."""
+
+    here: str | None
+    glue: str | None = None
+    forked: str | None = None
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The texts, in the order of the objects: forked, here, glue."""
+        return tuple(t for t in (self.forked, self.here, self.glue) if t is not None)
+
+
 def split_ir_texts(module_op: ModuleOp, split_glue: int | None = None) -> tuple[str, ...]:
     """The LLVM IR of `module_op` (`llvm_ir_text`) as one text, or, when its glue has
     at least `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`), as two: the
     kernels' (what they call included, those the glue calls with external linkage) and
-    the glue's, which declares them.
+    the glue's, which declares them (`ir_parts` without halves)."""
+    return ir_parts(module_op, split_glue).texts
 
-    The glue is `_glue`; a module without kernels (`kernel_functions`) or with global
-    variables (the profiler's counters) is not split."""
+
+def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = False) -> IRParts:
+    """The parts `module_op` is compiled from. When its glue (`_glue`) has at least
+    `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`), the glue is a part of
+    its own and the kernels another (`forked`). With `halves` (two processes will
+    compile) and at least `PARALLEL_MIN_INSTRUCTIONS` to compile at O3, the kernels are
+    split into two halves of about equal cost (`_halves`; a kernel with the helpers it
+    calls stays whole), one `forked`, the other `here` (with the glue when it is not
+    apart). A module without kernels (`kernel_functions`) or with global variables (the
+    profiler's counters) is one part."""
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = kernel_functions(module_op), internal_functions(module_op)
     module = _llvm_ir_module(module_op, outlined, internal)
+    if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
+        return IRParts(str(module))
     references = _references(module_op)
     glue = _glue(references, single_call_helpers(module_op, internal) - outlined)
+    sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
+    glue_size = sum(sizes.get(name, 0) for name in glue)
+    apart = glue_size >= (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
     kernels = frozenset(references) - glue
-    size = sum(len(b.instructions) for f in module.functions if f.name in glue for b in f.blocks)
-    if (
-        not outlined
-        or size < (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
-        or any(isinstance(op, GlobalOp) for op in module_op.ops)
-    ):
-        return (str(module),)
-    called = {name for f in glue for name in references[f]} & kernels
-    return _render(module, kernels, called), _render(module, glue, frozenset())
+    o3_size = sum(sizes.get(name, 0) for name in kernels) + (0 if apart else glue_size)
+    if halves and o3_size >= PARALLEL_MIN_INSTRUCTIONS:
+        forked = _halves(references, kernels, sizes, glue_size * (GLUE_COST if apart else 1))
+    else:
+        forked = kernels if apart else frozenset()
+    if not forked and not apart:
+        return IRParts(str(module))
+    here = kernels - forked if apart else frozenset(references) - forked
+    return IRParts(
+        _render(module, here, _called_from_outside(references, here)) if here else None,
+        _render(module, glue, frozenset()) if apart else None,
+        _render(module, forked, _called_from_outside(references, forked)),
+    )
+
+
+def _called_from_outside(references: dict[str, set[str]], part: frozenset[str]) -> set[str]:
+    """The functions of `part` that functions outside it call or take the address of."""
+    return {n for f, names in references.items() if f not in part for n in names} & part
+
+
+def _halves(
+    references: dict[str, set[str]],
+    kernels: frozenset[str],
+    sizes: dict[str, int],
+    here_start: float,
+) -> frozenset[str]:
+    """The kernels (and what they call) to compile in the child: whole groups of
+    functions that call each other (a kernel and its `__noalias` body, a parallel task
+    and its body), the largest first, each put in the half with less work, the other
+    half starting with `here_start` (the glue's weighed size)."""
+    group: dict[str, str] = {name: name for name in kernels}
+
+    def root(name: str) -> str:
+        while group[name] != name:
+            group[name] = group[group[name]]
+            name = group[name]
+        return name
+
+    for name in kernels:
+        for callee in references[name] & kernels:
+            group[root(callee)] = root(name)
+    members: dict[str, list[str]] = {}
+    for name in sorted(kernels):
+        members.setdefault(root(name), []).append(name)
+    weighed = sorted(
+        members.values(), key=lambda names: (-sum(sizes.get(n, 0) for n in names), names)
+    )
+    here, forked, chosen = here_start, 0.0, set()
+    for names in weighed:
+        size = sum(sizes.get(n, 0) for n in names)
+        if forked < here:
+            forked += size
+            chosen.update(names)
+        else:
+            here += size
+    return frozenset(chosen)
 
 
 def _references(module_op: ModuleOp) -> dict[str, set[str]]:
@@ -370,18 +462,20 @@ class NativeModule:
     they call). The module is compiled to an object file (`object_code`, what the
     compile cache stores) and that object is loaded into MCJIT; `from_object` loads a
     stored one without compiling anything. A module whose glue has `split_glue`
-    instructions or more is compiled as two objects, its kernels at O3 (in a forked
-    child, `_ForkedCompile`, when it can) and its glue (with `extra_ir`) unoptimised,
-    loaded into one engine (`split_ir_texts`).
+    instructions or more is compiled as two objects, its kernels at O3 and its glue
+    (with `extra_ir`) unoptimised; and where a forked child can compile (`_fork_parts`),
+    a large module's kernels are split into two halves, one compiled there meanwhile.
+    The objects are loaded into one engine (`ir_parts`, `_compile_parts`).
     """
 
     def __init__(
         self, module_op: ModuleOp, extra_ir: Sequence[str] = (), split_glue: int | None = None
     ) -> None:
-        texts = split_ir_texts(module_op, split_glue)
+        parts = ir_parts(module_op, split_glue, halves=_fork_parts())
+        texts = parts.texts
         self.llvm_ir: str | None = "\n".join(texts)
         """The LLVM IR before optimisation (None when loaded from an object); a module
-        compiled in two parts (`split_ir_texts`): the kernels' text, then the glue's."""
+        compiled in parts (`ir_parts`): their texts, in `IRParts.texts`'s order."""
         self.needs_blas = needs_blas(self.llvm_ir)
         if self.needs_blas:
             load_blas()  # BlasUnavailableError names the missing library
@@ -394,20 +488,13 @@ class NativeModule:
         machine = host_target_machine()
         if len(texts) == 1:
             imports, optimized, object_code = _compile(texts[0], extra_ir, machine)
-        else:  # kernels at O3 (in a child process when it can); the glue, with the
-            # entry points, at GLUE_OPT_LEVEL here meanwhile
-            child = _ForkedCompile.start(texts[0]) if _fork_parts() else None
-            try:
-                glue_machine = host_target_machine(GLUE_OPT_LEVEL)
-                glue = _compile(texts[1], extra_ir, glue_machine, GLUE_OPT_LEVEL)
-            finally:  # (the child reaped, whatever happened here)
-                kernels = None if child is None else child.result()
-            if kernels is None:
-                kernels = _compile(texts[0], (), machine)
-            # the kernels the glue declares are no import
-            imports = tuple(sorted({*kernels[0], *glue[0]} - _defined_names(texts[0])))
-            optimized = kernels[1] + "\n" + glue[1]
-            object_code = pack_objects([kernels[2], glue[2]])
+        else:
+            objects = _compile_parts(parts, extra_ir, machine)
+            # the functions one part declares and another defines are no import
+            defined = set().union(*(_defined_names(t) for t in texts))
+            imports = tuple(sorted({n for o in objects for n in o[0]} - defined))
+            optimized = "\n".join(o[1] for o in objects)
+            object_code = pack_objects([o[2] for o in objects])
         self.imports: tuple[str, ...] | None = imports
         """The external symbols the code uses (None when loaded from an object)."""
         self.optimized_llvm_ir: str | None = optimized
@@ -443,6 +530,34 @@ class NativeModule:
         if not address:
             raise KeyError(f"no global @{name} in the native module")
         return address
+
+
+Compiled = tuple[tuple[str, ...], str, bytes]
+"""What `_compile` gives: (imports, optimized LLVM IR, object code)."""
+
+
+def _compile_parts(
+    parts: IRParts, extra_ir: Sequence[str], machine: llvm.TargetMachine
+) -> list[Compiled]:
+    """The objects of `parts`, in `IRParts.texts`'s order: the forked part in a child
+    process when it can (`_ForkedCompile`), the others here meanwhile, the glue with
+    `extra_ir` at `GLUE_OPT_LEVEL` (or `here` with `extra_ir` when the glue is not
+    apart)."""
+    child = _ForkedCompile.start(parts.forked) if parts.forked and _fork_parts() else None
+    compiled: list[Compiled] = []
+    try:
+        if parts.here is not None:
+            compiled.append(_compile(parts.here, () if parts.glue else extra_ir, machine))
+        if parts.glue is not None:
+            glue_machine = host_target_machine(GLUE_OPT_LEVEL)
+            compiled.append(_compile(parts.glue, extra_ir, glue_machine, GLUE_OPT_LEVEL))
+    finally:  # (the child reaped, whatever happened here)
+        forked = None if child is None else child.result()
+    if parts.forked is None:
+        return compiled
+    if forked is None:
+        forked = _compile(parts.forked, (), machine)
+    return [forked, *compiled]
 
 
 def _compile(

@@ -1,6 +1,8 @@
 """A native function whose glue is large is compiled as two objects
 (`arignote.runtime.cpu.split_ir_texts`): its kernels at O3, its glue (shape arithmetic,
-allocations, kernel calls) unoptimised. `config.glue_o0_minsize` sets the size."""
+allocations, kernel calls) unoptimised. `config.glue_o0_minsize` sets the size. With
+two cores, the kernels of a large enough module are also split into two halves, one
+compiled in a forked child (`arignote.runtime.cpu.ir_parts`)."""
 
 from __future__ import annotations
 
@@ -49,12 +51,19 @@ def train(f: arignote.Function, params: list, steps: int = 3) -> list[np.ndarray
     return costs + [p.get_value() for p in params]
 
 
-def test_split_and_whole_compute_the_same():
+@pytest.fixture
+def no_halves(monkeypatch):
+    """Kernels not split into halves, whatever the cores (`PARALLEL_MIN_INSTRUCTIONS`)."""
+    monkeypatch.setattr(cpu, "PARALLEL_MIN_INSTRUCTIONS", 10**9)
+
+
+def test_split_and_whole_compute_the_same(monkeypatch):
     """The glue holds no floating-point arithmetic that optimisation could change (the
     reductions are kernels, `outline-kernels`), so the split module's costs and updated
     parameters are those of the whole module, bit for bit."""
     with change_flags(glue_o0_minsize=0, compile_cache=False):
         split = mlp_step(4)
+    monkeypatch.setattr(cpu, "PARALLEL_MIN_INSTRUCTIONS", 10**9)
     with change_flags(glue_o0_minsize=10**9, compile_cache=False):
         whole = mlp_step(4)
     assert native_module(split[0]).object_code.startswith(cpu.OBJECTS_MAGIC)
@@ -64,9 +73,9 @@ def test_split_and_whole_compute_the_same():
 
 
 def test_only_a_large_glue_is_split():
-    """The default size keeps small functions whole (their glue at O3 too); a deep
-    network's glue is compiled apart, and its kernels' object defines what the glue's
-    declares."""
+    """The default sizes keep small functions whole (their glue at O3 too); a deep
+    network's glue is compiled apart, and its kernels' objects (one, or two halves with
+    two cores) define what the glue's declares."""
     x = T.dvector("x")
     small = arignote.function([x], T.tanh(x) * 2)
     assert small(np.ones(2)).shape == (2,)
@@ -74,15 +83,19 @@ def test_only_a_large_glue_is_split():
     with change_flags(compile_cache=False):
         deep, _ = mlp_step(48)
     module = native_module(deep)
-    kernels, glue = cpu.unpack_objects(module.object_code)
-    assert kernels.startswith(b"\x7fELF") and glue.startswith(b"\x7fELF")
-    texts = module.llvm_ir.split("; ModuleID")
-    assert len(texts) == 3  # "", the kernels' module, the glue's
-    kernel_defs, glue_defs = (cpu._defined_names(t) for t in texts[1:])
+    objects = cpu.unpack_objects(module.object_code)
+    assert len(objects) == (3 if cpu._fork_parts() else 2)
+    assert all(o.startswith(b"\x7fELF") for o in objects)
+    texts = module.llvm_ir.split("; ModuleID")[1:]  # the kernels' modules, the glue's
+    kernel_defs = [cpu._defined_names(t) for t in texts[:-1]]
+    glue_defs = cpu._defined_names(texts[-1])
     assert "fn_main" in glue_defs and "fn_main__shape" in glue_defs
-    assert not kernel_defs & glue_defs
-    declared = set(re.findall(r'^declare [^@]*@"?([^"(]+)"?\(', texts[2], re.MULTILINE))
-    assert declared & kernel_defs  # the kernels the glue calls
+    assert not set().union(*kernel_defs) & glue_defs
+    if len(kernel_defs) == 2:
+        assert kernel_defs[0] and kernel_defs[1] and not kernel_defs[0] & kernel_defs[1]
+    declared = set(re.findall(r'^declare [^@]*@"?([^"(]+)"?\(', texts[-1], re.MULTILINE))
+    for defs in kernel_defs:
+        assert declared & defs  # the glue calls kernels of each
     assert not any(name.startswith("fn_main") for name in module.imports)  # linked
 
 
@@ -118,8 +131,8 @@ def test_the_glue_has_no_loops_but_the_failure_path(which):
 
             f, _ = lstm.build(np.random.default_rng(0), "cvm")
     texts = native_module(f).llvm_ir.split("; ModuleID")
-    assert len(texts) == 3
-    for function, loops in _back_edges(texts[2]).items():
+    assert len(texts) >= 3  # "", the kernels' module(s), the glue's
+    for function, loops in _back_edges(texts[-1]).items():
         for loop in loops:
             body = "\n".join(loop)
             frees = 'call ccc void @"free"' in body
@@ -151,9 +164,9 @@ def test_packed_objects_round_trip():
 
 
 def test_the_kernels_compile_in_a_child_process_with_the_same_code(monkeypatch):
-    """With more than one core (Linux), the kernels' object is compiled in a forked
-    child while the glue's is compiled here (`_ForkedCompile`): the objects are byte for
-    byte those of compiling both here."""
+    """With more than one core (Linux), half the kernels' object is compiled in a forked
+    child while the rest is compiled here (`_ForkedCompile`): the objects are byte for
+    byte those of compiling them all here."""
     import os
 
     if not cpu._fork_parts():
@@ -169,7 +182,7 @@ def test_the_kernels_compile_in_a_child_process_with_the_same_code(monkeypatch):
     with change_flags(glue_o0_minsize=0, compile_cache=False):
         forked, _ = mlp_step(3)
     assert len(pids) == 1 and pids[0] != os.getpid()
-    monkeypatch.setattr(cpu, "FORK_PARTS", False)
+    monkeypatch.setattr(cpu._ForkedCompile, "start", classmethod(lambda cls, llvm_ir: None))
     with change_flags(glue_o0_minsize=0, compile_cache=False):
         here, _ = mlp_step(3)
     assert len(pids) == 1
@@ -277,3 +290,47 @@ def test_the_glue_size_is_in_the_cache_key(tmp_path):
         base = codecache.cache_key(Mode(), module, Mode().graph_pipeline())
         with change_flags(glue_o0_minsize=0):
             assert codecache.cache_key(Mode(), module, Mode().graph_pipeline()) != base
+
+
+def test_a_large_module_compiles_in_halves_with_the_same_results(monkeypatch):
+    """A module with enough to compile at O3 and a small glue is compiled as two objects
+    when a child can compile one: the glue with half the kernels here, the other half
+    there; its results are those of the whole module, bit for bit."""
+    if not cpu._fork_parts():
+        pytest.skip("no fork, no memfd_create, or one core")
+    with change_flags(compile_cache=False):
+        halves, params = mlp_step(4)
+    module = native_module(halves)
+    assert len(cpu.unpack_objects(module.object_code)) == 2
+    forked, here = (cpu._defined_names(t) for t in module.llvm_ir.split("; ModuleID")[1:])
+    assert "fn_main" in here and not forked & here
+    assert any(name.startswith("fn_main__") for name in forked)
+    monkeypatch.setattr(cpu, "PARALLEL_MIN_INSTRUCTIONS", 10**9)
+    with change_flags(compile_cache=False):
+        whole, params_whole = mlp_step(4)
+    assert native_module(whole).object_code.startswith(b"\x7fELF")
+    for a, b in zip(train(halves, params), train(whole, params_whole), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_halves_keep_groups_whole_and_balance_the_work():
+    """`_halves` moves whole groups of functions that call each other (a kernel and its
+    `__noalias` body), the largest first, to the half with less work."""
+    references = {
+        "f": {"k0", "k1", "k2", "t3"},  # the glue
+        "k0": {"k0__noalias"},
+        "k0__noalias": set(),
+        "k1": {"k1__noalias"},
+        "k1__noalias": set(),
+        "k2": set(),
+        "t3": {"t3__body"},
+        "t3__body": set(),
+    }
+    sizes = {"f": 10, "k0": 5, "k0__noalias": 95, "k1": 5, "k1__noalias": 55}
+    sizes |= {"k2": 40, "t3": 5, "t3__body": 5}
+    kernels = frozenset(references) - {"f"}
+    forked = cpu._halves(references, kernels, sizes, 10)
+    # k0 (100) there, k1 (60) and k2 (40) here beside the glue (10), t3 (10) there
+    assert forked == {"k0", "k0__noalias", "t3", "t3__body"}
+    assert cpu._halves(references, kernels, sizes, 300) == kernels  # a costly glue
+    assert cpu._called_from_outside(references, forked) == {"k0", "t3"}
