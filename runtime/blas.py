@@ -12,6 +12,9 @@ says why the library could not be loaded.
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections.abc import Callable, Collection
 from functools import cache
 
 SYMBOL_PREFIX = "scipy_cblas_"
@@ -104,6 +107,109 @@ def _limit_threads(path: str) -> None:
     library, cores = ctypes.CDLL(path), usable_cores()
     if library.scipy_openblas_get_num_threads() > cores:
         library.scipy_openblas_set_num_threads(ctypes.c_int(cores))
+    budget = ThreadBudget.for_this_process(
+        lambda n: library.scipy_openblas_set_num_threads(ctypes.c_int(n))
+    )
+    if budget is not None:
+        budget.start()
+
+
+ADAPT_INTERVAL = 0.25
+"""Seconds between two looks of `ThreadBudget` at what the other processes use."""
+
+
+def _busy_seconds(cpus: Collection[int], stat: str = "/proc/stat") -> float:
+    """The time the CPUs `cpus` spent busy since boot (all but idle and iowait), from
+    the `cpuN` lines of /proc/stat."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    busy = 0
+    with open(stat) as lines:
+        for line in lines:
+            if not line.startswith("cpu") or line.startswith("cpu "):
+                continue
+            name, *fields = line.split()
+            if int(name[3:]) in cpus:
+                values = [int(f) for f in fields[:8]]
+                busy += sum(values) - values[3] - values[4]
+    return busy / ticks
+
+
+class ThreadBudget:
+    """OpenBLAS's thread count kept to the cores the other processes leave free.
+
+    OpenBLAS's threads wait for each other spinning: on a machine whose cores other
+    processes keep busy, a thread that is not running holds up every call (a 784-500-10
+    MLP step took 24-48 ms with 2 threads beside two busy processes on 2 cores, 1.4-2.6
+    ms with one; 0.9 ms against 1.4 ms on the quiet machine). Every `ADAPT_INTERVAL`
+    seconds a daemon thread measures how many of this process's cores the others used
+    (the busy time of its CPUs, from /proc/stat, less this process's CPU time),
+    averaged over the last two looks, and gives OpenBLAS the rest, at least one.
+
+    Not started when the user set OpenBLAS's thread count, off Linux, under a cgroup
+    CPU quota (the CPUs' time is then shared with processes the quota does not limit),
+    or with one core."""
+
+    def __init__(
+        self,
+        set_threads: Callable[[int], object],
+        cpus: Collection[int],
+        busy: Callable[[], float],
+        own: Callable[[], float] = time.process_time,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.set_threads, self.cores = set_threads, len(cpus)
+        self.busy, self.own, self.clock = busy, own, clock
+        self.threads = self.cores
+        """The thread count OpenBLAS was last given."""
+        self._last = (clock(), busy(), own())
+        self._others: list[float] = []
+
+    @classmethod
+    def for_this_process(cls, set_threads: Callable[[int], object]) -> ThreadBudget | None:
+        """The budget of this process's CPUs, None where it does not apply (above)."""
+        from arignote.runtime.threadpool import cpu_quota
+
+        if any(os.environ.get(name) for name in _THREAD_VARIABLES):
+            return None
+        try:
+            cpus = frozenset(os.sched_getaffinity(0))
+            _busy_seconds(cpus)
+        except (AttributeError, OSError, ValueError):  # not Linux, no /proc
+            return None
+        if len(cpus) < 2 or cpu_quota() is not None:
+            return None
+        return cls(set_threads, cpus, lambda: _busy_seconds(cpus))
+
+    def look(self) -> int:
+        """Measure the others' use since the last look and set OpenBLAS's threads;
+        returns their count."""
+        now, busy, own = self.clock(), self.busy(), self.own()
+        then, busy_then, own_then = self._last
+        self._last = (now, busy, own)
+        if now <= then:
+            return self.threads
+        others = max(0.0, (busy - busy_then) - (own - own_then)) / (now - then)
+        self._others = [*self._others[-1:], others]
+        average = sum(self._others) / len(self._others)
+        threads = max(1, min(self.cores, self.cores - round(average)))
+        if threads != self.threads:
+            self.set_threads(threads)
+            self.threads = threads
+        return threads
+
+    def start(self) -> None:
+        """Look every `ADAPT_INTERVAL` seconds, in a daemon thread, for the process's
+        life (a forked child has no such thread: its OpenBLAS keeps the last count)."""
+
+        def run() -> None:
+            while True:
+                time.sleep(ADAPT_INTERVAL)
+                try:
+                    self.look()
+                except (OSError, ValueError):  # /proc unreadable now: stop adapting
+                    return
+
+        threading.Thread(target=run, name="arignote-blas-budget", daemon=True).start()
 
 
 def needs_blas(llvm_ir: str) -> bool:
