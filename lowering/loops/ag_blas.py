@@ -64,8 +64,10 @@ from arignote.lowering.loops.ag_shapes import (
 )
 from arignote.lowering.loops.loop_utils import (
     Buffer,
+    Calls,
     Dim,
     as_index,
+    first_calls,
     index_constant,
     load,
     store,
@@ -429,15 +431,13 @@ def emit_gemm(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) -> 
     _free(b, [a, c])
 
 
-def declare_blas_functions(module: ModuleOp) -> None:
+def declare_blas_functions(module: ModuleOp, calls: Calls | None = None) -> None:
     """Adds `func.func private @scipy_cblas_...` for each BLAS function called but not
-    declared."""
+    declared (`calls`: the module's `loop_utils.first_calls`, when the caller has them)."""
     declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    called = {
-        op.callee.string_value()
-        for op in module.walk()
-        if isinstance(op, func.CallOp) and op.callee.string_value() in BLAS_FUNCTIONS
-    }
+    if calls is None:
+        calls = first_calls(module)
+    called = {name for name in calls if name in BLAS_FUNCTIONS}
     for name in sorted(called - declared):
         module.body.block.add_op(func.FuncOp.external(name, BLAS_FUNCTIONS[name], []))
 

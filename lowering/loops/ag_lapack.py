@@ -67,6 +67,7 @@ from arignote.lowering.loops.ag_shapes import (
 )
 from arignote.lowering.loops.loop_utils import (
     Buffer,
+    Calls,
     Dim,
     as_index,
     declare_called_functions,
@@ -534,10 +535,12 @@ def _emit_q(
     _free(b, q)
 
 
-def declare_lapack_functions(module: ModuleOp) -> None:
+def declare_lapack_functions(module: ModuleOp, calls: Calls | None = None) -> None:
     """Adds `func.func private` declarations of the LAPACKE functions and the error
     callback a module calls but does not declare."""
-    declare_called_functions(module, lambda name: name.startswith(PREFIX) or name == ERROR_CALLBACK)
+    declare_called_functions(
+        module, lambda name: name.startswith(PREFIX) or name == ERROR_CALLBACK, calls
+    )
 
 
 MULTI_VALUE_SHAPE_RULES.update(

@@ -51,7 +51,13 @@ from xdsl.transforms.lower_mpi import LowerMpiAllreduce, MpiLibraryInfo
 from arignote.dialects import ag
 from arignote.lowering.loops.ag_kernels import KERNELS, copy, elementwise
 from arignote.lowering.loops.ag_shapes import SHAPE_RULES, same_rule
-from arignote.lowering.loops.loop_utils import Buffer, as_index, declare_called_functions
+from arignote.lowering.loops.loop_utils import (
+    Buffer,
+    Calls,
+    as_index,
+    declare_called_functions,
+    first_calls,
+)
 
 INFO = MpiLibraryInfo()
 """MPICH's handles (xDSL's table of them)."""
@@ -223,20 +229,19 @@ def _allreduce_helper() -> func.FuncOp:
     return func.FuncOp(ALLREDUCE, ((PTR, i32, i32, i64), (i32,)), body, visibility="private")
 
 
-def _calls(module: ModuleOp, name: str) -> bool:
-    return any(
-        isinstance(op, func.CallOp) and op.callee.string_value() == name for op in module.walk()
-    )
-
-
-def declare_mpi_functions(module: ModuleOp) -> None:
+def declare_mpi_functions(module: ModuleOp, calls: Calls | None = None) -> None:
     """Adds `@arignote_mpi_allreduce` when the module calls it, and the declarations of
-    the MPI functions, `clock_gettime` and the error callback it calls."""
+    the MPI functions, `clock_gettime` and the error callback it calls (`calls`: the
+    module's `loop_utils.first_calls`, when the caller has them)."""
     defined = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    if ALLREDUCE not in defined and _calls(module, ALLREDUCE):
-        module.body.block.add_op(_allreduce_helper())
+    if calls is None:
+        calls = first_calls(module)
+    if ALLREDUCE not in defined and ALLREDUCE in calls:
+        helper = _allreduce_helper()
+        module.body.block.add_op(helper)
+        calls = first_calls(helper, dict(calls))  # (the module's last op: its calls last)
     wanted = {*_MPI_FUNCTIONS, CLOCK, YIELD, ERROR_CALLBACK}
-    declare_called_functions(module, lambda name: name in wanted)
+    declare_called_functions(module, lambda name: name in wanted, calls)
 
 
 SHAPE_RULES[ag.AllreduceOp] = same_rule

@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Operation
 from arignote.dialects import ag
 from arignote.lowering.loops.ag_kernels import KERNELS, copy
 from arignote.lowering.loops.ag_shapes import SHAPE_RULES, same_rule
-from arignote.lowering.loops.loop_utils import Buffer, declare_called_functions
+from arignote.lowering.loops.loop_utils import Buffer, Calls, declare_called_functions
 
 CALLBACK_PREFIX = "arignote_print_"
 """Every print callback symbol starts with this prefix (the runtime registers them)."""
@@ -59,10 +59,10 @@ def emit_print(b: Builder, op: Operation, out: Buffer, ins: Sequence[Buffer]) ->
     b.insert(func.CallOp(name, [code, value], []))
 
 
-def declare_print_functions(module: ModuleOp) -> None:
+def declare_print_functions(module: ModuleOp, calls: Calls | None = None) -> None:
     """Adds `func.func private @arignote_print_...` for each callback called but not
     declared."""
-    declare_called_functions(module, lambda name: name.startswith(CALLBACK_PREFIX))
+    declare_called_functions(module, lambda name: name.startswith(CALLBACK_PREFIX), calls)
 
 
 SHAPE_RULES[ag.PrintOp] = same_rule

@@ -53,7 +53,13 @@ from arignote.lowering.loops.ag_shapes import (
     Check,
     ShapeContext,
 )
-from arignote.lowering.loops.loop_utils import Buffer, Dim, declare_called_functions, index_constant
+from arignote.lowering.loops.loop_utils import (
+    Buffer,
+    Calls,
+    Dim,
+    declare_called_functions,
+    index_constant,
+)
 
 CALLBACK_PREFIX = "arignote_pyop_"
 """Every custom-op callback symbol starts with this prefix (the runtime registers them)."""
@@ -147,10 +153,10 @@ def emit_python_op(
     b.insert(func.CallOp(name, [_ident(b, op), *values], []))
 
 
-def declare_pyop_functions(module: ModuleOp) -> None:
+def declare_pyop_functions(module: ModuleOp, calls: Calls | None = None) -> None:
     """Adds `func.func private @arignote_pyop_...` for each callback called but not
     declared."""
-    declare_called_functions(module, lambda name: name.startswith(CALLBACK_PREFIX))
+    declare_called_functions(module, lambda name: name.startswith(CALLBACK_PREFIX), calls)
 
 
 MULTI_RESULT_VALUE_SHAPE_RULES[ag.PythonOp] = python_op_rule

@@ -115,9 +115,11 @@ from arignote.lowering.loops.ag_views import VIEWS
 from arignote.lowering.loops.kernel_reuse import KERNEL_REUSE, KernelReuse, emit_kernel
 from arignote.lowering.loops.loop_utils import (
     Buffer,
+    Calls,
     Dim,
     as_index,
     dynamic_sizes,
+    first_calls,
     index_constant,
     load,
     memref_dims,
@@ -825,14 +827,13 @@ class LowerTensorFunction(RewritePattern):
         rewriter.replace(op, [build_shape_function(op), build_compute_function(op)], [])
 
 
-def declare_libm_functions(module: ModuleOp) -> None:
-    """Adds `func.func private @fmod...` for each libm function called but not declared."""
+def declare_libm_functions(module: ModuleOp, calls: Calls | None = None) -> None:
+    """Adds `func.func private @fmod...` for each libm function called but not declared
+    (`calls`: the module's `loop_utils.first_calls`, when the caller has them)."""
     declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    called = {
-        op.callee.string_value()
-        for op in module.walk()
-        if isinstance(op, func.CallOp) and op.callee.string_value() in LIBM_FUNCTIONS
-    }
+    if calls is None:
+        calls = first_calls(module)
+    called = {name for name in calls if name in LIBM_FUNCTIONS}
     for name in sorted(called - declared):
         t = LIBM_FUNCTIONS[name]
         module.body.block.add_op(func.FuncOp.external(name, [t] * LIBM_ARITY.get(name, 2), [t]))
@@ -867,9 +868,10 @@ class ConvertAgToLoopsPass(ModulePass):
                 walker.rewrite_module(op)
         finally:
             KERNEL_REUSE.reset(reuse)
-        declare_libm_functions(op)
-        declare_blas_functions(op)
-        declare_print_functions(op)
-        declare_pyop_functions(op)
-        declare_lapack_functions(op)
-        declare_mpi_functions(op)
+        calls = first_calls(op)  # (one walk for all the declarations)
+        declare_libm_functions(op, calls)
+        declare_blas_functions(op, calls)
+        declare_print_functions(op, calls)
+        declare_pyop_functions(op, calls)
+        declare_lapack_functions(op, calls)
+        declare_mpi_functions(op, calls)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp, NoneAttr
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from arignote.lowering.llvm.llvm_utils import integer_attr
@@ -317,15 +317,32 @@ def copy_in_order(
     b.insert(scf.IfOp(condition, [], Region(fast), Region(slow)))
 
 
-def declare_called_functions(module: ModuleOp, wanted: Callable[[str], bool]) -> None:
+Calls = dict[str, func.CallOp]
+"""The first `func.call` of each callee of a module, in walk order (`first_calls`)."""
+
+
+def first_calls(op: Operation, calls: Calls | None = None) -> Calls:
+    """The first `func.call` of each function `op` (a module) calls, in walk order; with
+    `calls`, those of `op` (one appended to the module after the others: a helper
+    function) added to it where new. The `declare_*_functions` of the lowering take
+    these, so that adding the declarations walks the module once, not once each."""
+    calls = {} if calls is None else calls
+    for inner in op.walk():
+        if isinstance(inner, func.CallOp):
+            calls.setdefault(inner.callee.string_value(), inner)
+    return calls
+
+
+def declare_called_functions(
+    module: ModuleOp, wanted: Callable[[str], bool], calls: Calls | None = None
+) -> None:
     """Adds a `func.func private` declaration for each function whose name is `wanted`
-    that `module` calls but does not declare, typed by its first call."""
+    that `module` calls but does not declare, typed by its first call (`calls`: the
+    module's `first_calls`, when the caller has them)."""
     declared = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-    calls: dict[str, func.CallOp] = {}
-    for op in module.walk():
-        if isinstance(op, func.CallOp) and wanted(op.callee.string_value()):
-            calls.setdefault(op.callee.string_value(), op)
-    for name in sorted(set(calls) - declared):
+    if calls is None:
+        calls = first_calls(module)
+    for name in sorted(n for n in calls if wanted(n) and n not in declared):
         call = calls[name]
         inputs = [a.type for a in call.arguments]
         outputs = [r.type for r in call.results]
