@@ -153,17 +153,26 @@ def llvm_ir_text(module_op: ModuleOp) -> str:
 
 
 def _llvm_ir_module(
-    module_op: ModuleOp, kernels: frozenset[str], internal: frozenset[str]
+    module_op: ModuleOp,
+    kernels: frozenset[str],
+    internal: frozenset[str],
+    helpers: frozenset[str] | None = None,
 ) -> ir.Module:
     """`llvm_ir_text`'s module, as llvmlite's IR objects (`kernels`: `kernel_functions`,
-    `internal`: `internal_functions`, which the caller has)."""
+    `internal`: `internal_functions`, which the caller has; `helpers`:
+    `single_call_helpers`, when it has them too)."""
     from xdsl.backend.llvm.convert import convert_module
 
     from arignote.lowering.llvm.llvm_attributes import add_function_attributes
 
     _initialize()
     triple = llvm.get_process_triple()
-    inline = single_call_helpers(module_op, internal) if INLINE_SINGLE_CALL else frozenset()
+    if not INLINE_SINGLE_CALL:
+        inline: frozenset[str] = frozenset()
+    elif helpers is None:
+        inline = single_call_helpers(module_op, internal)
+    else:
+        inline = helpers
     module = convert_module(module_op, fallback_target_triple=triple)
     for function in module.functions:
         # xDSL's translation drops `llvm.func` linkage: internal again, so that LLVM
@@ -246,11 +255,12 @@ def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = 
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = kernel_functions(module_op), internal_functions(module_op)
-    module = _llvm_ir_module(module_op, outlined, internal)
+    helpers = single_call_helpers(module_op, internal)
+    module = _llvm_ir_module(module_op, outlined, internal, helpers)
     if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
         return IRParts(str(module))
     references = _references(module_op)
-    glue = _glue(references, single_call_helpers(module_op, internal) - outlined)
+    glue = _glue(references, helpers - outlined)
     sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
     glue_size = sum(sizes.get(name, 0) for name in glue)
     apart = glue_size >= (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
@@ -321,7 +331,7 @@ def _references(module_op: ModuleOp) -> dict[str, set[str]]:
     for function in module_op.ops:
         if type(function) is FuncOp and function.body.blocks:
             names = references[function.sym_name.data] = set()
-            for op in function.walk():
+            for op in _body_ops(function):
                 if type(op) is CallOp and op.callee is not None:
                     names.add(op.callee.string_value())
                 elif type(op) is AddressOfOp:
@@ -389,13 +399,17 @@ def _function_body_ops(module_op: ModuleOp) -> Iterator[Operation]:
     from xdsl.dialects.llvm import FuncOp
 
     for function in module_op.ops:
-        if type(function) is not FuncOp:
-            continue
-        for block in function.body.blocks:
-            for op in block.ops:
-                yield op
-                if op.regions:
-                    yield from islice(op.walk(), 1, None)
+        if type(function) is FuncOp:
+            yield from _body_ops(function)
+
+
+def _body_ops(function: Operation) -> Iterator[Operation]:
+    """The ops of the body of `function` (an `llvm.func`), as `_function_body_ops`."""
+    for block in function.regions[0].blocks:
+        for op in block.ops:
+            yield op
+            if op.regions:
+                yield from islice(op.walk(), 1, None)
 
 
 def kernel_functions(module_op: ModuleOp) -> frozenset[str]:
