@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from typing import Union, get_args, get_origin
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
@@ -145,6 +145,28 @@ def _erase_if_dead(op: Operation, rewriter: PatternRewriter) -> None:
         pending += producers
 
 
+def walk_ops(region: Region, reverse: bool = False) -> list[Operation]:
+    """`list(region.walk(reverse=reverse))` (pre-order: each op before the ops of its
+    regions), made with a stack instead of xDSL's generator per op and per block: the
+    passes that apply patterns once walk the whole module twice, at its largest."""
+    ops: list[Operation] = []
+    stack = _children(region, reverse)
+    while stack:
+        op = stack.pop()
+        ops.append(op)
+        for inner in op.regions if reverse else reversed(op.regions):
+            stack += _children(inner, reverse)
+    return ops
+
+
+def _children(region: Region, reverse: bool) -> list[Operation]:
+    """The ops of `region`'s blocks in the order `walk_ops` pops them (last first)."""
+    ops = [op for block in region.blocks for op in block.ops]
+    if not reverse:
+        ops.reverse()
+    return ops
+
+
 def apply_once(
     applier: RewritePattern,
     module: ModuleOp,
@@ -165,8 +187,8 @@ def apply_once(
     ops, when `dce`), without its worklist (every op a rewrite inserts or touches is
     pushed, then popped to find no pattern) and its confirming second walk.
     """
-    walk = module.body.walk(reverse=reverse)
-    ops = [op for op in walk if visit is None or isinstance(op, visit)]
+    walk = walk_ops(module.body, reverse)
+    ops = walk if visit is None else [op for op in walk if isinstance(op, visit)]
     rewriter = PatternRewriter(InsertPoint.at_start(module.body.block))
     changed = False
     for op in ops:
@@ -181,7 +203,7 @@ def apply_once(
             op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
         changed |= rewriter.has_done_action
     if dce:
-        for op in [op for op in module.body.walk(reverse=True) if may_be_dead(op)]:
+        for op in [op for op in walk_ops(module.body, reverse=True) if may_be_dead(op)]:
             rewriter.has_done_action = False
             _erase_if_dead(op, rewriter)
             changed |= rewriter.has_done_action

@@ -19,6 +19,7 @@ from arignote.lowering.llvm import llvm_utils
 from arignote.lowering.llvm.llvm_utils import PTR, integer_attr, nsw
 from arignote.lowering.llvm.reconcile_casts import ReconcileUnrealizedCastsPass as Reconcile
 from arignote.lowering.llvm.scf_to_cf import ConvertScfToCfPass
+from arignote.lowering.rewriting import walk_ops
 
 # --- op_builder.build ----------------------------------------------------------------------
 
@@ -238,3 +239,41 @@ def test_scf_to_cf_of_many_loops_gives_xdsls_result():
     ConvertScfToCfPass().apply(make_context(), ours)
     ConvertScfToCf().apply(make_context(), xdsls)
     assert str(ours) == str(xdsls)
+
+
+WALKED = """
+func.func @f(%c: i1, %n: index) -> index {
+  %z = arith.constant 0 : index
+  %r = scf.if %c -> (index) {
+    %a = arith.addi %n, %n : index
+    scf.yield %a : index
+  } else {
+    %s = scf.for %i = %z to %n step %n iter_args(%x = %z) -> (index) {
+      %b = arith.muli %x, %i : index
+      scf.yield %b : index
+    }
+    scf.yield %s : index
+  }
+  cf.br ^next(%r : index)
+^next(%v: index):
+  %w = scf.execute_region -> index {
+    cf.br ^inner
+  ^inner:
+    scf.yield %v : index
+  }
+  func.return %w : index
+}
+func.func @g() {
+  func.return
+}
+"""
+
+
+def test_walk_ops_is_xdsls_walk_in_both_directions():
+    """`walk_ops` (what `apply_once` visits): the ops, nested ops, several regions and
+    blocks in each, in the order of xDSL's `Region.walk`, and reversed as it reverses."""
+    module = _parse(WALKED)
+    for reverse in (False, True):
+        expected = list(module.body.walk(reverse=reverse))
+        assert [op.name for op in walk_ops(module.body, reverse)] == [op.name for op in expected]
+        assert all(a is b for a, b in zip(walk_ops(module.body, reverse), expected, strict=True))
