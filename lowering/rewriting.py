@@ -145,6 +145,14 @@ def _erase_if_dead(op: Operation, rewriter: PatternRewriter) -> None:
         pending += producers
 
 
+def walk_op(op: Operation) -> list[Operation]:
+    """`list(op.walk())`: `op`, then the ops of its regions (`walk_ops`)."""
+    ops = [op]
+    for region in op.regions:
+        ops += walk_ops(region)
+    return ops
+
+
 def walk_ops(region: Region, reverse: bool = False) -> list[Operation]:
     """`list(region.walk(reverse=reverse))` (pre-order: each op before the ops of its
     regions), made with a stack instead of xDSL's generator per op and per block: the
@@ -165,6 +173,20 @@ def _children(region: Region, reverse: bool) -> list[Operation]:
     if not reverse:
         ops.reverse()
     return ops
+
+
+def _instances(ops: list[Operation], classes: tuple[type[Operation], ...]) -> list[Operation]:
+    """The ops of `ops` that are instances of `classes`, tested once per class (the op
+    classes are abstract: `isinstance` goes through `ABCMeta`)."""
+    matches: dict[type[Operation], bool] = {}
+    found = []
+    for op in ops:
+        match = matches.get(type(op))
+        if match is None:
+            match = matches[type(op)] = isinstance(op, classes)
+        if match:
+            found.append(op)
+    return found
 
 
 def apply_once(
@@ -188,7 +210,7 @@ def apply_once(
     pushed, then popped to find no pattern) and its confirming second walk.
     """
     walk = walk_ops(module.body, reverse)
-    ops = walk if visit is None else [op for op in walk if isinstance(op, visit)]
+    ops = walk if visit is None else _instances(walk, visit)
     rewriter = PatternRewriter(InsertPoint.at_start(module.body.block))
     changed = False
     for op in ops:

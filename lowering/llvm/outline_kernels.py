@@ -65,6 +65,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -91,6 +92,7 @@ from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, noalias_arg_attrs
 from arignote.lowering.llvm.merge_functions import blocks_key, op_key
 from arignote.lowering.llvm.parallelize import noalias_positions
+from arignote.lowering.rewriting import walk_op
 
 KERNEL_SUFFIX = "__k"
 
@@ -147,6 +149,29 @@ def _candidate(op: Operation) -> bool:
     return isinstance(op, scf.IfOp) and _holds_a_loop(op)
 
 
+_STAY, _ALLOC, _CALL, _DEALLOC, _OTHER = "stay", "alloc", "call", "dealloc", "other"
+
+_KINDS: dict[type[Operation], str] = {}
+"""What `nest_uses` makes of each op class (`isinstance` on the abstract op classes,
+once per class)."""
+
+
+def _kind(op: Operation) -> str:
+    kind = (
+        _STAY
+        if isinstance(op, _STAYS)
+        else _ALLOC
+        if isinstance(op, memref.AllocOp)
+        else _CALL
+        if isinstance(op, func.CallOp)
+        else _DEALLOC
+        if isinstance(op, memref.DeallocOp)
+        else _OTHER
+    )
+    _KINDS[type(op)] = kind
+    return kind
+
+
 @dataclass
 class _Uses:
     """What a nest uses from outside and whether it can be a kernel (`nest_uses`)."""
@@ -164,14 +189,13 @@ def nest_uses(op: Operation) -> _Uses:
     defined: set[SSAValue] = set()
     used: dict[SSAValue, None] = {}
     allocates = False
-    for inner in op.walk():
-        if isinstance(inner, _STAYS):
+    for inner in walk_op(op):
+        kind = _KINDS.get(type(inner)) or _kind(inner)
+        if kind is _STAY:
             return _Uses([], False, False)
-        if isinstance(inner, memref.AllocOp) or (
-            isinstance(inner, func.CallOp) and ALLOC_STATUS in inner.attributes
-        ):  # (a call of a status kernel reports a failed allocation too)
-            allocates = True
-        elif isinstance(inner, memref.DeallocOp) and inner.memref not in defined:
+        if kind is _ALLOC or (kind is _CALL and ALLOC_STATUS in inner.attributes):
+            allocates = True  # (a call of a status kernel reports a failed allocation too)
+        elif kind is _DEALLOC and cast(memref.DeallocOp, inner).memref not in defined:
             return _Uses([], False, False)  # frees a buffer of the caller
         for operand in inner.operands:
             if operand not in defined:
@@ -248,7 +272,7 @@ class _Outliner:
     def count_regions(self, f: func.FuncOp) -> None:
         """Plan each candidate of `f` (kept for `_outline`) and count the kernels of its
         regions and allocating nests by key (`repeats`)."""
-        for op in f.walk():
+        for op in walk_op(f):
             if _candidate(op) and (plan := _plan(f, op)) is not None:
                 self.plans[op] = plan
                 if _counted(op, plan):
