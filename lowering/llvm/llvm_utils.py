@@ -424,7 +424,7 @@ def declare_function(
     the names of the C library functions called (`malloc`, `free`, `tanh`, ...).
     """
     module = enclosing_module(anchor)
-    function_type = llvm.LLVMFunctionType(inputs, output or llvm.LLVMVoidType())
+    function_type = _function_type(tuple(inputs), output)
     existing = SymbolTable.lookup_symbol(module, name)
     if isinstance(existing, llvm.FuncOp) and existing.function_type == function_type:
         return
@@ -436,6 +436,16 @@ def declare_function(
     rewriter.insert(decl, InsertPoint.at_start(module.body.block))
 
 
+@lru_cache(maxsize=256)
+def _function_type(
+    inputs: tuple[Attribute, ...], output: Attribute | None
+) -> llvm.LLVMFunctionType:
+    """`declare_function`'s function type, built once per process for each signature
+    (the C functions called, again for every allocation: building and verifying the
+    type cost more than looking the declaration up)."""
+    return llvm.LLVMFunctionType(inputs, output or llvm.LLVMVoidType())
+
+
 def declare_external(
     module: ModuleOp, name: str, inputs: Sequence[Attribute], output: Attribute | None = None
 ) -> None:
@@ -443,7 +453,7 @@ def declare_external(
     symbol (outside a pattern rewrite: `declare_function` is the rewriter's)."""
     if SymbolTable.lookup_symbol(module, name) is not None:
         return
-    function_type = llvm.LLVMFunctionType(inputs, output or llvm.LLVMVoidType())
+    function_type = _function_type(tuple(inputs), output)
     decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
     Rewriter.insert_op(decl, InsertPoint.at_start(module.body.block))
 
