@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from arignote.dialects import ag
+from arignote.lowering.llvm.llvm_utils import integer_attr
 from arignote.lowering.loops import ag_scalar, parallel_loops
 from arignote.lowering.loops.ag_kernels import KERNELS, copy
 from arignote.lowering.loops.ag_shapes import (
@@ -72,6 +73,7 @@ from arignote.lowering.loops.loop_utils import (
     load,
     store,
 )
+from arignote.lowering.op_builder import build
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 """CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`."""
@@ -159,34 +161,34 @@ def gemm_rule(op: Operation, dims: Sequence[Sequence[Dim]]) -> RuleResult:
 
 
 def _i32(b: Builder, value: SSAValue) -> SSAValue:
-    return b.insert(arith.IndexCastOp(value, i32)).result
+    return b.insert(build(arith.IndexCastOp, value, i32)).result
 
 
 def _i32_constant(b: Builder, value: int) -> SSAValue:
-    return b.insert(arith.ConstantOp(IntegerAttr(value, i32))).result
+    return b.insert(build(arith.ConstantOp, integer_attr(value, i32))).result
 
 
 def _cmp(b: Builder, lhs: SSAValue, rhs: SSAValue, predicate: str) -> SSAValue:
-    return b.insert(arith.CmpiOp(lhs, rhs, predicate)).result
+    return b.insert(build(arith.CmpiOp, lhs, rhs, predicate)).result
 
 
 def _and(b: Builder, *values: SSAValue) -> SSAValue:
     result = values[0]
     for v in values[1:]:
-        result = b.insert(arith.AndIOp(result, v)).result
+        result = b.insert(build(arith.AndIOp, result, v)).result
     return result
 
 
 def _or(b: Builder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    return b.insert(arith.OrIOp(lhs, rhs)).result
+    return b.insert(build(arith.OrIOp, lhs, rhs)).result
 
 
 def _select(b: Builder, cond: SSAValue, a: SSAValue, c: SSAValue) -> SSAValue:
-    return b.insert(arith.SelectOp(cond, a, c)).result
+    return b.insert(build(arith.SelectOp, cond, a, c)).result
 
 
 def _max1(b: Builder, value: SSAValue) -> SSAValue:
-    return b.insert(arith.MaxSIOp(value, index_constant(b, 1))).result
+    return b.insert(build(arith.MaxSIOp, value, index_constant(b, 1))).result
 
 
 def _element_size(t: Attribute) -> int:

@@ -34,6 +34,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from arignote.dialects import ag
+from arignote.lowering.llvm.llvm_utils import integer_attr
 from arignote.lowering.loops import ag_scalar, parallel_loops
 from arignote.lowering.loops.ag_kernels import KERNELS, broadcast_indices, copy, elementwise
 from arignote.lowering.loops.ag_shapes import (
@@ -54,6 +55,7 @@ from arignote.lowering.loops.loop_utils import (
     reduction_nest,
     store,
 )
+from arignote.lowering.op_builder import build
 
 Idx = int | SSAValue
 """An index-typed quantity: known (int) or an `index` SSA value."""
@@ -75,7 +77,7 @@ def add(b: Builder, x: Idx, y: Idx) -> Idx:
         return y
     if y == 0:
         return x
-    return b.insert(arith.AddiOp(_v(b, x), _v(b, y))).result
+    return b.insert(build(arith.AddiOp, _v(b, x), _v(b, y))).result
 
 
 def sub(b: Builder, x: Idx, y: Idx) -> Idx:
@@ -83,7 +85,7 @@ def sub(b: Builder, x: Idx, y: Idx) -> Idx:
         return x - y
     if y == 0:
         return x
-    return b.insert(arith.SubiOp(_v(b, x), _v(b, y))).result
+    return b.insert(build(arith.SubiOp, _v(b, x), _v(b, y))).result
 
 
 def mul(b: Builder, x: Idx, y: Idx) -> Idx:
@@ -93,7 +95,7 @@ def mul(b: Builder, x: Idx, y: Idx) -> Idx:
         return y
     if y == 1:
         return x
-    return b.insert(arith.MuliOp(_v(b, x), _v(b, y))).result
+    return b.insert(build(arith.MuliOp, _v(b, x), _v(b, y))).result
 
 
 def _truncated_quotient(x: int, y: int) -> int:
@@ -109,7 +111,7 @@ def div(b: Builder, x: Idx, y: Idx) -> Idx:
         return _truncated_quotient(x, y) if y else 0
     if y == 1:
         return x
-    return b.insert(arith.DivSIOp(_v(b, x), _v(b, y))).result
+    return b.insert(build(arith.DivSIOp, _v(b, x), _v(b, y))).result
 
 
 def rem(b: Builder, x: Idx, y: Idx) -> Idx:
@@ -118,7 +120,7 @@ def rem(b: Builder, x: Idx, y: Idx) -> Idx:
         return x - y * _truncated_quotient(x, y) if y else 0
     if y == 1:
         return 0
-    return b.insert(arith.RemSIOp(_v(b, x), _v(b, y))).result
+    return b.insert(build(arith.RemSIOp, _v(b, x), _v(b, y))).result
 
 
 _PY_COMPARE = {
@@ -134,12 +136,12 @@ _PY_COMPARE = {
 def cmp(b: Builder, predicate: str, x: Idx, y: Idx) -> Cond:
     if isinstance(x, int) and isinstance(y, int):
         return _PY_COMPARE[predicate](x, y)
-    return b.insert(arith.CmpiOp(_v(b, x), _v(b, y), predicate)).result
+    return b.insert(build(arith.CmpiOp, _v(b, x), _v(b, y), predicate)).result
 
 
 def _c(b: Builder, c: Cond) -> SSAValue:
     if isinstance(c, bool):
-        return b.insert(arith.ConstantOp(IntegerAttr(int(c), i1))).result
+        return b.insert(build(arith.ConstantOp, integer_attr(int(c), i1))).result
     return c
 
 
@@ -148,7 +150,7 @@ def both(b: Builder, x: Cond, y: Cond) -> Cond:
         return y if x else False
     if isinstance(y, bool):
         return x if y else False
-    return b.insert(arith.AndIOp(x, y)).result
+    return b.insert(build(arith.AndIOp, x, y)).result
 
 
 def either(b: Builder, x: Cond, y: Cond) -> Cond:
@@ -156,13 +158,13 @@ def either(b: Builder, x: Cond, y: Cond) -> Cond:
         return True if x else y
     if isinstance(y, bool):
         return True if y else x
-    return b.insert(arith.OrIOp(x, y)).result
+    return b.insert(build(arith.OrIOp, x, y)).result
 
 
 def negate(b: Builder, x: Cond) -> Cond:
     if isinstance(x, bool):
         return not x
-    return b.insert(arith.XOrIOp(x, _c(b, True))).result
+    return b.insert(build(arith.XOrIOp, x, _c(b, True))).result
 
 
 def select(b: Builder, cond: Cond, x: Idx, y: Idx) -> Idx:
@@ -170,7 +172,7 @@ def select(b: Builder, cond: Cond, x: Idx, y: Idx) -> Idx:
         return x if cond else y
     if isinstance(x, int) and isinstance(y, int) and x == y:
         return x
-    return b.insert(arith.SelectOp(cond, _v(b, x), _v(b, y))).result
+    return b.insert(build(arith.SelectOp, cond, _v(b, x), _v(b, y))).result
 
 
 def smax(b: Builder, x: Idx, y: Idx) -> Idx:

@@ -89,7 +89,7 @@ from arignote.dialects import ag
 from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import noalias_arg_attrs
-from arignote.lowering.llvm.llvm_utils import element_byte_size
+from arignote.lowering.llvm.llvm_utils import element_byte_size, integer_attr
 from arignote.lowering.loops import (  # noqa: F401 - register rules and kernels
     ag_conv,  # convolution (issue 14, conv)
     ag_data_shapes,
@@ -114,6 +114,7 @@ from arignote.lowering.loops.ag_shapes import Check, op_label, results_dims
 from arignote.lowering.loops.ag_views import VIEWS
 from arignote.lowering.loops.kernel_reuse import KERNEL_REUSE, KernelReuse, emit_kernel
 from arignote.lowering.loops.loop_utils import (
+    INDEX,
     Buffer,
     Calls,
     Dim,
@@ -127,6 +128,7 @@ from arignote.lowering.loops.loop_utils import (
 from arignote.lowering.loops.parallel_loops import parallel_loops
 from arignote.lowering.loops.profile_timers import declare_profile_counters  # registers timers
 from arignote.lowering.loops.statements import STATEMENTS, StatementState
+from arignote.lowering.op_builder import build
 
 SHAPE_SUFFIX = "__shape"
 """`@f`'s shape function is `@f__shape`."""
@@ -202,12 +204,12 @@ def _failure_block(err: SSAValue, arity: int) -> Block:
 def _reported(b: Builder, value: Dim) -> SSAValue:
     """A reported value as `i64`."""
     if isinstance(value, int):
-        return b.insert(arith.ConstantOp(IntegerAttr(value, i64))).result
+        return b.insert(build(arith.ConstantOp, integer_attr(value, i64))).result
     if value.type == i64:
         return value
     if isinstance(value.type, IndexType):
-        return b.insert(arith.IndexCastOp(value, i64)).result
-    return b.insert(arith.ExtSIOp(value, i64)).result
+        return b.insert(build(arith.IndexCastOp, value, i64)).result
+    return b.insert(build(arith.ExtSIOp, value, i64)).result
 
 
 def _condition(b: Builder, check: Check) -> SSAValue:
@@ -217,8 +219,8 @@ def _condition(b: Builder, check: Check) -> SSAValue:
         return check.ok
     a, c = as_index(b, check.a), as_index(b, check.b)
     if check.kind == "equal":
-        return b.insert(arith.CmpiOp(a, c, "eq")).result
-    return b.insert(arith.CmpiOp(c, index_constant(b, 0), "ne")).result
+        return b.insert(build(arith.CmpiOp, a, c, "eq")).result
+    return b.insert(build(arith.CmpiOp, c, index_constant(b, 0), "ne")).result
 
 
 def _check_key(check: Check) -> Hashable:
@@ -234,7 +236,7 @@ def _emit_check(b: Builder, check: Check, check_id: int, fail: Block) -> Builder
     """Branches to `fail` (with the check's id and reported values) unless `check`
     holds; returns a builder in the success block."""
     ok = _condition(b, check)
-    code = b.insert(arith.ConstantOp(IntegerAttr(check_id, i64))).result
+    code = b.insert(build(arith.ConstantOp, integer_attr(check_id, i64))).result
     reported = [_reported(b, v) for v in check.reported]
     success = Block()
     b.insert(cf.ConditionalBranchOp(ok, success, [], fail, [code, *reported]))
@@ -243,13 +245,13 @@ def _emit_check(b: Builder, check: Check, check_id: int, fail: Block) -> Builder
 
 def _store_dims(b: Builder, dims_buffer: SSAValue, dims: Sequence[Dim]) -> None:
     for position, dim in enumerate(dims):
-        value = b.insert(arith.IndexCastOp(as_index(b, dim), i64)).result
+        value = b.insert(build(arith.IndexCastOp, as_index(b, dim), i64)).result
         b.insert(memref.StoreOp.get(value, dims_buffer, [index_constant(b, position)]))
 
 
 def _as_index_value(b: Builder, scalar: SSAValue) -> SSAValue:
     """An integer scalar as an `index` (sign-extended)."""
-    return b.insert(arith.IndexCastOp(scalar, IndexType())).result
+    return b.insert(build(arith.IndexCastOp, scalar, INDEX)).result
 
 
 def _is_until_scan(op: Operation) -> bool:

@@ -230,17 +230,19 @@ def _contiguity_check(b: Builder, buffer: Buffer) -> SSAValue | None:
     expected = index_constant(b, 1)
     check: SSAValue | None = None
     for axis in reversed(range(len(buffer.dims))):
-        same = b.insert(arith.CmpiOp(strides[axis], expected, "eq")).result
-        check = same if check is None else b.insert(arith.AndIOp(check, same)).result
+        same = b.insert(build(arith.CmpiOp, strides[axis], expected, "eq")).result
+        check = same if check is None else b.insert(build(arith.AndIOp, check, same)).result
         if axis:
-            expected = b.insert(arith.MuliOp(expected, as_index(b, buffer.dims[axis]))).result
+            expected = b.insert(
+                build(arith.MuliOp, expected, as_index(b, buffer.dims[axis]))
+            ).result
     return check
 
 
 def _flat_loop(b: Builder, bounds: Sequence[SSAValue], body: NestBody) -> None:
     total = bounds[0]
     for bound in bounds[1:]:
-        total = b.insert(arith.MuliOp(total, bound)).result
+        total = b.insert(build(arith.MuliOp, total, bound)).result
     zero, one = index_constant(b, 0), index_constant(b, 1)
 
     def flat(inner: Builder, iv: SSAValue, _: Sequence[SSAValue]) -> Sequence[SSAValue]:
