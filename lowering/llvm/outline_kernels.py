@@ -92,6 +92,7 @@ from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS
 from arignote.lowering.llvm.convert_func_to_llvm import KERNEL_ATTRIBUTE, noalias_arg_attrs
 from arignote.lowering.llvm.merge_functions import blocks_key, op_key
 from arignote.lowering.llvm.parallelize import noalias_positions
+from arignote.lowering.op_builder import build
 from arignote.lowering.rewriting import walk_op
 
 KERNEL_SUFFIX = "__k"
@@ -261,7 +262,7 @@ class _Outliner:
                 for inner in copy.regions:  # a loop of steps (a scan's): their nests too
                     self.outline_in(kernel, inner)
         results = [i64] if plan.allocates else [r.type for r in op.results]
-        call = func.CallOp(name, plan.arguments, results)
+        call = build(func.CallOp, name, plan.arguments, results)
         if plan.allocates:  # a negative status returns from `f` (`checked_alloc`)
             call.attributes[ALLOC_STATUS] = UnitAttr()
         if not plan.allocates:

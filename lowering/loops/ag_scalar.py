@@ -40,7 +40,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from arignote.dialects import ag
+from arignote.lowering.llvm.llvm_utils import integer_attr
 from arignote.lowering.loops.loop_utils import for_loop, index_constant
+from arignote.lowering.op_builder import build
 
 Unary = Callable[[Builder, SSAValue], SSAValue]
 Binary = Callable[[Builder, SSAValue, SSAValue], SSAValue]
@@ -64,9 +66,10 @@ def constant(b: Builder, value: float, t: Attribute) -> SSAValue:
         signless = b.insert(arith.ConstantOp(IntegerAttr(bits, IntegerType(width)))).result
         return b.insert(arith.BitcastOp(signless, t)).result
     if isinstance(t, IntegerType):
-        return b.insert(arith.ConstantOp(IntegerAttr(int(value), t))).result
+        return b.insert(build(arith.ConstantOp, integer_attr(int(value), t))).result
     assert isinstance(t, AnyFloat)
-    return b.insert(arith.ConstantOp(FloatAttr(float(value), t))).result
+    # (not llvm_utils.float_attr, keyed by `float.hex`, which drops a NaN's sign)
+    return b.insert(build(arith.ConstantOp, FloatAttr(float(value), t))).result
 
 
 def _int_limits(t: IntegerType) -> tuple[int, int]:
@@ -92,7 +95,7 @@ def _binary(op_class: type[Operation]) -> Binary:
     """An emitter for a two-operand `arith`/`math` op class."""
 
     def emit(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
-        return b.insert(op_class(x, y)).results[0]  # pyright: ignore[reportCallIssue]
+        return b.insert(build(op_class, x, y)).results[0]
 
     return emit
 

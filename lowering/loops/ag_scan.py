@@ -85,6 +85,7 @@ from arignote.lowering.loops.loop_utils import (
 )
 from arignote.lowering.loops.scan_accumulate import accumulated_outputs, mark_in_place
 from arignote.lowering.loops.statements import STATEMENTS
+from arignote.lowering.op_builder import build
 
 
 class NoNativeScanError(NotImplementedError):
@@ -500,7 +501,7 @@ def _scratch(
                 continue
             t = _buffer_type(r.type)
             sizes = dynamic_sizes(b, t.get_shape(), dims[r])
-            buffers[r] = Buffer(b.insert(memref.AllocOp(sizes, [], t)).memref, dims[r])
+            buffers[r] = Buffer(b.insert(build(memref.AllocOp, sizes, [], t)).memref, dims[r])
     return buffers
 
 

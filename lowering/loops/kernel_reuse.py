@@ -51,6 +51,7 @@ from arignote.lowering.llvm.outline_kernels import fresh_symbol, make_kernel, ne
 from arignote.lowering.llvm.parallelize import noalias_positions
 from arignote.lowering.loops.ag_kernels import emit_op
 from arignote.lowering.loops.loop_utils import Buffer
+from arignote.lowering.op_builder import build
 
 REUSED_SUFFIX = "__r"
 
@@ -148,7 +149,7 @@ class KernelReuse:
     def _call_op(template: _Template, values: list[SSAValue]) -> func.CallOp:
         assert template.kernel is not None
         name = template.kernel.sym_name.data
-        call = func.CallOp(name, values, [i64] if template.allocates else [])
+        call = build(func.CallOp, name, values, [i64] if template.allocates else [])
         if template.allocates:  # a negative status returns from `@f` (`checked_alloc`)
             call.attributes[ALLOC_STATUS] = UnitAttr()
         return call

@@ -77,7 +77,7 @@ def memref_dims(b: Builder, value: SSAValue) -> tuple[Dim, ...]:
         if length != DYNAMIC_INDEX:
             dims.append(length)
             continue
-        dim = b.insert(memref.DimOp(value, index_constant(b, axis))).result
+        dim = b.insert(build(memref.DimOp, value, index_constant(b, axis))).result
         dim.name_hint = "d"
         dims.append(dim)
     return tuple(dims)
@@ -96,7 +96,7 @@ def for_loop(
     block.args[0].name_hint = "i"
     inner = Builder(InsertPoint.at_end(block))
     yielded = body(inner, block.args[0], block.args[1:])
-    inner.insert(scf.YieldOp(*yielded))
+    inner.insert(build(scf.YieldOp, *yielded))
     return b.insert(scf.ForOp(lower, upper, step, iter_args, block)).results
 
 
