@@ -15,7 +15,8 @@ factory and records the op's class, result types, properties and attributes; lat
 with the same combination `create` the op from that record with their own operands.
 So the result is the op the factory makes, provided its result types, properties and
 attributes depend only on the operands' types and the other arguments (true of the
-`llvm` dialect's constructors, and checked for nothing else: use it for those). The
+`llvm` dialect's constructors and of the `arith`, `memref`, `func` and `scf` ones that
+`ag-to-loops` builds with it, and checked for nothing else: use it for such). The
 factory's operands must be the SSA values among its arguments in argument order
 (nested in lists or tuples allowed): a combination where they are not, or with a
 region, a successor or an argument that cannot be a dictionary key, is built by the

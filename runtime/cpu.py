@@ -255,11 +255,11 @@ def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = 
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = kernel_functions(module_op), internal_functions(module_op)
-    helpers = single_call_helpers(module_op, internal)
+    calls, references = _symbol_uses(module_op)
+    helpers = _called_once(internal, calls)
     module = _llvm_ir_module(module_op, outlined, internal, helpers)
     if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
         return IRParts(str(module))
-    references = _references(module_op)
     glue = _glue(references, helpers - outlined)
     sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
     glue_size = sum(sizes.get(name, 0) for name in glue)
@@ -323,20 +323,32 @@ def _halves(
     return frozenset(chosen)
 
 
-def _references(module_op: ModuleOp) -> dict[str, set[str]]:
-    """Per function `module_op` defines, the symbols it calls or takes the address of."""
+def _symbol_uses(module_op: ModuleOp) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """How many `llvm.call`s of `module_op` call each symbol (2 or more once its address
+    is taken: `_called_once`), and per function it defines, the symbols it calls or
+    takes the address of."""
     from xdsl.dialects.llvm import AddressOfOp, CallOp, FuncOp
 
+    calls: dict[str, int] = {}
     references: dict[str, set[str]] = {}
     for function in module_op.ops:
         if type(function) is FuncOp and function.body.blocks:
             names = references[function.sym_name.data] = set()
             for op in _body_ops(function):
                 if type(op) is CallOp and op.callee is not None:
-                    names.add(op.callee.string_value())
+                    name = op.callee.string_value()
+                    calls[name] = calls.get(name, 0) + 1
+                    names.add(name)
                 elif type(op) is AddressOfOp:
-                    names.add(op.global_name.string_value())
-    return references
+                    name = op.global_name.string_value()
+                    calls[name] = 2  # used through a pointer
+                    names.add(name)
+    return calls, references
+
+
+def _called_once(internal: frozenset[str], calls: dict[str, int]) -> frozenset[str]:
+    """The functions of `internal` that `calls` (`_symbol_uses`) has called once."""
+    return frozenset(name for name in internal if calls.get(name) == 1)
 
 
 def _glue(references: dict[str, set[str]], inlined: Collection[str]) -> frozenset[str]:
@@ -377,34 +389,15 @@ def single_call_helpers(
     exactly one `llvm.call` calls and whose address is not taken: the `@f__noalias`
     bodies and the `@f__par<k>__body` functions of the parallel loops (not the
     `@f__par<k>` tasks, which the thread pool calls through a pointer)."""
-    from xdsl.dialects.llvm import AddressOfOp, CallOp
-
     if internal is None:
         internal = internal_functions(module_op)
-    calls: dict[str, int] = {}
-    for op in _function_body_ops(module_op):
-        kind = type(op)
-        if kind is CallOp and op.callee is not None:
-            name = op.callee.string_value()
-            calls[name] = calls.get(name, 0) + 1
-        elif kind is AddressOfOp:
-            calls[op.global_name.string_value()] = 2  # used through a pointer
-    return frozenset(name for name in internal if calls.get(name) == 1)
-
-
-def _function_body_ops(module_op: ModuleOp) -> Iterator[Operation]:
-    """The ops of the `llvm.func` bodies of `module_op`: their blocks' ops (the bodies are
-    flat control-flow graphs; an op with regions has its nested ops walked too), four
-    times faster than walking the whole module."""
-    from xdsl.dialects.llvm import FuncOp
-
-    for function in module_op.ops:
-        if type(function) is FuncOp:
-            yield from _body_ops(function)
+    return _called_once(internal, _symbol_uses(module_op)[0])
 
 
 def _body_ops(function: Operation) -> Iterator[Operation]:
-    """The ops of the body of `function` (an `llvm.func`), as `_function_body_ops`."""
+    """The ops of the body of `function` (an `llvm.func`): its blocks' ops (the bodies
+    are flat control-flow graphs; an op with regions has its nested ops walked too),
+    faster than `function.walk()`."""
     for block in function.regions[0].blocks:
         for op in block.ops:
             yield op
