@@ -344,7 +344,25 @@ def _nest_key(
         copied.append(op_key(value.owner, {}, {}))
     items = blocks_key(op, values, first=lambda blocks: op_key(op, values, blocks))
     signature = tuple(v.type for v in arguments)
-    return signature, tuple(sorted(noalias)), allocates, tuple(copied), items
+    return _Key((signature, tuple(sorted(noalias)), allocates, tuple(copied), items))
+
+
+class _Key:
+    """A kernel's key (`_nest_key`) with its hash computed once: a key holds the
+    attributes of every op of its nest, which hash by value (recursively, each time),
+    and `count_regions` and `_outline` look each key up several times."""
+
+    __slots__ = ("items", "hash")
+
+    def __init__(self, items: tuple[Hashable, ...]) -> None:
+        self.items = items
+        self.hash = hash(items)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.hash == other.hash and self.items == other.items
 
 
 def make_kernel(
