@@ -18,19 +18,19 @@ attributes depend only on the operands' types and the other arguments (true of t
 `llvm` dialect's constructors and of the `arith`, `memref`, `func` and `scf` ones that
 `ag-to-loops` builds with it, and checked for nothing else: use it for such). The
 factory's operands must be the SSA values among its arguments in argument order
-(nested in lists or tuples allowed): a combination where they are not, or with a
-region, a successor or an argument that cannot be a dictionary key, is built by the
-factory every time.
+(nested in lists or tuples allowed), and its successors the blocks among them, in
+their order too: a combination where they are not, or with a region or an argument
+that cannot be a dictionary key, is built by the factory every time.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar, cast
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -60,7 +60,11 @@ MAX_RECORDS = 4096
 """Combinations remembered at most; beyond that the tables start over."""
 
 
-_VALUE, _ATTRIBUTE, _SEQUENCE, _OTHER = "value", "attribute", "sequence", "other"
+_VALUE, _ATTRIBUTE, _SEQUENCE, _BLOCK = "value", "attribute", "sequence", "block"
+_OTHER = "other"
+
+_SUCCESSOR = object()
+"""A block's place in a key (no argument of another kind equals it)."""
 
 _kinds: dict[type, str] = {}
 """What `_flatten` does with an argument of each class (`isinstance` on xDSL's abstract
@@ -75,6 +79,8 @@ def _kind(arg: Any) -> str:
         if isinstance(arg, Attribute)
         else _SEQUENCE
         if isinstance(arg, list | tuple)
+        else _BLOCK
+        if isinstance(arg, Block)
         else _OTHER
     )
     _kinds[type(arg)] = kind
@@ -82,9 +88,14 @@ def _kind(arg: Any) -> str:
 
 
 def _flatten(
-    args: tuple[Any, ...], operands: list[SSAValue], by_id: bool, seen: dict[int, Attribute]
+    args: tuple[Any, ...],
+    operands: list[SSAValue],
+    by_id: bool,
+    seen: dict[int, Attribute],
+    blocks: list[Block],
 ) -> tuple[Hashable, ...]:
-    """The key of `args`, appending the SSA values to `operands`.
+    """The key of `args`, appending the SSA values to `operands` and the blocks (the
+    successors, each one place in the key whatever the block) to `blocks`.
 
     An SSA value counts by its type. An attribute (a type included) counts, `by_id`, by
     the identity of the object, kept alive in `seen` while the tables hold it so
@@ -107,7 +118,10 @@ def _flatten(
                 key.append(arg)
         elif kind is _SEQUENCE:
             items = tuple(cast(list[Any], arg))
-            key.append((type(arg), _flatten(items, operands, by_id, seen)))
+            key.append((type(arg), _flatten(items, operands, by_id, seen, blocks)))
+        elif kind is _BLOCK:
+            blocks.append(arg)
+            key.append(_SUCCESSOR)
         else:
             key.append(arg)
     return tuple(key)
@@ -120,20 +134,22 @@ def _key(
     by_id: bool,
     operands: list[SSAValue],
     seen: dict[int, Attribute],
+    blocks: list[Block],
 ) -> Hashable:
     return (
         factory,
-        _flatten(args, operands, by_id, seen),
+        _flatten(args, operands, by_id, seen, blocks),
         *kwargs,
-        _flatten((*kwargs.values(),), operands, by_id, seen),
+        _flatten((*kwargs.values(),), operands, by_id, seen, blocks),
     )
 
 
-def _record(op: Operation, operands: list[SSAValue]) -> _Record | None:
-    same_operands = len(op.operands) == len(operands) and all(
-        a is b for a, b in zip(op.operands, operands, strict=True)
-    )
-    if not same_operands or op.regions or op.successors:
+def _same(found: Sequence[Any], expected: list[Any]) -> bool:
+    return len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
+
+
+def _record(op: Operation, operands: list[SSAValue], blocks: list[Block]) -> _Record | None:
+    if not _same(op.operands, operands) or not _same(op.successors, blocks) or op.regions:
         return _UNCACHED
     result_types = tuple(r.type for r in op.results)
     return type(op), result_types, dict(op.properties), dict(op.attributes)
@@ -149,18 +165,19 @@ def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
         by_value.clear()
         seen.clear()
     operands: list[SSAValue] = []
+    blocks: list[Block] = []
     try:
-        key = _key(factory, args, kwargs, True, operands, seen)
+        key = _key(factory, args, kwargs, True, operands, seen, blocks)
         record = records.get(key, False)
         if record is False:
-            value_key = _key(factory, args, kwargs, False, [], seen)
+            value_key = _key(factory, args, kwargs, False, [], seen, [])
             record = records[key] = by_value.get(value_key, False)
     except TypeError:  # an argument that cannot be a key
         return factory(*args, **kwargs)
     if record is False:
         op = factory(*args, **kwargs)
-        value_key = _key(factory, args, kwargs, False, [], seen)
-        records[key] = by_value[value_key] = _record(op, operands)
+        value_key = _key(factory, args, kwargs, False, [], seen, [])
+        records[key] = by_value[value_key] = _record(op, operands, blocks)
         return op
     if record is None:
         return factory(*args, **kwargs)
@@ -172,6 +189,7 @@ def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
             result_types=result_types,
             properties=properties,
             attributes=attributes,
+            successors=blocks,
             location=UNKNOWN_LOC,  # what `create` takes by default, through an import per op
         ),
     )

@@ -239,7 +239,7 @@ def _emit_check(b: Builder, check: Check, check_id: int, fail: Block) -> Builder
     code = b.insert(build(arith.ConstantOp, integer_attr(check_id, i64))).result
     reported = [_reported(b, v) for v in check.reported]
     success = Block()
-    b.insert(cf.ConditionalBranchOp(ok, success, [], fail, [code, *reported]))
+    b.insert(build(cf.ConditionalBranchOp, ok, success, [], fail, [code, *reported]))
     return Builder(InsertPoint.at_end(success))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IndexType, ModuleOp, UnrealizedConversionCastOp, f32, i64
+from xdsl.dialects.builtin import IndexType, ModuleOp, UnrealizedConversionCastOp, f32, i1, i64
 from xdsl.ir import Block
 from xdsl.parser import Parser
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
@@ -56,6 +56,32 @@ def test_build_calls_the_factory_when_the_operands_are_not_its_arguments():
     for _ in range(2):
         op = op_builder.build(swapped, a, b)
         assert list(op.operands) == [b, a]
+
+
+def test_build_gives_each_op_its_own_successors():
+    """A branch built from its record branches to the blocks of its own arguments."""
+    block = Block(arg_types=[i1, i64])
+    flag, n = block.args
+    for _ in range(3):
+        then, other = Block(), Block(arg_types=[i64])
+        op = op_builder.build(llvm.CondBrOp, flag, then, [], other, [n])
+        expected = llvm.CondBrOp(flag, then, [], other, [n])
+        assert list(op.successors) == [then, other]
+        assert list(op.operands) == [flag, n]
+        assert op.properties == expected.properties
+        assert {id(use.operation) for use in other.uses} == {id(op), id(expected)}
+
+
+def test_build_calls_the_factory_when_the_successors_are_not_its_arguments():
+    block = Block(arg_types=[i1])
+
+    def swapped(flag, first, second):  # successors in the other order than the arguments
+        return llvm.CondBrOp(flag, second, [], first, [])
+
+    for _ in range(2):
+        first, second = Block(), Block()
+        op = op_builder.build(swapped, block.args[0], first, second)
+        assert list(op.successors) == [second, first]
 
 
 # --- apply_once and the passes on it ---------------------------------------------------------
