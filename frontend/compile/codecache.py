@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from arignote.compile.mode import Mode, Run
 
 SUBDIRECTORY = "native"
+KERNELS_SUBDIRECTORY = "kernels"
 
 
 def cache_directory() -> str:
@@ -208,6 +209,14 @@ def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
         h.update(part.encode())
         h.update(b"\x00")
     return h.hexdigest()
+
+
+def kernel_cache_directory() -> str | None:
+    """Where the kernel cache (`arignote.runtime.kernelcache`) keeps the kernels' object
+    code: `<config.compiledir>/kernels`; None when `config.compile_cache` is off."""
+    if not config.compile_cache:
+        return None
+    return os.path.join(config.compiledir, KERNELS_SUBDIRECTORY)
 
 
 def _pool_objects() -> None:

@@ -1,0 +1,413 @@
+"""The kernel cache: object code of kernels on disk, content-addressed, shared by functions.
+
+`arignote.lowering.llvm.outline_kernels` outlines each fused loop nest into a kernel
+function that the glue calls (never inlined). A large module is compiled in parts
+(`arignote.runtime.cpu.ir_parts`): kernels at O3, the glue apart. With a kernel cache
+directory (`NativeModule(..., kernel_cache=...)`), `plan` makes those parts so that the
+object code of each kernel is compiled once per directory, whichever function (and
+process) needs it:
+
+* A *group* is a set of kernel functions that call each other or take each other's
+  address (`arignote.runtime.cpu.call_groups`: a kernel and its `__noalias` body, a
+  parallel task and its body). Its *digest* is a BLAKE2 digest of the LLVM IR of its
+  functions (`str(function)`, in the module's order) with their own names replaced by
+  their positions, the declarations of what they call (malloc, BLAS, libm, the thread
+  pool), `FORMAT` and `target_fingerprint()` (LLVM and llvmlite versions, the host CPU
+  and features, the O3 level, its tuning and options, the function attributes): what
+  the group's object code depends on. A kernel is external and never inlined, so O3
+  compiles it from its own IR whatever module it is in.
+* Every part's text names the group's functions `ak_<digest>_<position>`
+  (`symbols`), the glue's calls too, so that an object holding a group serves any
+  function that has the same group.
+* A group found in the directory is not compiled: the parts declare it, and the
+  object holding it (a *batch*) is loaded into the engine with the new objects and
+  packed into `object_code` with them, so that the compile cache's entry of the
+  function stays whole without the kernel cache. The groups compiled now go in one or
+  two kernel parts (two halves when a forked child compiles one, as `ir_parts` does),
+  each of which becomes a batch: `<directory>/<batch>.agb`, sealed
+  (`arignote.runtime.cachefile`: a truncated or edited file is never loaded), holding
+  the digests of its groups, the symbols it imports and its object; and one index
+  file `<directory>/<digest>.agk` per group, naming its batch. Both are written
+  atomically (temporary file, `os.replace`).
+* The glue goes apart (at O3 when it is below `split_glue`) whenever the kernel cache
+  is used, so that a batch holds kernels only. Only modules that `ir_parts` compiles in
+  parts anyway (at least `PARALLEL_MIN_INSTRUCTIONS` at O3, or a glue apart) use it: a
+  small module stays one object, as fast to compile as before.
+* Two processes compiling one group at once each write a batch holding it (the index
+  names the last). One engine never gets two definitions of a symbol: the batches of a
+  compile are chosen so that no group is defined twice (a group whose batch would
+  define a group already defined is compiled again).
+
+A module the kernel cache cannot serve (global variables, a kernel that calls a
+function of the glue, a name outside `[\\w.$-]`) is compiled as without it; a batch that
+is missing, broken or fails to load makes `NativeModule` compile without the kernel
+cache (never a crash, never stale code). The directory is pruned like the compile
+cache's (`prune`: least recently used batches first, index files whose batch is gone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from xdsl.dialects.builtin import ModuleOp
+
+from arignote.runtime import cachefile
+from arignote.runtime import cpu
+
+FORMAT = 1
+"""The version of the files' format and of the digest's recipe."""
+
+SYMBOL_PREFIX = "ak_"
+INDEX_SUFFIX = ".agk"
+BATCH_SUFFIX = ".agb"
+_INDEX_MAGIC = b"arignote-kindex\x00" + FORMAT.to_bytes(2, "little")
+_BATCH_MAGIC = b"arignote-kbatch\x00" + FORMAT.to_bytes(2, "little")
+STALE_TEMP_SECONDS = 3600.0
+MAX_BATCH_BYTES = 1 << 28
+"""The largest batch `store` writes and `load` reads."""
+
+_REFERENCE = re.compile(r'@"([\w.$-]+)"')
+"""A reference to a global in llvmlite's IR text: llvmlite quotes every global name
+(escaping `"` and `\\` inside), and `"` never follows an identifier character elsewhere
+in LLVM IR (a string constant's `"` is escaped), so a match is exactly one reference."""
+
+_NAME = re.compile(r"[\w.$-]+")
+
+STATS: dict[str, int] = {"reused": 0, "compiled": 0, "fallback": 0}
+"""Kernel groups this process took from the kernel cache (`reused`) or compiled and
+stored (`compiled`), and the compiles that failed with it and were done again
+without it (`fallback`)."""
+
+
+@dataclass
+class Batch:
+    """An object file of the directory: the groups it defines, what it imports."""
+
+    name: str
+    groups: tuple[str, ...]
+    imports: tuple[str, ...]
+    code: bytes
+
+
+@dataclass
+class Plan:
+    """How a module is compiled with the kernel cache (`plan`): its `parts`, the
+    `batches` loaded from the directory and, per new kernel part (`IRParts.texts`
+    order: forked, here), the digests of the groups it defines."""
+
+    directory: str
+    parts: cpu.IRParts
+    batches: list[Batch]
+    new_groups: list[tuple[str, ...]]
+    cached_symbols: frozenset[str] = field(default_factory=frozenset)
+
+    def compile(
+        self, extra_ir: Sequence[str], machine: llvm.TargetMachine
+    ) -> tuple[tuple[str, ...], str, bytes]:
+        """(imports, optimized LLVM IR of what was compiled, packed object code): the
+        parts compiled (`cpu._compile_parts`), the new kernel parts stored as batches."""
+        compiled = cpu._compile_parts(self.parts, extra_ir, machine)
+        for groups, (imports, _, code) in zip(self.new_groups, compiled, strict=False):
+            store(self.directory, groups, imports, code)
+        texts = self.parts.texts
+        defined = set().union(*(cpu._defined_names(t) for t in texts))
+        imported = {n for o in compiled for n in o[0]} | {
+            n for b in self.batches for n in b.imports
+        }
+        imports = tuple(sorted(imported - defined - self.cached_symbols))
+        optimized = "\n".join(o[1] for o in compiled)
+        objects = [b.code for b in self.batches] + [o[2] for o in compiled]
+        return imports, optimized, cpu.pack_objects(objects)
+
+
+def plan(
+    module_op: ModuleOp, split_glue: int | None, halves: bool, directory: str
+) -> Plan | None:
+    """The parts of `module_op` with the kernel cache of `directory` (module doc), or
+    None when the kernel cache does not serve it (compile it with `cpu.ir_parts`)."""
+    from xdsl.dialects.llvm import GlobalOp
+
+    outlined, internal = cpu.kernel_functions(module_op), cpu.internal_functions(module_op)
+    if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
+        return None
+    module = cpu._llvm_ir_module(module_op, outlined, internal)
+    if not all(_NAME.fullmatch(f.name) for f in module.functions):
+        return None
+    references = cpu._references(module_op)
+    glue = cpu._glue(references, cpu.single_call_helpers(module_op, internal) - outlined)
+    sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
+    glue_size = sum(sizes.get(name, 0) for name in glue)
+    limit = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
+    apart = glue_size >= limit
+    kernels = frozenset(references) - glue
+    o3_size = sum(sizes.get(name, 0) for name in kernels) + (0 if apart else glue_size)
+    if not apart and o3_size < cpu.PARALLEL_MIN_INSTRUCTIONS:
+        return None  # one object, as without the kernel cache
+    groups = cpu.call_groups(references, kernels)
+    digests = _digests(module, groups, references)
+    if digests is None or len(set(digests.values())) < len(digests):
+        return None  # (two groups alike would be one symbol defined twice)
+    batches, cached = choose_batches(directory, list(digests.values()))
+    renames = {
+        name: symbol
+        for names, digest in zip(groups, digests.values(), strict=True)
+        for name, symbol in zip(names, symbols(digest, len(names)), strict=True)
+    }
+    new = [g for g, d in zip(groups, digests.values(), strict=True) if d not in cached]
+    new_kernels = frozenset(n for names in new for n in names)
+    new_size = sum(sizes.get(n, 0) for n in new_kernels)
+    weighed_glue = glue_size * (cpu.GLUE_COST if apart else 1)
+    if halves and new_size + weighed_glue >= cpu.PARALLEL_MIN_INSTRUCTIONS:
+        forked = cpu._halves(references, new_kernels, sizes, weighed_glue)
+    else:
+        forked = frozenset()
+    here = new_kernels - forked
+
+    def render(keep: frozenset[str]) -> str | None:
+        if not keep:
+            return None
+        exported = cpu._called_from_outside(references, keep)
+        return _rename(cpu._render(module, keep, exported), renames)
+
+    parts = cpu.IRParts(
+        render(here),
+        render(glue),
+        render(forked),
+        glue_opt=cpu.GLUE_OPT_LEVEL if apart else cpu.OPT_LEVEL,
+    )
+    new_groups = [
+        tuple(sorted(digests[g[0]] for g in new if g[0] in part))
+        for part in (forked, here)
+        if part
+    ]
+    cached_symbols = frozenset(renames[n] for g in groups if digests[g[0]] in cached for n in g)
+    STATS["reused"] += len(cached)
+    return Plan(directory, parts, batches, new_groups, cached_symbols)
+
+
+def symbols(digest: str, count: int) -> list[str]:
+    """The names of the `count` functions of the group `digest` in every part."""
+    return [f"{SYMBOL_PREFIX}{digest}_{i}" for i in range(count)]
+
+
+def _rename(text: str, renames: dict[str, str]) -> str:
+    """`text` with each reference to a global of `renames` renamed (`_REFERENCE`)."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = renames.get(match.group(1))
+        return match.group(0) if name is None else f'@"{name}"'
+
+    return _REFERENCE.sub(replace, text)
+
+
+def _digests(
+    module: ir.Module,
+    groups: list[list[str]],
+    references: dict[str, set[str]],
+) -> dict[str, str] | None:
+    """Per group (by its first name, in `groups`' order), its digest (module doc);
+    None when a group cannot be cached: it refers to a global of the module that is not
+    a declared function (a function of the glue, a global variable), or to metadata."""
+    order = {f.name: i for i, f in enumerate(module.functions)}
+    functions = {f.name: f for f in module.functions}
+    callers: dict[str, set[str]] = {}
+    for caller, called in references.items():
+        for name in called:
+            callers.setdefault(name, set()).add(caller)
+    header = f"kernel cache {FORMAT}\0{cpu.target_fingerprint()}\0".encode()
+    digests: dict[str, str] = {}
+    for names in groups:
+        members = sorted(names, key=order.__getitem__)
+        inside = set(members)
+        h = hashlib.blake2b(header, digest_size=16)
+        placeholders = {name: f"#{i}" for i, name in enumerate(members)}
+        used: set[str] = set()
+        for name in members:
+            exported = bool(callers.get(name, inside) - inside)
+            text = _rename(_function_text(functions[name], exported), placeholders)
+            if "!" in text:  # metadata: module-level nodes the text does not hold
+                return None
+            used.update(_REFERENCE.findall(text))  # (not the placeholders)
+            h.update(text.encode())
+            h.update(b"\0")
+        for name in sorted(used):
+            callee = functions.get(name)
+            if callee is None or callee.blocks:
+                return None
+            h.update(str(callee).encode())  # its declaration, attributes included
+            h.update(b"\0")
+        digests[names[0]] = h.hexdigest()
+    return digests
+
+
+def _function_text(function: ir.Function, exported: bool) -> str:
+    """The text of `function` as a kernel part holds it (`cpu._render`): with external
+    linkage when functions outside its group call it."""
+    if not exported:
+        return str(function)
+    linkage, function.linkage = function.linkage, ""
+    try:
+        return str(function)
+    finally:
+        function.linkage = linkage
+
+
+# --- the files --------------------------------------------------------------------------
+
+
+def index_path(directory: str, digest: str) -> str:
+    return os.path.join(directory, digest + INDEX_SUFFIX)
+
+
+def batch_path(directory: str, name: str) -> str:
+    return os.path.join(directory, name + BATCH_SUFFIX)
+
+
+def choose_batches(directory: str, digests: Sequence[str]) -> tuple[list[Batch], set[str]]:
+    """The batches to load for the groups `digests` and the groups they serve: for each
+    group, the batch its index file names, unless that batch would define a group that
+    an earlier chosen batch defines or that is compiled now (it is compiled now)."""
+    chosen: list[Batch] = []
+    defined: set[str] = set()  # by the chosen batches, or compiled now
+    served: set[str] = set()
+    for digest in digests:
+        if digest in defined:
+            served.add(digest)
+            continue
+        batch = _lookup(directory, digest)
+        if batch is None or defined.intersection(batch.groups) or digest not in batch.groups:
+            defined.add(digest)
+            continue
+        chosen.append(batch)
+        defined.update(batch.groups)
+        served.add(digest)
+    return chosen, served
+
+
+def _lookup(directory: str, digest: str) -> Batch | None:
+    """The batch holding group `digest`, or None (none, or a broken file: removed)."""
+    try:
+        name = cachefile.load(index_path(directory, digest), _INDEX_MAGIC, digest, 4096)
+        return load(directory, name.decode("ascii"))
+    except (OSError, cachefile.Broken, UnicodeDecodeError):
+        return None
+
+
+def load(directory: str, name: str) -> Batch | None:
+    """The batch `name` of `directory`, or None (none, or a broken file: removed)."""
+    if not _NAME.fullmatch(name):
+        return None
+    path = batch_path(directory, name)
+    try:
+        payload = cachefile.load(path, _BATCH_MAGIC, name, MAX_BATCH_BYTES)
+        size = int.from_bytes(payload[:8], "little")
+        header = json.loads(payload[8 : 8 + size])
+        batch = Batch(name, tuple(header["groups"]), tuple(header["imports"]), payload[8 + size :])
+    except (OSError, cachefile.Broken, ValueError, KeyError, TypeError):
+        return None
+    _touch(path)
+    return batch
+
+
+def store(
+    directory: str, groups: Sequence[str], imports: Sequence[str], code: bytes
+) -> str | None:
+    """Write the object `code` defining `groups` (and importing `imports`) as a batch,
+    then an index file per group naming it; the batch's name, or None when it could not
+    be written (nothing is, then: the kernel cache is a help, never a requirement)."""
+    header = json.dumps({"groups": sorted(groups), "imports": sorted(imports)}).encode()
+    name = hashlib.blake2b("\0".join(sorted(groups)).encode(), digest_size=16).hexdigest()
+    payload = len(header).to_bytes(8, "little") + header + code
+    try:
+        cachefile.store(batch_path(directory, name), _BATCH_MAGIC, name, payload, MAX_BATCH_BYTES)
+        for digest in groups:
+            path = index_path(directory, digest)
+            cachefile.store(path, _INDEX_MAGIC, digest, name.encode(), 4096)
+    except OSError:
+        return None
+    STATS["compiled"] += len(groups)
+    return name
+
+
+def _touch(path: str) -> None:
+    """Mark a batch used now (`prune` deletes the least recently used first)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def prune(directory: str, max_bytes: int) -> int:
+    """Delete the least recently used batches until they take at most `max_bytes`, and
+    index files whose batch is gone and stale temporary files; how many files."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    batches, indexes, removed = [], [], 0
+    for entry in entries:
+        if entry.name.endswith(BATCH_SUFFIX):
+            info = entry.stat(follow_symlinks=False)
+            batches.append((info.st_mtime, info.st_size, entry.path))
+        elif entry.name.endswith(INDEX_SUFFIX):
+            indexes.append(entry.path)
+        elif cachefile.stale_temporary(entry.name) and _stale(entry) and _remove(entry.path):
+            removed += 1
+    total = sum(size for _, size, _ in batches)
+    for _, size, path in sorted(batches):
+        if total <= max_bytes:
+            break
+        if _remove(path):
+            removed += 1
+            total -= size
+    names = {os.path.basename(p)[: -len(BATCH_SUFFIX)] for p in _existing(batches)}
+    for path in indexes:
+        if _index_target(path) not in names and _remove(path):
+            removed += 1
+    return removed
+
+
+def _stale(entry: os.DirEntry[str]) -> bool:
+    """Whether a temporary file is old enough to be a dead writer's, not a live one's."""
+    try:
+        return time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS
+    except OSError:
+        return False
+
+
+def _existing(batches: list[tuple[float, int, str]]) -> list[str]:
+    return [path for _, _, path in batches if os.path.exists(path)]
+
+
+def _index_target(path: str) -> str | None:
+    digest = os.path.basename(path)[: -len(INDEX_SUFFIX)]
+    try:
+        return cachefile.load(path, _INDEX_MAGIC, digest, 4096).decode("ascii")
+    except (OSError, cachefile.Broken, UnicodeDecodeError):
+        return None
+
+
+def _remove(path: str) -> bool:
+    try:
+        os.remove(path)
+    except OSError:
+        return False
+    return True
+
+
+def fallback(plan: Plan, error: Exception) -> None:
+    """Note that a compile with the kernel cache failed (`error`; `NativeModule` compiles
+    again without it) and delete the batches `plan` loaded: a file LLVM refuses, which
+    its seal did not show broken, must not fail every later compile."""
+    STATS["fallback"] += 1
+    cachefile.logger.debug("kernel cache %s: %s; compiling without it", plan.directory, error)
+    for batch in plan.batches:
+        _remove(batch_path(plan.directory, batch.name))
