@@ -47,6 +47,7 @@ cache's (`prune`: least recently used batches first, index files whose batch is 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -59,8 +60,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects.builtin import ModuleOp
 
-from arignote.runtime import cachefile
-from arignote.runtime import cpu
+from arignote.runtime import cachefile, cpu
 
 FORMAT = 1
 """The version of the files' format and of the digest's recipe."""
@@ -108,12 +108,17 @@ class Plan:
     batches: list[Batch]
     new_groups: list[tuple[str, ...]]
     cached_symbols: frozenset[str] = field(default_factory=frozenset)
+    whole: bool = False
+    """Whether the module is one part (too small to be compiled in parts), compiled as
+    without the kernel cache."""
 
     def compile(
         self, extra_ir: Sequence[str], machine: llvm.TargetMachine
     ) -> tuple[tuple[str, ...], str, bytes]:
         """(imports, optimized LLVM IR of what was compiled, packed object code): the
         parts compiled (`cpu._compile_parts`), the new kernel parts stored as batches."""
+        if self.whole:
+            return cpu._compile(self.parts.texts[0], extra_ir, machine)
         compiled = cpu._compile_parts(self.parts, extra_ir, machine)
         for groups, (imports, _, code) in zip(self.new_groups, compiled, strict=False):
             store(self.directory, groups, imports, code)
@@ -123,6 +128,9 @@ class Plan:
             n for b in self.batches for n in b.imports
         }
         imports = tuple(sorted(imported - defined - self.cached_symbols))
+        unserved = [name for name in imports if name.startswith(SYMBOL_PREFIX)]
+        if unserved:  # (never: MCJIT would leave them null; `NativeModule` falls back)
+            raise RuntimeError(f"kernel cache: no object defines {unserved[:3]}")
         optimized = "\n".join(o[1] for o in compiled)
         objects = [b.code for b in self.batches] + [o[2] for o in compiled]
         return imports, optimized, cpu.pack_objects(objects)
@@ -132,65 +140,98 @@ def plan(
     module_op: ModuleOp, split_glue: int | None, halves: bool, directory: str
 ) -> Plan | None:
     """The parts of `module_op` with the kernel cache of `directory` (module doc), or
-    None when the kernel cache does not serve it (compile it with `cpu.ir_parts`)."""
+    None when the kernel cache does not serve it (compile it with `cpu.ir_parts`). A
+    module too small to be compiled in parts is one part, as `cpu.ir_parts` makes it
+    (its LLVM IR module is not built twice)."""
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = cpu.kernel_functions(module_op), cpu.internal_functions(module_op)
     if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
         return None
     module = cpu._llvm_ir_module(module_op, outlined, internal)
-    if not all(_NAME.fullmatch(f.name) for f in module.functions):
-        return None
     references = cpu._references(module_op)
     glue = cpu._glue(references, cpu.single_call_helpers(module_op, internal) - outlined)
     sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
     glue_size = sum(sizes.get(name, 0) for name in glue)
-    limit = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
-    apart = glue_size >= limit
+    apart = glue_size >= (cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
     kernels = frozenset(references) - glue
     o3_size = sum(sizes.get(name, 0) for name in kernels) + (0 if apart else glue_size)
     if not apart and o3_size < cpu.PARALLEL_MIN_INSTRUCTIONS:
-        return None  # one object, as without the kernel cache
-    groups = cpu.call_groups(references, kernels)
-    digests = _digests(module, groups, references)
-    if digests is None or len(set(digests.values())) < len(digests):
-        return None  # (two groups alike would be one symbol defined twice)
-    batches, cached = choose_batches(directory, list(digests.values()))
-    renames = {
-        name: symbol
-        for names, digest in zip(groups, digests.values(), strict=True)
-        for name, symbol in zip(names, symbols(digest, len(names)), strict=True)
-    }
-    new = [g for g, d in zip(groups, digests.values(), strict=True) if d not in cached]
-    new_kernels = frozenset(n for names in new for n in names)
-    new_size = sum(sizes.get(n, 0) for n in new_kernels)
-    weighed_glue = glue_size * (cpu.GLUE_COST if apart else 1)
-    if halves and new_size + weighed_glue >= cpu.PARALLEL_MIN_INSTRUCTIONS:
-        forked = cpu._halves(references, new_kernels, sizes, weighed_glue)
-    else:
-        forked = frozenset()
-    here = new_kernels - forked
+        return Plan(directory, cpu.IRParts(str(module)), [], [], whole=True)  # (`ir_parts`)
+    if not all(_NAME.fullmatch(f.name) for f in module.functions):
+        return None
+    keyed = _digests(module, cpu.call_groups(references, kernels), references)
+    if keyed is None:
+        return None
+    layout = _Layout(module, references, glue, sizes, glue_size * (cpu.GLUE_COST if apart else 1))
+    parts, new_groups, batches, cached_symbols = layout.parts(keyed, halves, directory)
+    if apart:
+        parts = dataclasses.replace(parts, glue_opt=cpu.GLUE_OPT_LEVEL)
+    return Plan(directory, parts, batches, new_groups, cached_symbols)
 
-    def render(keep: frozenset[str]) -> str | None:
+
+@dataclass
+class _Layout:
+    """What `plan` knows of a module it compiles in parts: its LLVM IR `module`, the
+    `references` of its functions, its `glue`, the `sizes` of its functions and the
+    glue's size weighed by its optimisation level (`weighed_glue`)."""
+
+    module: ir.Module
+    references: dict[str, set[str]]
+    glue: frozenset[str]
+    sizes: dict[str, int]
+    weighed_glue: float
+
+    def parts(
+        self, keyed: list[tuple[str, list[str]]], halves: bool, directory: str
+    ) -> tuple[cpu.IRParts, list[tuple[str, ...]], list[Batch], frozenset[str]]:
+        """The parts (the glue at O3), the digests of the groups each new kernel part
+        defines, the batches to load and the symbols they serve, for the groups
+        `keyed` ((digest, functions in the order of its placeholders) per group)."""
+        unique = list(dict.fromkeys(digest for digest, _ in keyed))
+        batches, cached = choose_batches(directory, unique)
+        STATS["reused"] += len(cached)
+        renames = {
+            name: symbol
+            for digest, members in keyed
+            for name, symbol in zip(members, symbols(digest, len(members)), strict=True)
+        }
+        first: dict[str, list[str]] = {}
+        for digest, members in keyed:
+            if digest in first:  # the same code as a group before: one definition of it
+                for name in members:
+                    del self.module.globals[name]
+            else:
+                first[digest] = members
+        new = {digest: members for digest, members in first.items() if digest not in cached}
+        new_kernels = frozenset(n for members in new.values() for n in members)
+        new_size = sum(self.sizes.get(n, 0) for n in new_kernels)
+        forked: frozenset[str] = frozenset()
+        if halves and new_size + self.weighed_glue >= cpu.PARALLEL_MIN_INSTRUCTIONS:
+            forked = cpu._halves(self.references, new_kernels, self.sizes, self.weighed_glue)
+        here = new_kernels - forked
+        parts = cpu.IRParts(
+            self.render(here, renames),
+            self.render(self.glue, renames),
+            self.render(forked, renames),
+            glue_opt=cpu.OPT_LEVEL,
+        )
+        new_groups = [
+            tuple(sorted(d for d, members in new.items() if members[0] in part))
+            for part in (forked, here)
+            if part
+        ]
+        cached_symbols = frozenset(
+            renames[n] for d, members in first.items() if d in cached for n in members
+        )
+        return parts, new_groups, batches, cached_symbols
+
+    def render(self, keep: frozenset[str], renames: dict[str, str]) -> str | None:
+        """The text of the part defining `keep`, the groups' functions renamed."""
         if not keep:
             return None
-        exported = cpu._called_from_outside(references, keep)
-        return _rename(cpu._render(module, keep, exported), renames)
-
-    parts = cpu.IRParts(
-        render(here),
-        render(glue),
-        render(forked),
-        glue_opt=cpu.GLUE_OPT_LEVEL if apart else cpu.OPT_LEVEL,
-    )
-    new_groups = [
-        tuple(sorted(digests[g[0]] for g in new if g[0] in part))
-        for part in (forked, here)
-        if part
-    ]
-    cached_symbols = frozenset(renames[n] for g in groups if digests[g[0]] in cached for n in g)
-    STATS["reused"] += len(cached)
-    return Plan(directory, parts, batches, new_groups, cached_symbols)
+        exported = cpu._called_from_outside(self.references, keep)
+        return _rename(cpu._render(self.module, keep, exported), renames)
 
 
 def symbols(digest: str, count: int) -> list[str]:
@@ -212,8 +253,9 @@ def _digests(
     module: ir.Module,
     groups: list[list[str]],
     references: dict[str, set[str]],
-) -> dict[str, str] | None:
-    """Per group (by its first name, in `groups`' order), its digest (module doc);
+) -> list[tuple[str, list[str]]] | None:
+    """Per group of `groups`, its digest (module doc) and its functions in the order of
+    the placeholders that replace their names (the module's order);
     None when a group cannot be cached: it refers to a global of the module that is not
     a declared function (a function of the glue, a global variable), or to metadata."""
     order = {f.name: i for i, f in enumerate(module.functions)}
@@ -223,7 +265,7 @@ def _digests(
         for name in called:
             callers.setdefault(name, set()).add(caller)
     header = f"kernel cache {FORMAT}\0{cpu.target_fingerprint()}\0".encode()
-    digests: dict[str, str] = {}
+    keyed: list[tuple[str, list[str]]] = []
     for names in groups:
         members = sorted(names, key=order.__getitem__)
         inside = set(members)
@@ -244,8 +286,8 @@ def _digests(
                 return None
             h.update(str(callee).encode())  # its declaration, attributes included
             h.update(b"\0")
-        digests[names[0]] = h.hexdigest()
-    return digests
+        keyed.append((h.hexdigest(), members))
+    return keyed
 
 
 def _function_text(function: ir.Function, exported: bool) -> str:
