@@ -136,9 +136,7 @@ class Plan:
         return imports, optimized, cpu.pack_objects(objects)
 
 
-def plan(
-    module_op: ModuleOp, split_glue: int | None, halves: bool, directory: str
-) -> Plan | None:
+def plan(module_op: ModuleOp, split_glue: int | None, halves: bool, directory: str) -> Plan | None:
     """The parts of `module_op` with the kernel cache of `directory` (module doc), or
     None when the kernel cache does not serve it (compile it with `cpu.ir_parts`). A
     module too small to be compiled in parts is one part, as `cpu.ir_parts` makes it
@@ -359,9 +357,7 @@ def load(directory: str, name: str) -> Batch | None:
     return batch
 
 
-def store(
-    directory: str, groups: Sequence[str], imports: Sequence[str], code: bytes
-) -> str | None:
+def store(directory: str, groups: Sequence[str], imports: Sequence[str], code: bytes) -> str | None:
     """Write the object `code` defining `groups` (and importing `imports`) as a batch,
     then an index file per group naming it; the batch's name, or None when it could not
     be written (nothing is, then: the kernel cache is a help, never a requirement)."""
@@ -388,33 +384,34 @@ def _touch(path: str) -> None:
 
 
 def prune(directory: str, max_bytes: int) -> int:
-    """Delete the least recently used batches until they take at most `max_bytes`, and
-    index files whose batch is gone and stale temporary files; how many files."""
+    """Delete the least recently used batches until they take at most `max_bytes` (and
+    then the index files naming a batch that is gone), and stale temporary files; how
+    many files."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return 0
-    batches, indexes, removed = [], [], 0
+    batches: list[tuple[float, int, str]] = []
+    removed = 0
     for entry in entries:
         if entry.name.endswith(BATCH_SUFFIX):
             info = entry.stat(follow_symlinks=False)
             batches.append((info.st_mtime, info.st_size, entry.path))
-        elif entry.name.endswith(INDEX_SUFFIX):
-            indexes.append(entry.path)
-        elif cachefile.stale_temporary(entry.name) and _stale(entry) and _remove(entry.path):
-            removed += 1
+        elif cachefile.stale_temporary(entry.name) and _stale(entry):
+            removed += _remove(entry.path)
     total = sum(size for _, size, _ in batches)
+    gone = 0
     for _, size, path in sorted(batches):
         if total <= max_bytes:
             break
-        if _remove(path):
-            removed += 1
-            total -= size
-    names = {os.path.basename(p)[: -len(BATCH_SUFFIX)] for p in _existing(batches)}
-    for path in indexes:
-        if _index_target(path) not in names and _remove(path):
-            removed += 1
-    return removed
+        gone += _remove(path)
+        total -= size
+    if gone:
+        left = {os.path.basename(p)[: -len(BATCH_SUFFIX)] for _, _, p in batches}
+        left = {name for name in left if os.path.exists(batch_path(directory, name))}
+        indexes = [e.path for e in entries if e.name.endswith(INDEX_SUFFIX)]
+        removed += sum(_remove(p) for p in indexes if _index_target(p) not in left)
+    return removed + gone
 
 
 def _stale(entry: os.DirEntry[str]) -> bool:
@@ -423,10 +420,6 @@ def _stale(entry: os.DirEntry[str]) -> bool:
         return time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS
     except OSError:
         return False
-
-
-def _existing(batches: list[tuple[float, int, str]]) -> list[str]:
-    return [path for _, _, path in batches if os.path.exists(path)]
 
 
 def _index_target(path: str) -> str | None:

@@ -251,7 +251,13 @@ def save(key: str, run: Run) -> bool:
     if fn is None:
         return False
     limit = config.compile_cache_max_mb * 2**20
-    return store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
+    stored = store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
+    kernels = kernel_cache_directory()
+    if kernels is not None:
+        from arignote.runtime.kernelcache import prune
+
+        prune(kernels, limit)
+    return stored
 
 
 def stats() -> Counter[str]:
