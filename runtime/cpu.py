@@ -477,7 +477,11 @@ class NativeModule:
     instructions or more is compiled as two objects, its kernels at O3 and its glue
     (with `extra_ir`) unoptimised; and where a forked child can compile (`_fork_parts`),
     a large module's kernels are split into two halves, one compiled there meanwhile.
-    The objects are loaded into one engine (`ir_parts`, `_compile_parts`).
+    The objects are loaded into one engine (`ir_parts`, `_compile_parts`). With a
+    `kernel_cache` directory, the kernels that earlier compiles (of any function, in any
+    process) built are loaded from there instead of compiled, and those compiled now are
+    stored there (`arignote.runtime.kernelcache`); when that fails, the module is
+    compiled without it.
     """
 
     def __init__(
@@ -495,7 +499,7 @@ class NativeModule:
                 try:
                     self._build(plan.parts, extra_ir, plan)
                     return
-                except Exception as e:  # e.g. a stored object LLVM refuses: compile it all
+                except kernelcache.Failed as e:  # e.g. an object LLVM refuses: compile all
                     kernelcache.fallback(plan, e)
         self._build(ir_parts(module_op, split_glue, halves=_fork_parts()), extra_ir)
 
@@ -517,7 +521,7 @@ class NativeModule:
             register_pyop_symbols(self.llvm_ir)
         machine = host_target_machine()
         if plan is not None:
-            imports, optimized, object_code = plan.compile(extra_ir, machine)
+            imports, optimized, object_code, self._engine = plan.build(extra_ir, machine)
         elif len(texts) == 1:
             imports, optimized, object_code = _compile(texts[0], extra_ir, machine)
         else:
@@ -534,7 +538,8 @@ class NativeModule:
         self.object_code: bytes = object_code
         """The host object file of the optimised module (or the objects of its parts,
         `pack_objects`)."""
-        self._engine = _load(self.object_code, machine)
+        if plan is None:
+            self._engine = _load(self.object_code, machine)
 
     @classmethod
     def from_object(cls, object_code: bytes, uses_blas: bool) -> NativeModule:

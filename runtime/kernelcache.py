@@ -87,6 +87,11 @@ stored (`compiled`), and the compiles that failed with it and were done again
 without it (`fallback`)."""
 
 
+class Failed(Exception):
+    """A compile with the kernel cache failed (`Plan.build`); `NativeModule` compiles
+    again without it."""
+
+
 @dataclass
 class Batch:
     """An object file of the directory: the groups it defines, what it imports."""
@@ -111,6 +116,17 @@ class Plan:
     whole: bool = False
     """Whether the module is one part (too small to be compiled in parts), compiled as
     without the kernel cache."""
+
+    def build(
+        self, extra_ir: Sequence[str], machine: llvm.TargetMachine
+    ) -> tuple[tuple[str, ...], str, bytes, llvm.ExecutionEngine]:
+        """`compile`, and the engine with the object code loaded (`cpu._load`); raises
+        `Failed` when either fails."""
+        try:
+            imports, optimized, code = self.compile(extra_ir, machine)
+            return imports, optimized, code, cpu._load(code, machine)
+        except Exception as e:
+            raise Failed(f"{type(e).__name__}: {e}") from e
 
     def compile(
         self, extra_ir: Sequence[str], machine: llvm.TargetMachine
