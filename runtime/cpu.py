@@ -214,7 +214,7 @@ class IRParts:
     `here` at O3 in this process, `glue` at `GLUE_OPT_LEVEL` in this process. The
     entry points (`NativeModule`'s `extra_ir`) are linked into the glue, or into `here`
     when the glue is not apart. `here` is None only when the glue is apart and the
-    kernels all go to the child."""
+    kernels all go to the child (or, with the kernel cache, none is compiled)."""
 
     here: str | None
     glue: str | None = None

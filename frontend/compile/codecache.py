@@ -16,6 +16,11 @@ under a key that is the BLAKE2 digest of:
 * `arignote.runtime.cache.native_fingerprint()`: the LLVM/llvmlite versions, host CPU
   name and features, Python and numpy versions.
 
+With the compile cache on, `native_function` also gives `NativeModule` the kernel
+cache's directory, `<config.compiledir>/kernels` (`kernel_cache_directory`,
+`arignote.runtime.kernelcache`: the object code of each kernel, keyed by its LLVM IR),
+pruned to `compile_cache_max_mb` after each store.
+
 A hit (`Mode.compile`) skips the graph rewrites, the lowering and LLVM: the object code is
 loaded into the JIT; the optimized graph (`f.maker.fgraph`, `dump_ir`) is then computed
 only when asked for. `stats()` counts the events of this process; with
