@@ -211,7 +211,7 @@ MLP's glue took 0.27 s against 2.2 s), which `ir_parts` weighs the halves with."
 class IRParts:
     """The LLVM IR texts a module is compiled from (`ir_parts`), each into an object of
     its own, loaded into one engine: `forked` at O3 in a forked child when one can run,
-    `here` at O3 in this process, `glue` at `GLUE_OPT_LEVEL` in this process. The
+    `here` at O3 in this process, `glue` at `glue_opt` in this process. The
     entry points (`NativeModule`'s `extra_ir`) are linked into the glue, or into `here`
     when the glue is not apart. `here` is None only when the glue is apart and the
     kernels all go to the child (or, with the kernel cache, none is compiled)."""
