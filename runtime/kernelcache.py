@@ -53,7 +53,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
@@ -121,7 +121,11 @@ class Plan:
         self, extra_ir: Sequence[str], machine: llvm.TargetMachine
     ) -> tuple[tuple[str, ...], str, bytes, llvm.ExecutionEngine]:
         """`compile`, and the engine with the object code loaded (`cpu._load`); raises
-        `Failed` when either fails."""
+        `Failed` when either fails (a module compiled `whole`, as without the kernel
+        cache, raises what that raises: it would fail again without it)."""
+        if self.whole:
+            imports, optimized, code = self.compile(extra_ir, machine)
+            return imports, optimized, code, cpu._load(code, machine)
         try:
             imports, optimized, code = self.compile(extra_ir, machine)
             return imports, optimized, code, cpu._load(code, machine)
@@ -203,7 +207,8 @@ class _Layout:
         defines, the batches to load and the symbols they serve, for the groups
         `keyed` ((digest, functions in the order of its placeholders) per group)."""
         unique = list(dict.fromkeys(digest for digest, _ in keyed))
-        batches, cached = choose_batches(directory, unique)
+        declared = {f.name for f in self.module.functions if not f.blocks}
+        batches, cached = choose_batches(directory, unique, declared)
         STATS["reused"] += len(cached)
         renames = {
             name: symbol
@@ -327,10 +332,14 @@ def batch_path(directory: str, name: str) -> str:
     return os.path.join(directory, name + BATCH_SUFFIX)
 
 
-def choose_batches(directory: str, digests: Sequence[str]) -> tuple[list[Batch], set[str]]:
+def choose_batches(
+    directory: str, digests: Sequence[str], declared: Collection[str] = ()
+) -> tuple[list[Batch], set[str]]:
     """The batches to load for the groups `digests` and the groups they serve: for each
     group, the batch its index file names, unless that batch would define a group that
-    an earlier chosen batch defines or that is compiled now (it is compiled now)."""
+    an earlier chosen batch defines or that is compiled now, or imports a symbol that
+    may not resolve (`usable`; `declared`: the functions the module declares): the
+    group is then compiled now."""
     chosen: list[Batch] = []
     defined: set[str] = set()  # by the chosen batches, or compiled now
     served: set[str] = set()
@@ -339,13 +348,40 @@ def choose_batches(directory: str, digests: Sequence[str]) -> tuple[list[Batch],
             served.add(digest)
             continue
         batch = _lookup(directory, digest)
-        if batch is None or defined.intersection(batch.groups) or digest not in batch.groups:
+        if (
+            batch is None
+            or digest not in batch.groups
+            or defined.intersection(batch.groups)
+            or not usable(batch.imports, declared)
+        ):
             defined.add(digest)
             continue
         chosen.append(batch)
         defined.update(batch.groups)
         served.add(digest)
     return chosen, served
+
+
+def usable(imports: Sequence[str], declared: Collection[str]) -> bool:
+    """Whether a batch importing `imports` can be loaded with a module that declares
+    `declared`. A batch may hold groups of other functions, whose imports this module
+    may not make this process load (MCJIT leaves a symbol it cannot resolve null, and
+    others after it, without an error), nor a later one loading its compile cache entry:
+    a BLAS, LAPACK or MPI symbol, or one of arignote's callbacks, only when the module
+    declares it too (`NativeModule` then loads its library); otherwise the thread pool's
+    symbols (bound by `cpu._load`) and what the process exports now (libc, libm)."""
+    from arignote.runtime.blas import needs_blas
+    from arignote.runtime.mpi import needs_mpi
+    from arignote.runtime.threadpool import SYMBOLS
+
+    for name in imports:
+        if name in declared or name in SYMBOLS:
+            continue
+        if needs_blas(name) or needs_mpi(f'@"{name}"') or name.startswith("arignote_"):
+            return False
+        if not llvm.address_of_symbol(name):
+            return False
+    return True
 
 
 def _lookup(directory: str, digest: str) -> Batch | None:

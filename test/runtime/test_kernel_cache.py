@@ -137,6 +137,28 @@ def test_batches_that_share_a_group_are_not_loaded_together(
     np.testing.assert_allclose(got[2], (a * b).max(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("symbol", ["MPI_Iallreduce", "scipy_cblas_dgemm", "no_such_symbol"])
+def test_a_batch_needing_what_this_module_does_not_load_is_not_used(
+    compiledir: Path, monkeypatch: pytest.MonkeyPatch, symbol: str
+) -> None:
+    """A batch may hold the kernels of another function, calling a library (MPI, the
+    BLAS) this function does not load: loaded anyway, MCJIT left that symbol and the
+    entry point's null, and the call crashed (bench.mpi's worker after the test
+    suite filled the default compiledir)."""
+    monkeypatch.setattr(cpu, "FORK_PARTS", False)  # one batch per compile
+    inputs, first, second = graphs()
+    compile_counting(inputs, first)
+    directory = str(compiledir / "kernels")
+    [path] = (compiledir / "kernels").glob("*" + kernelcache.BATCH_SUFFIX)
+    batch = kernelcache.load(directory, path.name.removesuffix(kernelcache.BATCH_SUFFIX))
+    assert batch is not None
+    kernelcache.store(directory, batch.groups, [*batch.imports, symbol], batch.code)
+    g, counts = compile_counting(inputs, second)
+    assert counts == {"reused": 0, "compiled": 3, "fallback": 0}
+    a, b = arrays()
+    np.testing.assert_allclose(g(a, b)[0], np.tanh(a * 2 + b), rtol=1e-5, atol=1e-6)
+
+
 CHILD = textwrap.dedent(
     """
     import json, sys
