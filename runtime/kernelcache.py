@@ -341,13 +341,17 @@ def choose_batches(
     may not resolve (`usable`; `declared`: the functions the module declares): the
     group is then compiled now."""
     chosen: list[Batch] = []
+    read: dict[str, Batch | None] = {}  # (a batch holding several groups is read once)
     defined: set[str] = set()  # by the chosen batches, or compiled now
     served: set[str] = set()
     for digest in digests:
         if digest in defined:
             served.add(digest)
             continue
-        batch = _lookup(directory, digest)
+        name = _index(directory, digest)
+        if name is not None and name not in read:
+            read[name] = load(directory, name)
+        batch = None if name is None else read[name]
         if (
             batch is None
             or digest not in batch.groups
@@ -384,11 +388,12 @@ def usable(imports: Sequence[str], declared: Collection[str]) -> bool:
     return True
 
 
-def _lookup(directory: str, digest: str) -> Batch | None:
-    """The batch holding group `digest`, or None (none, or a broken file: removed)."""
+def _index(directory: str, digest: str) -> str | None:
+    """The name of the batch holding group `digest`, or None (no index file, or a broken
+    one: removed)."""
     try:
         name = cachefile.load(index_path(directory, digest), _INDEX_MAGIC, digest, 4096)
-        return load(directory, name.decode("ascii"))
+        return name.decode("ascii")
     except (OSError, cachefile.Broken, UnicodeDecodeError):
         return None
 
