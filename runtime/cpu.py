@@ -220,14 +220,17 @@ MLP's glue took 0.27 s against 2.2 s), which `ir_parts` weighs the halves with."
 class IRParts:
     """The LLVM IR texts a module is compiled from (`ir_parts`), each into an object of
     its own, loaded into one engine: `forked` at O3 in a forked child when one can run,
-    `here` at O3 in this process, `glue` at `GLUE_OPT_LEVEL` in this process. The
+    `here` at O3 in this process, `glue` at `glue_opt` in this process. The
     entry points (`NativeModule`'s `extra_ir`) are linked into the glue, or into `here`
     when the glue is not apart. `here` is None only when the glue is apart and the
-    kernels all go to the child."""
+    kernels all go to the child (or, with the kernel cache, none is compiled)."""
 
     here: str | None
     glue: str | None = None
     forked: str | None = None
+    glue_opt: int = GLUE_OPT_LEVEL
+    """The optimisation level of `glue` (O3 where the kernel cache puts a small glue
+    apart, `arignote.runtime.kernelcache`)."""
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -295,6 +298,26 @@ def _halves(
     functions that call each other (a kernel and its `__noalias` body, a parallel task
     and its body), the largest first, each put in the half with less work, the other
     half starting with `here_start` (the glue's weighed size)."""
+    weighed = sorted(
+        call_groups(references, kernels),
+        key=lambda names: (-sum(sizes.get(n, 0) for n in names), names),
+    )
+    here, forked, chosen = here_start, 0.0, set()
+    for names in weighed:
+        size = sum(sizes.get(n, 0) for n in names)
+        if forked < here:
+            forked += size
+            chosen.update(names)
+        else:
+            here += size
+    return frozenset(chosen)
+
+
+def call_groups(references: dict[str, set[str]], kernels: frozenset[str]) -> list[list[str]]:
+    """The functions of `kernels` as groups of functions that call each other or take
+    each other's address (a kernel and its `__noalias` body, a parallel task and its
+    body), found by union-find over `references`; each group's names sorted, the groups
+    in the order of their first names."""
     group: dict[str, str] = {name: name for name in kernels}
 
     def root(name: str) -> str:
@@ -309,18 +332,7 @@ def _halves(
     members: dict[str, list[str]] = {}
     for name in sorted(kernels):
         members.setdefault(root(name), []).append(name)
-    weighed = sorted(
-        members.values(), key=lambda names: (-sum(sizes.get(n, 0) for n in names), names)
-    )
-    here, forked, chosen = here_start, 0.0, set()
-    for names in weighed:
-        size = sum(sizes.get(n, 0) for n in names)
-        if forked < here:
-            forked += size
-            chosen.update(names)
-        else:
-            here += size
-    return frozenset(chosen)
+    return list(members.values())
 
 
 def _symbol_uses(module_op: ModuleOp) -> tuple[dict[str, int], dict[str, set[str]]]:
@@ -472,13 +484,35 @@ class NativeModule:
     instructions or more is compiled as two objects, its kernels at O3 and its glue
     (with `extra_ir`) unoptimised; and where a forked child can compile (`_fork_parts`),
     a large module's kernels are split into two halves, one compiled there meanwhile.
-    The objects are loaded into one engine (`ir_parts`, `_compile_parts`).
+    The objects are loaded into one engine (`ir_parts`, `_compile_parts`). With a
+    `kernel_cache` directory, the kernels that earlier compiles (of any function, in any
+    process) built are loaded from there instead of compiled, and those compiled now are
+    stored there (`arignote.runtime.kernelcache`); when that fails, the module is
+    compiled without it.
     """
 
     def __init__(
-        self, module_op: ModuleOp, extra_ir: Sequence[str] = (), split_glue: int | None = None
+        self,
+        module_op: ModuleOp,
+        extra_ir: Sequence[str] = (),
+        split_glue: int | None = None,
+        kernel_cache: str | None = None,
     ) -> None:
-        parts = ir_parts(module_op, split_glue, halves=_fork_parts())
+        if kernel_cache is not None:
+            from arignote.runtime import kernelcache
+
+            plan = kernelcache.plan(module_op, split_glue, _fork_parts(), kernel_cache)
+            if plan is not None:
+                try:
+                    self._build(plan.parts, extra_ir, plan)
+                    return
+                except kernelcache.Failed as e:  # e.g. an object LLVM refuses: compile all
+                    kernelcache.fallback(plan, e)
+        self._build(ir_parts(module_op, split_glue, halves=_fork_parts()), extra_ir)
+
+    def _build(self, parts: IRParts, extra_ir: Sequence[str], plan: Any = None) -> None:
+        """Compile `parts` (with the kernel cache's `plan`, a `kernelcache.Plan`, when
+        given) and load the objects."""
         texts = parts.texts
         self.llvm_ir: str | None = "\n".join(texts)
         """The LLVM IR before optimisation (None when loaded from an object); a module
@@ -493,7 +527,9 @@ class NativeModule:
         if PYOP_PREFIX in self.llvm_ir:
             register_pyop_symbols(self.llvm_ir)
         machine = host_target_machine()
-        if len(texts) == 1:
+        if plan is not None:
+            imports, optimized, object_code, self._engine = plan.build(extra_ir, machine)
+        elif len(texts) == 1:
             imports, optimized, object_code = _compile(texts[0], extra_ir, machine)
         else:
             objects = _compile_parts(parts, extra_ir, machine)
@@ -509,7 +545,8 @@ class NativeModule:
         self.object_code: bytes = object_code
         """The host object file of the optimised module (or the objects of its parts,
         `pack_objects`)."""
-        self._engine = _load(self.object_code, machine)
+        if plan is None:
+            self._engine = _load(self.object_code, machine)
 
     @classmethod
     def from_object(cls, object_code: bytes, uses_blas: bool) -> NativeModule:
@@ -548,7 +585,7 @@ def _compile_parts(
 ) -> list[Compiled]:
     """The objects of `parts`, in `IRParts.texts`'s order: the forked part in a child
     process when it can (`_ForkedCompile`), the others here meanwhile, the glue with
-    `extra_ir` at `GLUE_OPT_LEVEL` (or `here` with `extra_ir` when the glue is not
+    `extra_ir` at `IRParts.glue_opt` (or `here` with `extra_ir` when the glue is not
     apart)."""
     child = _ForkedCompile.start(parts.forked) if parts.forked and _fork_parts() else None
     compiled: list[Compiled] = []
@@ -556,8 +593,8 @@ def _compile_parts(
         if parts.here is not None:
             compiled.append(_compile(parts.here, () if parts.glue else extra_ir, machine))
         if parts.glue is not None:
-            glue_machine = host_target_machine(GLUE_OPT_LEVEL)
-            compiled.append(_compile(parts.glue, extra_ir, glue_machine, GLUE_OPT_LEVEL))
+            glue_machine = host_target_machine(parts.glue_opt)
+            compiled.append(_compile(parts.glue, extra_ir, glue_machine, parts.glue_opt))
     finally:  # (the child reaped, whatever happened here)
         forked = None if child is None else child.result()
     if parts.forked is None:

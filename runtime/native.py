@@ -335,13 +335,16 @@ def compile_function(
     messages: Sequence[str],
     aliases: Mapping[int, int] | None = None,
     glue_o0_minsize: int | None = None,
+    kernel_cache: str | None = None,
 ) -> NativeFunction:
     """Compile the `llvm`-dialect `module` holding `@name` and `@name__shape` (lowered
     from a function of tensors of types `inputs` -> `outputs`) with a CPython entry
     point `@name__entry` (when this process supports one), and wrap it. `aliases`:
     result index → the input whose buffer it may be computed in (module doc).
     `glue_o0_minsize`: the glue size from which it is compiled apart, unoptimised
-    (`arignote.runtime.cpu.split_ir_texts`; None: `SPLIT_GLUE_INSTRUCTIONS`)."""
+    (`arignote.runtime.cpu.split_ir_texts`; None: `SPLIT_GLUE_INSTRUCTIONS`).
+    `kernel_cache`: the directory of the kernel cache (`arignote.runtime.kernelcache`;
+    None: none)."""
     assert isinstance(module, ModuleOp)
     calls_back = _calls_back(module)
     aliases = {} if calls_back else dict(aliases or {})
@@ -353,7 +356,7 @@ def compile_function(
             for j, t in enumerate(outputs)
         ]
         extra.append(entry_ir(name, specs, results, err_length(messages)))
-    module = NativeModule(module, extra, glue_o0_minsize)
+    module = NativeModule(module, extra, glue_o0_minsize, kernel_cache)
     return NativeFunction(module, name, inputs, outputs, messages, aliases, calls_back)
 
 

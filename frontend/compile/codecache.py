@@ -16,6 +16,11 @@ under a key that is the BLAKE2 digest of:
 * `arignote.runtime.cache.native_fingerprint()`: the LLVM/llvmlite versions, host CPU
   name and features, Python and numpy versions.
 
+With the compile cache on, `native_function` also gives `NativeModule` the kernel
+cache's directory, `<config.compiledir>/kernels` (`kernel_cache_directory`,
+`arignote.runtime.kernelcache`: the object code of each kernel, keyed by its LLVM IR),
+pruned to `compile_cache_max_mb` after each store.
+
 A hit (`Mode.compile`) skips the graph rewrites, the lowering and LLVM: the object code is
 loaded into the JIT; the optimized graph (`f.maker.fgraph`, `dump_ir`) is then computed
 only when asked for. `stats()` counts the events of this process; with
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from arignote.compile.mode import Mode, Run
 
 SUBDIRECTORY = "native"
+KERNELS_SUBDIRECTORY = "kernels"
 
 
 def cache_directory() -> str:
@@ -210,6 +216,14 @@ def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
     return h.hexdigest()
 
 
+def kernel_cache_directory() -> str | None:
+    """Where the kernel cache (`arignote.runtime.kernelcache`) keeps the kernels' object
+    code: `<config.compiledir>/kernels`; None when `config.compile_cache` is off."""
+    if not config.compile_cache:
+        return None
+    return os.path.join(config.compiledir, KERNELS_SUBDIRECTORY)
+
+
 def _pool_objects() -> None:
     """The thread pool keeps its object code in the cache directory too."""
     from arignote.runtime.threadpool import set_object_directory
@@ -242,7 +256,13 @@ def save(key: str, run: Run) -> bool:
     if fn is None:
         return False
     limit = config.compile_cache_max_mb * 2**20
-    return store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
+    stored = store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
+    kernels = kernel_cache_directory()
+    if kernels is not None:
+        from arignote.runtime.kernelcache import prune
+
+        prune(kernels, limit)
+    return stored
 
 
 def stats() -> Counter[str]:

@@ -333,6 +333,7 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     (`arignote.runtime.threadpool.prefetch`)."""
     from xdsl.dialects.func import FuncOp
 
+    from arignote.compile.codecache import kernel_cache_directory
     from arignote.compile.progress import compile_progress
     from arignote.lowering.driver import lower_to_llvm
     from arignote.printing import register_prints
@@ -361,6 +362,7 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
             checks,
             aliases,
             glue_o0_minsize=config.glue_o0_minsize,
+            kernel_cache=kernel_cache_directory(),
         )
 
 
