@@ -30,8 +30,9 @@ import ctypes
 import ctypes.util
 import re
 import sys
+import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from itertools import islice
 from typing import Any
@@ -255,6 +256,63 @@ def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = 
     calls stays whole), one `forked`, the other `here` (with the glue when it is not
     apart). A module without kernels (`kernel_functions`) or with global variables (the
     profiler's counters) is one part."""
+    layout = module_layout(module_op, split_glue)
+    kernels = layout.kernels
+    if kernels is None:
+        return IRParts(str(layout.module))
+    module, references, glue = layout.module, layout.references, layout.glue
+    if halves and layout.o3_size >= PARALLEL_MIN_INSTRUCTIONS:
+        forked = _halves(references, kernels, layout.sizes, layout.weighed_glue)
+    else:
+        forked = kernels if layout.apart else frozenset()
+    if not forked and not layout.apart:
+        return IRParts(str(module))
+    here = kernels - forked if layout.apart else frozenset(references) - forked
+    return IRParts(
+        _render(module, here, _called_from_outside(references, here)) if here else None,
+        _render(module, glue, frozenset()) if layout.apart else None,
+        _render(module, forked, _called_from_outside(references, forked)),
+    )
+
+
+@dataclass(frozen=True)
+class ModuleLayout:
+    """What compiling a module in parts needs to know of it (`module_layout`)."""
+
+    module: ir.Module
+    """Its LLVM IR (`_llvm_ir_module`)."""
+    references: dict[str, set[str]]
+    """Per function it defines, the symbols it calls or takes the address of."""
+    kernels: frozenset[str] | None
+    """The functions compiled at O3 apart from the glue: the kernels, the parallel
+    loops' tasks, what they call; None for a module compiled whole (no kernels, or
+    global variables: the profiler's counters)."""
+    glue: frozenset[str] = frozenset()
+    """`_glue`: the entry functions and the helpers inlined into them."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """The instructions of each function."""
+    apart: bool = False
+    """Whether the glue reaches the split size (compiled at `GLUE_OPT_LEVEL`)."""
+
+    @property
+    def glue_size(self) -> int:
+        return sum(self.sizes.get(name, 0) for name in self.glue)
+
+    @property
+    def weighed_glue(self) -> float:
+        """The glue's size weighed by its optimisation level's cost (`GLUE_COST`)."""
+        return self.glue_size * (GLUE_COST if self.apart else 1)
+
+    @property
+    def o3_size(self) -> int:
+        """The instructions compiled at O3: the kernels', the glue's unless apart."""
+        kernels = self.kernels or frozenset()
+        return sum(self.sizes.get(n, 0) for n in kernels) + (0 if self.apart else self.glue_size)
+
+
+def module_layout(module_op: ModuleOp, split_glue: int | None = None) -> ModuleLayout:
+    """The `ModuleLayout` of the `llvm`-dialect `module_op`, whose glue is apart from
+    `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`)."""
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = kernel_functions(module_op), internal_functions(module_op)
@@ -262,25 +320,12 @@ def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = 
     helpers = _called_once(internal, calls)
     module = _llvm_ir_module(module_op, outlined, internal, helpers)
     if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
-        return IRParts(str(module))
+        return ModuleLayout(module, references, None)
     glue = _glue(references, helpers - outlined)
     sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
     glue_size = sum(sizes.get(name, 0) for name in glue)
     apart = glue_size >= (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
-    kernels = frozenset(references) - glue
-    o3_size = sum(sizes.get(name, 0) for name in kernels) + (0 if apart else glue_size)
-    if halves and o3_size >= PARALLEL_MIN_INSTRUCTIONS:
-        forked = _halves(references, kernels, sizes, glue_size * (GLUE_COST if apart else 1))
-    else:
-        forked = kernels if apart else frozenset()
-    if not forked and not apart:
-        return IRParts(str(module))
-    here = kernels - forked if apart else frozenset(references) - forked
-    return IRParts(
-        _render(module, here, _called_from_outside(references, here)) if here else None,
-        _render(module, glue, frozenset()) if apart else None,
-        _render(module, forked, _called_from_outside(references, forked)),
-    )
+    return ModuleLayout(module, references, frozenset(references) - glue, glue, sizes, apart)
 
 
 def _called_from_outside(references: dict[str, set[str]], part: frozenset[str]) -> set[str]:
@@ -645,6 +690,40 @@ def _fork_parts() -> bool:
     return hasattr(os, "fork") and hasattr(os, "memfd_create") and usable_cores() > 1
 
 
+CHILD_PATIENCE = 20.0
+CHILD_MIN_WAIT = 30.0
+"""How long `_ForkedCompile.result` waits for the child: `CHILD_PATIENCE` times the
+time from the fork to the parent's own part done, at least `CHILD_MIN_WAIT` seconds.
+The two parts take about as long (`_halves`), so a child past that is stuck."""
+
+
+def _exits_within(pid: int, seconds: float) -> bool:
+    """Whether the child `pid` exits (or has exited) within `seconds`, without reaping
+    it: a pidfd polled (Linux 5.3+), else `waitid` with `WNOWAIT` every few ms."""
+    import os
+    import select
+
+    try:
+        descriptor = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        descriptor = None
+    if descriptor is not None:
+        try:
+            return bool(select.select([descriptor], [], [], seconds)[0])
+        finally:
+            os.close(descriptor)
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # reaped already: nothing to wait for
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.002)
+
+
 class _ForkedCompile:
     """`_compile(llvm_ir, (), host_target_machine())` in a forked child, whose result
     comes back through an anonymous file (`result()`; None when the child failed: the
@@ -671,6 +750,7 @@ class _ForkedCompile:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 warnings.simplefilter("ignore", RuntimeWarning)
                 with ffi.lib._lock:
+                    self.started = time.monotonic()
                     self.pid = os.fork()
         except OSError:
             os.close(self.file)
@@ -695,10 +775,18 @@ class _ForkedCompile:
             return None
 
     def result(self) -> tuple[tuple[str, ...], str, bytes] | None:
+        """The child's compile, once it exits; None when it failed, or when it is still
+        running `CHILD_PATIENCE` times the time since the fork later (at least
+        `CHILD_MIN_WAIT` seconds): it is then killed, and the caller compiles its part
+        (a stuck child must cost time, not hang the compile)."""
         import os
         import pickle
+        import signal
 
         try:
+            elapsed = time.monotonic() - self.started
+            if not _exits_within(self.pid, max(CHILD_MIN_WAIT, CHILD_PATIENCE * elapsed)):
+                os.kill(self.pid, signal.SIGKILL)
             try:
                 _, status = os.waitpid(self.pid, 0)
             except ChildProcessError:  # reaped already (SIGCHLD ignored): status unknown

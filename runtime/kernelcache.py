@@ -161,29 +161,20 @@ def plan(module_op: ModuleOp, split_glue: int | None, halves: bool, directory: s
     None when the kernel cache does not serve it (compile it with `cpu.ir_parts`). A
     module too small to be compiled in parts is one part, as `cpu.ir_parts` makes it
     (its LLVM IR module is not built twice)."""
-    from xdsl.dialects.llvm import GlobalOp
-
-    outlined, internal = cpu.kernel_functions(module_op), cpu.internal_functions(module_op)
-    if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
-        return None
-    module = cpu._llvm_ir_module(module_op, outlined, internal)
-    references = cpu._references(module_op)
-    glue = cpu._glue(references, cpu.single_call_helpers(module_op, internal) - outlined)
-    sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
-    glue_size = sum(sizes.get(name, 0) for name in glue)
-    apart = glue_size >= (cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
-    kernels = frozenset(references) - glue
-    o3_size = sum(sizes.get(name, 0) for name in kernels) + (0 if apart else glue_size)
-    if not apart and o3_size < cpu.PARALLEL_MIN_INSTRUCTIONS:
-        return Plan(directory, cpu.IRParts(str(module)), [], [], whole=True)  # (`ir_parts`)
+    layout = cpu.module_layout(module_op, split_glue)
+    kernels = layout.kernels
+    if kernels is None or (not layout.apart and layout.o3_size < cpu.PARALLEL_MIN_INSTRUCTIONS):
+        # one part, as `ir_parts` makes it (its LLVM IR module is not built twice)
+        return Plan(directory, cpu.IRParts(str(layout.module)), [], [], whole=True)
+    module, references, glue = layout.module, layout.references, layout.glue
     if not all(_NAME.fullmatch(f.name) for f in module.functions):
         return None
     keyed = _digests(module, cpu.call_groups(references, kernels), references)
     if keyed is None:
         return None
-    layout = _Layout(module, references, glue, sizes, glue_size * (cpu.GLUE_COST if apart else 1))
-    parts, new_groups, batches, cached_symbols = layout.parts(keyed, halves, directory)
-    if apart:
+    placed = _Layout(module, references, glue, layout.sizes, layout.weighed_glue)
+    parts, new_groups, batches, cached_symbols = placed.parts(keyed, halves, directory)
+    if layout.apart:
         parts = dataclasses.replace(parts, glue_opt=cpu.GLUE_OPT_LEVEL)
     return Plan(directory, parts, batches, new_groups, cached_symbols)
 

@@ -214,6 +214,55 @@ def test_a_failed_child_compile_is_done_here(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def test_a_stuck_child_is_killed_and_its_part_compiled_here(monkeypatch):
+    """A child that does not finish (here: its compile sleeps) is killed once the parent
+    has waited `CHILD_PATIENCE` times its own part's time (at least `CHILD_MIN_WAIT`);
+    the parent then compiles the part itself, and the function works."""
+    import os
+    import time
+
+    if not cpu._fork_parts():
+        pytest.skip("no fork, no memfd_create, or one core")
+    parent = os.getpid()
+    compile_ = cpu._compile
+
+    def stuck_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            time.sleep(3600)
+        return compile_(*args, **kwargs)
+
+    monkeypatch.setattr(cpu, "_compile", stuck_in_the_child)
+    monkeypatch.setattr(cpu, "CHILD_MIN_WAIT", 0.5)
+    monkeypatch.setattr(cpu, "CHILD_PATIENCE", 1.0)
+    start = time.monotonic()
+    with change_flags(glue_o0_minsize=0, compile_cache=False):
+        f, params = mlp_step(3)
+    assert time.monotonic() - start < 600  # (a hang guard: the test's point is no hang)
+    monkeypatch.setattr(cpu, "_compile", compile_)
+    with change_flags(glue_o0_minsize=10**9, compile_cache=False):
+        g, params_g = mlp_step(3)
+    for a, b in zip(train(f, params), train(g, params_g), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_exits_within_waits_without_reaping():
+    import os
+    import subprocess
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert not cpu._exits_within(sleeper.pid, 0.2)
+    finally:
+        sleeper.kill()
+    assert cpu._exits_within(sleeper.pid, 30)
+    assert sleeper.wait(timeout=30) != 0  # not reaped by the check: its status is here
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os._exit(0)
+    assert cpu._exits_within(pid, 30)
+    assert os.waitpid(pid, 0)[1] == 0
+
+
 def test_no_fork_beside_mpi(monkeypatch):
     """A process that imported `mpi4py.MPI` compiles both parts itself."""
     import types
