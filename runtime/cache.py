@@ -244,14 +244,6 @@ def store(
     return True
 
 
-def _remove(path: str) -> bool:
-    try:
-        os.remove(path)
-    except OSError:
-        return False
-    return True
-
-
 def _entries(directory: str) -> list[tuple[float, int, str]]:
     """(mtime, size, path) of the entries; stale temporary files are removed."""
     found = []
@@ -267,7 +259,7 @@ def _entries(directory: str) -> list[tuple[float, int, str]]:
             continue  # removed meanwhile
         if cachefile.stale_temporary(item.name):
             if now - stat.st_mtime > _STALE_TEMP_SECONDS:
-                _remove(item.path)
+                cachefile.remove(item.path)
         elif item.name.endswith(SUFFIX):
             found.append((stat.st_mtime, stat.st_size, item.path))
     return found
@@ -283,7 +275,7 @@ def prune(directory: str, max_bytes: int, verbose: bool = False) -> int:
         if total <= max_bytes:
             break
         total -= size
-        if _remove(path):
+        if cachefile.remove(path):
             removed += 1
             event("pruned", os.path.basename(path)[: -len(SUFFIX)], path, verbose)
     return removed

@@ -174,7 +174,7 @@ def store(path: str, magic: bytes, key: str, payload: bytes, max_bytes: int) -> 
             f.write(data)
         _replace(temp, path)
     except BaseException:
-        _remove(temp)
+        remove(temp)
         raise
     return len(data)
 
@@ -189,11 +189,14 @@ def _replace(temp: str, path: str) -> None:
         os.replace(temp, path)
 
 
-def _remove(path: str) -> None:
+def remove(path: str) -> bool:
+    """Remove the file `path`; whether it was removed (a file already gone, or one that
+    cannot be removed, is not an error of the caches')."""
     try:
         os.remove(path)
     except OSError:
-        pass
+        return False
+    return True
 
 
 def stale_temporary(name: str) -> bool:

@@ -446,19 +446,19 @@ def prune(directory: str, max_bytes: int) -> int:
             info = entry.stat(follow_symlinks=False)
             batches.append((info.st_mtime, info.st_size, entry.path))
         elif cachefile.stale_temporary(entry.name) and _stale(entry):
-            removed += _remove(entry.path)
+            removed += cachefile.remove(entry.path)
     total = sum(size for _, size, _ in batches)
     gone = 0
     for _, size, path in sorted(batches):
         if total <= max_bytes:
             break
-        gone += _remove(path)
+        gone += cachefile.remove(path)
         total -= size
     if gone:
         left = {os.path.basename(p)[: -len(BATCH_SUFFIX)] for _, _, p in batches}
         left = {name for name in left if os.path.exists(batch_path(directory, name))}
         indexes = [e.path for e in entries if e.name.endswith(INDEX_SUFFIX)]
-        removed += sum(_remove(p) for p in indexes if _index_target(p) not in left)
+        removed += sum(cachefile.remove(p) for p in indexes if _index_target(p) not in left)
     return removed + gone
 
 
@@ -478,14 +478,6 @@ def _index_target(path: str) -> str | None:
         return None
 
 
-def _remove(path: str) -> bool:
-    try:
-        os.remove(path)
-    except OSError:
-        return False
-    return True
-
-
 def fallback(plan: Plan, error: Exception) -> None:
     """Note that a compile with the kernel cache failed (`error`; `NativeModule` compiles
     again without it) and delete the batches `plan` loaded: a file LLVM refuses, which
@@ -493,4 +485,4 @@ def fallback(plan: Plan, error: Exception) -> None:
     STATS["fallback"] += 1
     cachefile.logger.debug("kernel cache %s: %s; compiling without it", plan.directory, error)
     for batch in plan.batches:
-        _remove(batch_path(plan.directory, batch.name))
+        cachefile.remove(batch_path(plan.directory, batch.name))
