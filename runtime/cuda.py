@@ -28,7 +28,6 @@ raises `CudaError` (`MemoryError` for device memory that could not be allocated)
 
 from __future__ import annotations
 
-import copy
 import ctypes
 import ctypes.util
 import glob
@@ -316,7 +315,10 @@ class PycudaDevice:
             template = self.gpuarray.GPUArray(key[0], key[1], allocator=self.allocate, gpudata=0)
             if len(self._templates) < 1024:
                 self._templates[key] = template
-        array = copy.copy(template)
+        # (not `copy.copy`: pycuda registers a pickling reduction for GPUArray, which
+        # `copy.copy` uses, and it copies the device data back to the host)
+        array = object.__new__(type(template))
+        array.__dict__.update(template.__dict__)
         array.gpudata = self.allocate(array.nbytes) if array.size else None
         return array
 

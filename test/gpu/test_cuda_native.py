@@ -308,6 +308,8 @@ def test_output_arrays_are_copies_of_a_cached_array_object() -> None:
     """`PycudaDevice.empty` builds each shape's GPUArray once (pycuda's constructor queries
     the device) and copies it with fresh memory; checked with a stand-in for pycuda's
     class that counts its constructions (pycuda 2026.1's keeps everything in `__dict__`)."""
+    import copyreg
+
     from arignote.runtime.cuda import PycudaDevice
 
     class FakeGPUArray:
@@ -319,6 +321,13 @@ def test_output_arrays_are_copies_of_a_cached_array_object() -> None:
             self.size = int(np.prod(self.shape))
             self.nbytes = self.size * self.dtype.itemsize
             self.gpudata = allocator(self.nbytes) if gpudata is None and self.size else gpudata
+
+    def get(array: FakeGPUArray) -> None:
+        raise AssertionError("copied from the device (cuMemcpyDtoH of the template)")
+
+    # as pycuda registers GPUArray's reduction (`copy.copy` would call it, and its
+    # `get()` of the template's null memory failed on a GPU: "cuMemcpyDtoH failed")
+    copyreg.pickle(FakeGPUArray, lambda a: (FakeGPUArray, (get(a),)))
 
     device = object.__new__(PycudaDevice)
     device.gpuarray = type("FakeModule", (), {"GPUArray": FakeGPUArray})
