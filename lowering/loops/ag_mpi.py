@@ -40,13 +40,14 @@ scf.if %failed { func.call @arignote_mpi_error(%status64, %ms) : (i64, i64) -> (
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, cf, func, llvm, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.transforms.lower_mpi import LowerMpiAllreduce, MpiLibraryInfo
 
 from arignote.dialects import ag
 from arignote.lowering.loops.ag_kernels import KERNELS, copy, elementwise
@@ -59,8 +60,18 @@ from arignote.lowering.loops.loop_utils import (
     first_calls,
 )
 
-INFO = MpiLibraryInfo()
-"""MPICH's handles (xDSL's table of them)."""
+if TYPE_CHECKING:
+    from xdsl.transforms.lower_mpi import MpiLibraryInfo
+
+
+@cache
+def info() -> MpiLibraryInfo:
+    """MPICH's handles (xDSL's table of them; its module, with xDSL's `mpi` dialect, is
+    imported at the first function that communicates, not at every first compile)."""
+    from xdsl.transforms.lower_mpi import MpiLibraryInfo
+
+    return MpiLibraryInfo()
+
 
 ALLREDUCE = "arignote_mpi_allreduce"
 """The helper the kernel calls (defined in the module by `declare_mpi_functions`)."""
@@ -88,7 +99,9 @@ def _int_pointer(b: Builder, value: int) -> SSAValue:
 
 def datatype(element: Attribute) -> int:
     """The MPI datatype handle of an element type (xDSL's translation)."""
-    return LowerMpiAllreduce(INFO)._translate_to_mpi_type(element)  # pyright: ignore
+    from xdsl.transforms.lower_mpi import LowerMpiAllreduce
+
+    return LowerMpiAllreduce(info())._translate_to_mpi_type(element)  # pyright: ignore
 
 
 def _data_pointer(b: Builder, out: Buffer) -> SSAValue:
@@ -126,7 +139,7 @@ def _report(b: Builder, status: SSAValue, timeout_ms: int) -> None:
 def _divide_by_size(b: Builder, out: Buffer) -> None:
     """`out /= MPI_Comm_size(MPI_COMM_WORLD)`."""
     slot = b.insert(llvm.AllocaOp(_constant(b, 1, i64), i32, 4)).res
-    b.insert(func.CallOp("MPI_Comm_size", [_constant(b, INFO.MPI_COMM_WORLD, i32), slot], [i32]))
+    b.insert(func.CallOp("MPI_Comm_size", [_constant(b, info().MPI_COMM_WORLD, i32), slot], [i32]))
     size = b.insert(llvm.LoadOp(slot, i32)).dereferenced_value
     as_float = b.insert(arith.SIToFPOp(size, out.element_type)).result
     elementwise(b, out, [out], lambda inner, v: inner.insert(arith.DivfOp(v[0], as_float)).result)
@@ -169,12 +182,12 @@ def _start(b: Builder, args: Sequence[SSAValue], request: SSAValue) -> SSAValue:
     request)`; its status."""
     buffer, count, dtype = args[0], args[1], args[2]
     operands = [
-        _int_pointer(b, INFO.MPI_IN_PLACE),
+        _int_pointer(b, info().MPI_IN_PLACE),
         buffer,
         count,
         dtype,
-        _constant(b, INFO.MPI_SUM, i32),
-        _constant(b, INFO.MPI_COMM_WORLD, i32),
+        _constant(b, info().MPI_SUM, i32),
+        _constant(b, info().MPI_COMM_WORLD, i32),
         request,
     ]
     return b.insert(func.CallOp("MPI_Iallreduce", operands, [i32])).res[0]
@@ -198,7 +211,7 @@ def _allreduce_helper() -> func.FuncOp:
     b.insert(cf.ConditionalBranchOp(started, poll, [], leave, [status]))
 
     b = Builder(InsertPoint.at_end(poll))
-    ignore = _int_pointer(b, INFO.MPI_STATUS_IGNORE)
+    ignore = _int_pointer(b, info().MPI_STATUS_IGNORE)
     tested = b.insert(func.CallOp("MPI_Test", [request, flag, ignore], [i32])).res[0]
     failed = b.insert(arith.CmpiOp(tested, zero, "ne")).result
     b.insert(cf.ConditionalBranchOp(failed, leave, [tested], check, []))

@@ -294,3 +294,22 @@ def test_bench_mpi_smoke(tmp_path, capsys):
     assert re.search(r"^2 \(mpiexec\) ", out, re.MULTILINE), out
     assert re.search(r"^\s+8000\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.MULTILINE), out
     assert figure.read_text().startswith("<svg")
+
+
+def test_the_loop_lowering_imports_xdsls_mpi_only_when_a_function_communicates():
+    """`lowering/loops/ag_mpi` takes MPICH's handles from xDSL's `lower-mpi` (which loads
+    xDSL's `mpi` dialect) at the first function that communicates, not at the first
+    compile of any function (a first-use import users pay in their first compile)."""
+    script = (
+        "import sys, numpy as np, arignote, arignote.tensor as T\n"
+        "x = T.dvector('x')\n"
+        "arignote.function([x], T.exp(x).sum())(np.ones(3))\n"
+        "print('xdsl.transforms.lower_mpi' in sys.modules)\n"
+        "from arignote.lowering.loops import ag_mpi\n"
+        "print(ag_mpi.info().MPI_COMM_WORLD == ag_mpi.info().MPI_COMM_WORLD != 0)\n"
+        "print('xdsl.transforms.lower_mpi' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert out.stdout.split() == ["False", "True", "True"], out.stdout
