@@ -577,12 +577,9 @@ class NativeModule:
         elif len(texts) == 1:
             imports, optimized, object_code = _compile(texts[0], extra_ir, machine)
         else:
-            objects = _compile_parts(parts, extra_ir, machine)
-            # the functions one part declares and another defines are no import
-            defined = set().union(*(_defined_names(t) for t in texts))
-            imports = tuple(sorted({n for o in objects for n in o[0]} - defined))
-            optimized = "\n".join(o[1] for o in objects)
-            object_code = pack_objects([o[2] for o in objects])
+            imports, optimized, object_code = join_parts(
+                texts, _compile_parts(parts, extra_ir, machine)
+            )
         self.imports: tuple[str, ...] | None = imports
         """The external symbols the code uses (None when loaded from an object)."""
         self.optimized_llvm_ir: str | None = optimized
@@ -625,6 +622,23 @@ Compiled = tuple[tuple[str, ...], str, bytes]
 """What `_compile` gives: (imports, optimized LLVM IR, object code)."""
 
 
+def join_parts(
+    texts: Sequence[str],
+    compiled: Sequence[Compiled],
+    loaded: Sequence[tuple[Collection[str], bytes]] = (),
+    loaded_symbols: Collection[str] = frozenset(),
+) -> Compiled:
+    """One (imports, optimized LLVM IR, object code) for the parts of `texts` compiled
+    apart (`compiled`) and objects loaded as they are (`loaded`: their imports and code,
+    defining `loaded_symbols`), packed in that order (`pack_objects`): the functions one
+    part declares and another (or a loaded object) defines are no import."""
+    defined = set().union(*(_defined_names(t) for t in texts))
+    imported = {n for o in compiled for n in o[0]} | {n for i, _ in loaded for n in i}
+    imports = tuple(sorted(imported - defined - set(loaded_symbols)))
+    optimized = "\n".join(o[1] for o in compiled)
+    return imports, optimized, pack_objects([c for _, c in loaded] + [o[2] for o in compiled])
+
+
 def _compile_parts(
     parts: IRParts, extra_ir: Sequence[str], machine: llvm.TargetMachine
 ) -> list[Compiled]:
@@ -651,7 +665,7 @@ def _compile_parts(
 
 def _compile(
     llvm_ir: str, extra_ir: Sequence[str], machine: llvm.TargetMachine, opt: int = OPT_LEVEL
-) -> tuple[tuple[str, ...], str, bytes]:
+) -> Compiled:
     """(imports, optimized LLVM IR, object code) of `llvm_ir` linked with `extra_ir`,
     optimised at `opt` and compiled by `machine`.
 
@@ -774,7 +788,7 @@ class _ForkedCompile:
         except OSError:
             return None
 
-    def result(self) -> tuple[tuple[str, ...], str, bytes] | None:
+    def result(self) -> Compiled | None:
         """The child's compile, once it exits; None when it failed, or when it is still
         running `CHILD_PATIENCE` times the time since the fork later (at least
         `CHILD_MIN_WAIT` seconds): it is then killed, and the caller compiles its part

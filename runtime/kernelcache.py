@@ -142,18 +142,12 @@ class Plan:
         compiled = cpu._compile_parts(self.parts, extra_ir, machine)
         for groups, (imports, _, code) in zip(self.new_groups, compiled, strict=False):
             store(self.directory, groups, imports, code)
-        texts = self.parts.texts
-        defined = set().union(*(cpu._defined_names(t) for t in texts))
-        imported = {n for o in compiled for n in o[0]} | {
-            n for b in self.batches for n in b.imports
-        }
-        imports = tuple(sorted(imported - defined - self.cached_symbols))
-        unserved = [name for name in imports if name.startswith(SYMBOL_PREFIX)]
+        loaded = [(b.imports, b.code) for b in self.batches]
+        joined = cpu.join_parts(self.parts.texts, compiled, loaded, self.cached_symbols)
+        unserved = [name for name in joined[0] if name.startswith(SYMBOL_PREFIX)]
         if unserved:  # (never: MCJIT would leave them null; `NativeModule` falls back)
             raise RuntimeError(f"kernel cache: no object defines {unserved[:3]}")
-        optimized = "\n".join(o[1] for o in compiled)
-        objects = [b.code for b in self.batches] + [o[2] for o in compiled]
-        return imports, optimized, cpu.pack_objects(objects)
+        return joined
 
 
 def plan(module_op: ModuleOp, split_glue: int | None, halves: bool, directory: str) -> Plan | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -126,18 +127,17 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape | None:
     return tuple(result)
 
 
-_TENSOR_TYPES: dict[tuple[Attribute, Shape], TensorType[Attribute]] = {}
-
-
 def tensor_of(element: Attribute, shape: Iterable[int]) -> TensorType[Attribute]:
     """The tensor type of `element`s with the static `shape`: `TensorType(element, shape)`,
-    built (and verified) once per distinct type. Attributes are immutable, so ops may
-    share one; building graphs makes the same few types thousands of times."""
-    key = (element, tuple(shape))
-    known = _TENSOR_TYPES.get(key)
-    if known is None:
-        known = _TENSOR_TYPES[key] = TensorType(element, key[1])
-    return known
+    built (and verified) once per distinct type among the last few thousand asked for.
+    Attributes are immutable, so ops may share one; building graphs makes the same few
+    types thousands of times."""
+    return _tensor_of(element, tuple(shape))
+
+
+@lru_cache(maxsize=4096)  # (bounded: constants bring a shape each)
+def _tensor_of(element: Attribute, shape: Shape) -> TensorType[Attribute]:
+    return TensorType(element, shape)
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:

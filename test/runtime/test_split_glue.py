@@ -189,22 +189,21 @@ def test_the_kernels_compile_in_a_child_process_with_the_same_code(monkeypatch):
     assert native_module(forked).object_code == native_module(here).object_code
 
 
-def test_a_failed_child_compile_is_done_here(monkeypatch):
-    """A child that fails (here: its compile raises) exits non-zero; the kernels are then
-    compiled in this process and the function works."""
+def _child_trouble_leaves_the_work_here(monkeypatch, in_the_child) -> None:
+    """Compile a split MLP step whose forked child runs `in_the_child()` before its
+    compile, then the same step whole without it: the first must work, and its costs and
+    parameters are those of the second, bit for bit."""
     import os
 
-    if not cpu._fork_parts():
-        pytest.skip("no fork, no memfd_create, or one core")
     parent = os.getpid()
     compile_ = cpu._compile
 
-    def fails_in_the_child(*args, **kwargs):
+    def compile_with_trouble(*args, **kwargs):
         if os.getpid() != parent:
-            raise RuntimeError("the child's compile fails")
+            in_the_child()
         return compile_(*args, **kwargs)
 
-    monkeypatch.setattr(cpu, "_compile", fails_in_the_child)
+    monkeypatch.setattr(cpu, "_compile", compile_with_trouble)
     with change_flags(glue_o0_minsize=0, compile_cache=False):
         f, params = mlp_step(3)
     monkeypatch.setattr(cpu, "_compile", compile_)
@@ -212,37 +211,33 @@ def test_a_failed_child_compile_is_done_here(monkeypatch):
         g, params_g = mlp_step(3)
     for a, b in zip(train(f, params), train(g, params_g), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_failed_child_compile_is_done_here(monkeypatch):
+    """A child that fails (here: its compile raises) exits non-zero; the kernels are then
+    compiled in this process and the function works."""
+    if not cpu._fork_parts():
+        pytest.skip("no fork, no memfd_create, or one core")
+
+    def fails() -> None:
+        raise RuntimeError("the child's compile fails")
+
+    _child_trouble_leaves_the_work_here(monkeypatch, fails)
 
 
 def test_a_stuck_child_is_killed_and_its_part_compiled_here(monkeypatch):
     """A child that does not finish (here: its compile sleeps) is killed once the parent
     has waited `CHILD_PATIENCE` times its own part's time (at least `CHILD_MIN_WAIT`);
     the parent then compiles the part itself, and the function works."""
-    import os
     import time
 
     if not cpu._fork_parts():
         pytest.skip("no fork, no memfd_create, or one core")
-    parent = os.getpid()
-    compile_ = cpu._compile
-
-    def stuck_in_the_child(*args, **kwargs):
-        if os.getpid() != parent:
-            time.sleep(3600)
-        return compile_(*args, **kwargs)
-
-    monkeypatch.setattr(cpu, "_compile", stuck_in_the_child)
     monkeypatch.setattr(cpu, "CHILD_MIN_WAIT", 0.5)
     monkeypatch.setattr(cpu, "CHILD_PATIENCE", 1.0)
     start = time.monotonic()
-    with change_flags(glue_o0_minsize=0, compile_cache=False):
-        f, params = mlp_step(3)
+    _child_trouble_leaves_the_work_here(monkeypatch, lambda: time.sleep(3600))
     assert time.monotonic() - start < 600  # (a hang guard: the test's point is no hang)
-    monkeypatch.setattr(cpu, "_compile", compile_)
-    with change_flags(glue_o0_minsize=10**9, compile_cache=False):
-        g, params_g = mlp_step(3)
-    for a, b in zip(train(f, params), train(g, params_g), strict=True):
-        np.testing.assert_array_equal(a, b)
 
 
 def test_exits_within_waits_without_reaping():
