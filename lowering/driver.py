@@ -74,12 +74,27 @@ def lower_to_llvm(
 ) -> LoweredModule:
     """Optimize `module` (ag on tensors) with `graph_pipeline`, then lower it to loops
     with `loops_pipeline` (`pipelines.loops_lowering(...)`) and to LLVM."""
+    lowered = lower_to_loops(module, graph_pipeline, loops_pipeline)
+    return LoweredModule(loops_to_llvm(lowered.module), lowered.checks)
+
+
+def lower_to_loops(
+    module: ModuleOp, graph_pipeline: str = "", loops_pipeline: str | None = None
+) -> LoweredModule:
+    """`lower_to_llvm` up to the loops (its `module` is still `scf`/`memref`, kernels
+    outlined): `loops_to_llvm` finishes it, on the whole or on parts of it
+    (`arignote.lowering.function_parts`)."""
     ctx = make_context()
     apply_pipeline(ctx, module, graph_pipeline)
     apply_pipeline(ctx, module, loops_lowering() if loops_pipeline is None else loops_pipeline)
-    checks = _checks(module)
-    apply_pipeline(ctx, module, LLVM_LOWERING)
-    return LoweredModule(module, checks)
+    return LoweredModule(module, _checks(module))
+
+
+def loops_to_llvm(module: ModuleOp) -> ModuleOp:
+    """Lower the loops-level `module` (`lower_to_loops`) to the `llvm` dialect in place
+    (`LLVM_LOWERING`); return it."""
+    apply_pipeline(make_context(), module, LLVM_LOWERING)
+    return module
 
 
 def _checks(module: ModuleOp) -> dict[str, list[str]]:

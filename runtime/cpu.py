@@ -31,7 +31,7 @@ import ctypes.util
 import re
 import sys
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import islice
@@ -238,6 +238,53 @@ class IRParts:
         """The texts, in the order of the objects: forked, here, glue."""
         return tuple(t for t in (self.forked, self.here, self.glue) if t is not None)
 
+    def renamed(self, renames: dict[str, str]) -> IRParts:
+        """These parts with each reference to a global of `renames` renamed."""
+        if not renames:
+            return self
+
+        def rename(text: str | None) -> str | None:
+            return None if text is None else _declared_once(rename_globals(text, renames))
+
+        return IRParts(rename(self.here), rename(self.glue), rename(self.forked), self.glue_opt)
+
+
+_REFERENCE = re.compile(r'@"([\w.$-]+)"')
+"""A reference to a global in llvmlite's IR text: llvmlite quotes every global name
+(escaping `"` and `\\` inside), and `"` never follows an identifier character elsewhere
+in LLVM IR (a string constant's `"` is escaped), so a match is exactly one reference."""
+
+
+_DECLARATION = re.compile(r'^declare [^@\n]*@"([\w.$-]+)"\(.*\n?', re.MULTILINE)
+
+
+def _declared_once(text: str) -> str:
+    """`text` without the declarations of a function it defines or declared before: a
+    part's own function and the other part's that renaming gave the same name (one
+    kernel group's code, `arignote.runtime.kernelcache`: the same signature)."""
+    defined = _defined_names(text)
+    seen: set[str] = set()
+
+    def keep(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in defined or name in seen:
+            return ""
+        seen.add(name)
+        return match.group(0)
+
+    return _DECLARATION.sub(keep, text)
+
+
+def rename_globals(text: str, renames: dict[str, str]) -> str:
+    """`text` (llvmlite's LLVM IR) with each reference to a global of `renames` renamed
+    (`_REFERENCE`)."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = renames.get(match.group(1))
+        return match.group(0) if name is None else f'@"{name}"'
+
+    return _REFERENCE.sub(replace, text)
+
 
 def split_ir_texts(module_op: ModuleOp, split_glue: int | None = None) -> tuple[str, ...]:
     """The LLVM IR of `module_op` (`llvm_ir_text`) as one text, or, when its glue has
@@ -247,7 +294,12 @@ def split_ir_texts(module_op: ModuleOp, split_glue: int | None = None) -> tuple[
     return ir_parts(module_op, split_glue).texts
 
 
-def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = False) -> IRParts:
+def ir_parts(
+    module_op: ModuleOp,
+    split_glue: int | None = None,
+    halves: bool = False,
+    exported: Collection[str] = frozenset(),
+) -> IRParts:
     """The parts `module_op` is compiled from. When its glue (`_glue`) has at least
     `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`), the glue is a part of
     its own and the kernels another (`forked`). With `halves` (two processes will
@@ -255,8 +307,10 @@ def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = 
     split into two halves of about equal cost (`_halves`; a kernel with the helpers it
     calls stays whole), one `forked`, the other `here` (with the glue when it is not
     apart). A module without kernels (`kernel_functions`) or with global variables (the
-    profiler's counters) is one part."""
-    layout = module_layout(module_op, split_glue)
+    profiler's counters) is one part. `exported`: with a module that is a part of a
+    function's code (`compile_part`), the functions the other part calls (kernels, with
+    external linkage); its glue is then always apart, its kernels never one part with it."""
+    layout = module_layout(module_op, split_glue, exported)
     kernels = layout.kernels
     if kernels is None:
         return IRParts(str(layout.module))
@@ -268,10 +322,13 @@ def ir_parts(module_op: ModuleOp, split_glue: int | None = None, halves: bool = 
     if not forked and not layout.apart:
         return IRParts(str(module))
     here = kernels - forked if layout.apart else frozenset(references) - forked
+    exports = layout.exported
     return IRParts(
-        _render(module, here, _called_from_outside(references, here)) if here else None,
+        _render(module, here, _called_from_outside(references, here) | exports) if here else None,
         _render(module, glue, frozenset()) if layout.apart else None,
-        _render(module, forked, _called_from_outside(references, forked)),
+        _render(module, forked, _called_from_outside(references, forked) | exports)
+        if forked
+        else None,
     )
 
 
@@ -293,6 +350,8 @@ class ModuleLayout:
     """The instructions of each function."""
     apart: bool = False
     """Whether the glue reaches the split size (compiled at `GLUE_OPT_LEVEL`)."""
+    exported: frozenset[str] = frozenset()
+    """The functions another part of the function's code calls (`compile_part`)."""
 
     @property
     def glue_size(self) -> int:
@@ -310,22 +369,29 @@ class ModuleLayout:
         return sum(self.sizes.get(n, 0) for n in kernels) + (0 if self.apart else self.glue_size)
 
 
-def module_layout(module_op: ModuleOp, split_glue: int | None = None) -> ModuleLayout:
+def module_layout(
+    module_op: ModuleOp, split_glue: int | None = None, exported: Collection[str] = frozenset()
+) -> ModuleLayout:
     """The `ModuleLayout` of the `llvm`-dialect `module_op`, whose glue is apart from
-    `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`)."""
+    `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`). With `exported` (a part
+    of a function's code, `compile_part`), those functions are kernels the other part
+    calls, and the module is laid out in parts even without kernels of its own."""
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = kernel_functions(module_op), internal_functions(module_op)
+    exported = frozenset(exported)
+    internal -= exported
     calls, references = _symbol_uses(module_op)
     helpers = _called_once(internal, calls)
     module = _llvm_ir_module(module_op, outlined, internal, helpers)
-    if not outlined or any(isinstance(op, GlobalOp) for op in module_op.ops):
+    if any(isinstance(op, GlobalOp) for op in module_op.ops) or not (outlined or exported):
         return ModuleLayout(module, references, None)
-    glue = _glue(references, helpers - outlined)
+    glue = _glue(references, helpers - outlined, exported)
     sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
     glue_size = sum(sizes.get(name, 0) for name in glue)
     apart = glue_size >= (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
-    return ModuleLayout(module, references, frozenset(references) - glue, glue, sizes, apart)
+    kernels = frozenset(references) - glue
+    return ModuleLayout(module, references, kernels, glue, sizes, apart, exported)
 
 
 def _called_from_outside(references: dict[str, set[str]], part: frozenset[str]) -> set[str]:
@@ -408,13 +474,17 @@ def _called_once(internal: frozenset[str], calls: dict[str, int]) -> frozenset[s
     return frozenset(name for name in internal if calls.get(name) == 1)
 
 
-def _glue(references: dict[str, set[str]], inlined: Collection[str]) -> frozenset[str]:
+def _glue(
+    references: dict[str, set[str]],
+    inlined: Collection[str],
+    exported: Collection[str] = frozenset(),
+) -> frozenset[str]:
     """The glue of a module whose functions make `references`: the functions no other
     calls (`@f`, `@f__shape`: the entry points call them) and the single-call helpers
     `inlined` into them (`@f__noalias`). The rest (kernels, the parallel loops' tasks,
     whoever calls them) is compiled at O3."""
     referenced = {name for names in references.values() for name in names}
-    glue = {name for name in references if name not in referenced}
+    glue = {name for name in references if name not in referenced and name not in exported}
     frontier = set(glue)
     while frontier:
         frontier = {n for f in frontier for n in references[f] if n in inlined} - glue
@@ -559,18 +629,7 @@ class NativeModule:
         """Compile `parts` (with the kernel cache's `plan`, a `kernelcache.Plan`, when
         given) and load the objects."""
         texts = parts.texts
-        self.llvm_ir: str | None = "\n".join(texts)
-        """The LLVM IR before optimisation (None when loaded from an object); a module
-        compiled in parts (`ir_parts`): their texts, in `IRParts.texts`'s order."""
-        self.needs_blas = needs_blas(self.llvm_ir)
-        if self.needs_blas:
-            load_blas()  # BlasUnavailableError names the missing library
-        if needs_mpi(self.llvm_ir):
-            load_mpi()  # DistributedError names what is missing
-        if PRINT_PREFIX in self.llvm_ir:
-            register_print_symbols(self.llvm_ir)
-        if PYOP_PREFIX in self.llvm_ir:
-            register_pyop_symbols(self.llvm_ir)
+        self._prepare("\n".join(texts))
         machine = host_target_machine()
         if plan is not None:
             imports, optimized, object_code, self._engine = plan.build(extra_ir, machine)
@@ -589,6 +648,36 @@ class NativeModule:
         `pack_objects`)."""
         if plan is None:
             self._engine = _load(self.object_code, machine)
+
+    def _prepare(self, llvm_ir: str) -> None:
+        """Keep `llvm_ir`, and load or register what its code calls (BLAS, MPI, print
+        and custom-op callbacks)."""
+        self.llvm_ir: str | None = llvm_ir
+        """The LLVM IR before optimisation (None when loaded from an object); a module
+        compiled in parts (`ir_parts`): their texts, in `IRParts.texts`'s order."""
+        self.needs_blas = needs_blas(llvm_ir)
+        if self.needs_blas:
+            load_blas()  # BlasUnavailableError names the missing library
+        if needs_mpi(llvm_ir):
+            load_mpi()  # DistributedError names what is missing
+        if PRINT_PREFIX in llvm_ir:
+            register_print_symbols(llvm_ir)
+        if PYOP_PREFIX in llvm_ir:
+            register_pyop_symbols(llvm_ir)
+
+    @classmethod
+    def from_parts(cls, parts: Sequence[PartCode]) -> NativeModule:
+        """The module of a function's code compiled in parts (`compile_part`, in this
+        process or another), its objects loaded into one engine."""
+        self = cls.__new__(cls)
+        self._prepare("\n".join(text for part in parts for text in part.texts))
+        defined = set().union(*(part.defined for part in parts))
+        self.imports = tuple(sorted({n for p in parts for n in p.imports} - defined))
+        self.optimized_llvm_ir = "\n".join(part.optimized for part in parts)
+        objects = list(dict.fromkeys(o for part in parts for o in part.objects))
+        self.object_code = pack_objects(objects)  # (a batch both parts loaded: once)
+        self._engine = _load(self.object_code, host_target_machine())
+        return self
 
     @classmethod
     def from_object(cls, object_code: bytes, uses_blas: bool) -> NativeModule:
@@ -622,6 +711,98 @@ Compiled = tuple[tuple[str, ...], str, bytes]
 """What `_compile` gives: (imports, optimized LLVM IR, object code)."""
 
 
+@dataclass(frozen=True)
+class PartNames:
+    """What a part of a function's code compiled with the kernel cache tells the other
+    part before it compiles (`compile_part`)."""
+
+    renames: dict[str, str] = field(default_factory=dict)
+    """The name each of its kernels takes (`arignote.runtime.kernelcache.symbols`)."""
+    digests: frozenset[str] = frozenset()
+    """The groups its objects define (those it compiles, and every group of the
+    batches it loads), which the other part must not define."""
+
+
+@dataclass(frozen=True)
+class PartCode:
+    """A part of a function's code compiled on its own (`compile_part`), to be loaded
+    with the other parts (`NativeModule.from_parts`)."""
+
+    texts: tuple[str, ...]
+    """The LLVM IR texts compiled."""
+    imports: tuple[str, ...]
+    """The symbols its objects use and do not define."""
+    optimized: str
+    """The optimized LLVM IR of what was compiled."""
+    objects: tuple[bytes, ...]
+    """Its object files (the kernel cache's batches it uses included)."""
+    defined: frozenset[str]
+    """The symbols its objects define."""
+    names: PartNames = field(default_factory=lambda: PartNames())
+    """What the kernel cache named (`PartNames`)."""
+    batches: tuple[str, ...] = ()
+    """The kernel cache's batches it loaded (their names)."""
+
+
+PART_SPLIT_GLUE = 0
+"""The glue size from which a part's glue is compiled apart (`compile_part`): always,
+since the function's code is split in parts only when its glue is large
+(`arignote.lowering.function_parts`)."""
+
+
+def compile_part(
+    module_op: ModuleOp,
+    extra_ir: Sequence[str] = (),
+    exported: Collection[str] = frozenset(),
+    kernel_cache: str | None = None,
+    other: PartNames | None = None,
+    send: Callable[[PartNames], None] | None = None,
+) -> PartCode:
+    """Compile the `llvm`-dialect `module_op`, a part of a function's code whose other
+    part calls its functions `exported` and defines the functions it only declares:
+    its glue apart (with `extra_ir`), its kernels at O3, in this process, with the
+    kernel cache of `kernel_cache` when given (`arignote.runtime.kernelcache`). The
+    kernel cache renames the functions it serves; `send` (when given) gets those names
+    and the groups this part defines before the compile starts (`PartNames`), and
+    `other` are the other part's: this part's calls take its names, and the groups it
+    defines are not defined again here."""
+    from arignote.runtime import kernelcache
+
+    machine = host_target_machine()
+    other = other or PartNames()
+    renamed = other.renames
+    if kernel_cache is not None:
+        plan = kernelcache.plan(
+            module_op, PART_SPLIT_GLUE, False, kernel_cache, exported, other.digests
+        )
+        if plan is not None:
+            names = PartNames(plan.renames, plan.digests)
+            if send is not None:
+                send(names)
+            plan = plan.renamed(renamed)
+            imports, optimized, code = plan.compile(
+                extra_ir, machine, fork=False, elsewhere=other.digests
+            )
+            defined = set(plan.cached_symbols)
+            defined.update(*(_defined_names(t) for t in plan.parts.texts))
+            texts = plan.parts.texts
+            batches = tuple(batch.name for batch in plan.batches)
+            objects = tuple(unpack_objects(code))
+            return PartCode(texts, imports, optimized, objects, frozenset(defined), names, batches)
+    if send is not None:
+        send(PartNames())
+    parts = ir_parts(module_op, PART_SPLIT_GLUE, False, exported)
+    if renamed:
+        parts = parts.renamed(renamed)
+    imports, optimized, code = join_parts(
+        parts.texts, _compile_parts(parts, extra_ir, machine, fork=False)
+    )
+    defined = set().union(*(_defined_names(t) for t in parts.texts))
+    return PartCode(
+        parts.texts, imports, optimized, tuple(unpack_objects(code)), frozenset(defined)
+    )
+
+
 def join_parts(
     texts: Sequence[str],
     compiled: Sequence[Compiled],
@@ -640,13 +821,14 @@ def join_parts(
 
 
 def _compile_parts(
-    parts: IRParts, extra_ir: Sequence[str], machine: llvm.TargetMachine
+    parts: IRParts, extra_ir: Sequence[str], machine: llvm.TargetMachine, fork: bool = True
 ) -> list[Compiled]:
     """The objects of `parts`, in `IRParts.texts`'s order: the forked part in a child
-    process when it can (`_ForkedCompile`), the others here meanwhile, the glue with
-    `extra_ir` at `IRParts.glue_opt` (or `here` with `extra_ir` when the glue is not
-    apart)."""
-    child = _ForkedCompile.start(parts.forked) if parts.forked and _fork_parts() else None
+    process when it can (`_ForkedCompile`; never without `fork`), the others here
+    meanwhile, the glue with `extra_ir` at `IRParts.glue_opt` (or `here` with `extra_ir`
+    when the glue is not apart)."""
+    forks = fork and parts.forked is not None and _fork_parts()
+    child = _ForkedCompile.start(parts.forked) if forks else None
     compiled: list[Compiled] = []
     try:
         if parts.here is not None:
@@ -738,25 +920,32 @@ def _exits_within(pid: int, seconds: float) -> bool:
         time.sleep(0.002)
 
 
-class _ForkedCompile:
-    """`_compile(llvm_ir, (), host_target_machine())` in a forked child, whose result
-    comes back through an anonymous file (`result()`; None when the child failed: the
-    caller compiles it itself).
+class ForkedWork:
+    """`work(send)` in a forked child process: what it returns comes back through an
+    anonymous file (`result()`), and the one value it may `send` on the way through a
+    pipe (`message()`), both None when the child failed (the caller then does the work
+    itself).
 
     The fork holds llvmlite's lock (so that no other thread is inside LLVM, whose state
     the child copies) and, through `threadpool`'s fork hook, waits for the pool's
     background compile. The child runs no Python thread and leaves with `os._exit`
-    (no `atexit` handler, no flush of the parent's buffers)."""
+    (no `atexit` handler, no flush of the parent's buffers). A child still running
+    `CHILD_PATIENCE` times the time since the fork when the parent waits (at least
+    `CHILD_MIN_WAIT` seconds) is killed: a stuck child must cost time, not hang."""
 
-    def __init__(self, llvm_ir: str) -> None:
+    def __init__(self, work: Callable[[Callable[[Any], None]], Any]) -> None:
         import os
-        import pickle
         import warnings
 
         from llvmlite.binding import ffi
 
         host_cpu()  # (asked of LLVM here, once)
-        self.file = os.memfd_create("arignote-kernels")
+        self.file = os.memfd_create("arignote-work")
+        try:
+            read, write = os.pipe()
+        except OSError:
+            os.close(self.file)
+            raise
         try:
             with warnings.catch_warnings():
                 # Python 3.12 warns of a fork beside threads, and libraries' fork hooks
@@ -767,40 +956,105 @@ class _ForkedCompile:
                     self.started = time.monotonic()
                     self.pid = os.fork()
         except OSError:
-            os.close(self.file)
+            for descriptor in (self.file, read, write):
+                os.close(descriptor)
             raise
         if self.pid == 0:  # pragma: no cover - the child
-            status = 1
-            try:
-                result = _compile(llvm_ir, (), host_target_machine())
-                with os.fdopen(self.file, "wb", closefd=False) as out:
-                    pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)
+            os.close(read)
+            self._run_child(work, write)
+        os.close(write)
+        self.pipe: int | None = read
+        self._message: Any = None
+
+    def _run_child(self, work: Callable[[Callable[[Any], None]], Any], pipe: int) -> None:
+        """The child: run `work`, its result into the file, then exit (never returns)."""
+        import os
+        import pickle
+
+        status = 1
+        try:
+            sent = [False]
+
+            def send(value: Any) -> None:
+                if sent[0]:
+                    raise RuntimeError("ForkedWork: send() takes one value")
+                sent[0] = True
+                with os.fdopen(pipe, "wb", closefd=False) as out:
+                    pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+                os.close(pipe)
+
+            result = work(send)
+            with os.fdopen(self.file, "wb", closefd=False) as out:
+                pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
 
     @classmethod
-    def start(cls, llvm_ir: str) -> _ForkedCompile | None:
-        """The child compiling `llvm_ir`; None when the system refuses a process or a
-        file (the caller compiles it itself)."""
+    def start(cls, work: Callable[[Callable[[Any], None]], Any]) -> ForkedWork | None:
+        """The child doing `work`; None when the system refuses a process or a file
+        (the caller does the work itself)."""
         try:
-            return cls(llvm_ir)
+            return cls(work)
         except OSError:
             return None
 
-    def result(self) -> Compiled | None:
-        """The child's compile, once it exits; None when it failed, or when it is still
-        running `CHILD_PATIENCE` times the time since the fork later (at least
-        `CHILD_MIN_WAIT` seconds): it is then killed, and the caller compiles its part
-        (a stuck child must cost time, not hang the compile)."""
+    def _patience(self) -> float:
+        return max(CHILD_MIN_WAIT, CHILD_PATIENCE * (time.monotonic() - self.started))
+
+    def message(self) -> Any:
+        """The value the child sent, once it has (None when it exited without one, or
+        is killed for being stuck)."""
         import os
         import pickle
+        import select
+
+        if self.pipe is None:
+            return self._message
+        chunks = []
+        deadline = time.monotonic() + self._patience()
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.pipe], [], [], left)[0]:
+                    self.kill()
+                    return None
+                chunk = os.read(self.pipe, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(self.pipe)
+            self.pipe = None
+        try:
+            self._message = pickle.loads(b"".join(chunks)) if chunks else None
+        except Exception:  # a child that died while writing
+            self._message = None
+        return self._message
+
+    def kill(self) -> None:
+        """Kill the child (it is reaped by `result()`)."""
+        import os
         import signal
 
         try:
-            elapsed = time.monotonic() - self.started
-            if not _exits_within(self.pid, max(CHILD_MIN_WAIT, CHILD_PATIENCE * elapsed)):
-                os.kill(self.pid, signal.SIGKILL)
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:  # (gone already)
+            pass
+
+    def result(self) -> Any:
+        """The child's result, once it exits; None when it failed, or when it is still
+        running `CHILD_PATIENCE` times the time since the fork later (at least
+        `CHILD_MIN_WAIT` seconds): it is then killed, and the caller does its work."""
+        import os
+        import pickle
+
+        try:
+            if self.pipe is not None:
+                os.close(self.pipe)
+                self.pipe = None
+            if not _exits_within(self.pid, self._patience()):
+                self.kill()
             try:
                 _, status = os.waitpid(self.pid, 0)
             except ChildProcessError:  # reaped already (SIGCHLD ignored): status unknown
@@ -812,6 +1066,23 @@ class _ForkedCompile:
                 return pickle.load(data)
         finally:
             os.close(self.file)
+
+
+class _ForkedCompile(ForkedWork):
+    """`_compile(llvm_ir, (), host_target_machine())` in a forked child (`ForkedWork`):
+    `result()` is its `Compiled`, or None (the caller compiles it itself)."""
+
+    def __init__(self, llvm_ir: str) -> None:
+        super().__init__(lambda send: _compile(llvm_ir, (), host_target_machine()))
+
+    @classmethod
+    def start(cls, llvm_ir: str) -> _ForkedCompile | None:  # type: ignore[override]
+        """The child compiling `llvm_ir`; None when the system refuses a process or a
+        file (the caller compiles it itself)."""
+        try:
+            return cls(llvm_ir)
+        except OSError:
+            return None
 
 
 def _defined_names(llvm_ir: str) -> set[str]:

@@ -74,10 +74,7 @@ STALE_TEMP_SECONDS = 3600.0
 MAX_BATCH_BYTES = 1 << 28
 """The largest batch `store` writes and `load` reads."""
 
-_REFERENCE = re.compile(r'@"([\w.$-]+)"')
-"""A reference to a global in llvmlite's IR text: llvmlite quotes every global name
-(escaping `"` and `\\` inside), and `"` never follows an identifier character elsewhere
-in LLVM IR (a string constant's `"` is escaped), so a match is exactly one reference."""
+_REFERENCE = cpu._REFERENCE
 
 _NAME = re.compile(r"[\w.$-]+")
 
@@ -116,6 +113,20 @@ class Plan:
     whole: bool = False
     """Whether the module is one part (too small to be compiled in parts), compiled as
     without the kernel cache."""
+    renames: dict[str, str] = field(default_factory=dict)
+    """The name each function of a group takes in every part (`symbols`)."""
+
+    @property
+    def digests(self) -> frozenset[str]:
+        """The groups its objects define: those it compiles and its batches' groups."""
+        return frozenset(d for part in self.new_groups for d in part) | frozenset(
+            d for batch in self.batches for d in batch.groups
+        )
+
+    def renamed(self, renames: dict[str, str]) -> Plan:
+        """This plan with the parts' references to the globals of `renames` renamed (the
+        kernels another part of the function's code defines, `cpu.compile_part`)."""
+        return dataclasses.replace(self, parts=self.parts.renamed(renames))
 
     def build(
         self, extra_ir: Sequence[str], machine: llvm.TargetMachine
@@ -133,29 +144,48 @@ class Plan:
             raise Failed(f"{type(e).__name__}: {e}") from e
 
     def compile(
-        self, extra_ir: Sequence[str], machine: llvm.TargetMachine
+        self,
+        extra_ir: Sequence[str],
+        machine: llvm.TargetMachine,
+        fork: bool = True,
+        elsewhere: Collection[str] = (),
     ) -> tuple[tuple[str, ...], str, bytes]:
         """(imports, optimized LLVM IR of what was compiled, packed object code): the
-        parts compiled (`cpu._compile_parts`), the new kernel parts stored as batches."""
+        parts compiled (`cpu._compile_parts`, which may fork unless `fork` is False), the
+        new kernel parts stored as batches. `elsewhere`: the digests of the groups that
+        another part of the function's code defines."""
         if self.whole:
             return cpu._compile(self.parts.texts[0], extra_ir, machine)
-        compiled = cpu._compile_parts(self.parts, extra_ir, machine)
+        compiled = cpu._compile_parts(self.parts, extra_ir, machine, fork)
         for groups, (imports, _, code) in zip(self.new_groups, compiled, strict=False):
             store(self.directory, groups, imports, code)
         loaded = [(b.imports, b.code) for b in self.batches]
         joined = cpu.join_parts(self.parts.texts, compiled, loaded, self.cached_symbols)
-        unserved = [name for name in joined[0] if name.startswith(SYMBOL_PREFIX)]
+        unserved = [
+            name
+            for name in joined[0]
+            if name.startswith(SYMBOL_PREFIX) and digest_of(name) not in elsewhere
+        ]
         if unserved:  # (never: MCJIT would leave them null; `NativeModule` falls back)
             raise RuntimeError(f"kernel cache: no object defines {unserved[:3]}")
         return joined
 
 
-def plan(module_op: ModuleOp, split_glue: int | None, halves: bool, directory: str) -> Plan | None:
+def plan(
+    module_op: ModuleOp,
+    split_glue: int | None,
+    halves: bool,
+    directory: str,
+    exported: Collection[str] = frozenset(),
+    elsewhere: Collection[str] = frozenset(),
+) -> Plan | None:
     """The parts of `module_op` with the kernel cache of `directory` (module doc), or
     None when the kernel cache does not serve it (compile it with `cpu.ir_parts`). A
     module too small to be compiled in parts is one part, as `cpu.ir_parts` makes it
-    (its LLVM IR module is not built twice)."""
-    layout = cpu.module_layout(module_op, split_glue)
+    (its LLVM IR module is not built twice). `exported`: as `cpu.ir_parts`'s (a part of
+    a function's code); `elsewhere`: the digests of the groups another part defines
+    (only declared here)."""
+    layout = cpu.module_layout(module_op, split_glue, exported)
     kernels = layout.kernels
     if kernels is None or (not layout.apart and layout.o3_size < cpu.PARALLEL_MIN_INSTRUCTIONS):
         # one part, as `ir_parts` makes it (its LLVM IR module is not built twice)
@@ -163,14 +193,21 @@ def plan(module_op: ModuleOp, split_glue: int | None, halves: bool, directory: s
     module, references, glue = layout.module, layout.references, layout.glue
     if not all(_NAME.fullmatch(f.name) for f in module.functions):
         return None
-    keyed = _digests(module, cpu.call_groups(references, kernels), references)
+    keyed = _digests(module, cpu.call_groups(references, kernels), references, layout.exported)
     if keyed is None:
         return None
-    placed = _Layout(module, references, glue, layout.sizes, layout.weighed_glue)
-    parts, new_groups, batches, cached_symbols = placed.parts(keyed, halves, directory)
+    placed = _Layout(module, references, glue, layout.sizes, layout.weighed_glue, layout.exported)
+    parts, new_groups, batches, cached_symbols = placed.parts(
+        keyed, halves, directory, frozenset(elsewhere)
+    )
     if layout.apart:
         parts = dataclasses.replace(parts, glue_opt=cpu.GLUE_OPT_LEVEL)
-    return Plan(directory, parts, batches, new_groups, cached_symbols)
+    renames = {
+        name: symbol
+        for digest, members in keyed
+        for name, symbol in zip(members, symbols(digest, len(members)), strict=True)
+    }
+    return Plan(directory, parts, batches, new_groups, cached_symbols, renames=renames)
 
 
 @dataclass
@@ -184,16 +221,22 @@ class _Layout:
     glue: frozenset[str]
     sizes: dict[str, int]
     weighed_glue: float
+    exported: frozenset[str] = frozenset()
 
     def parts(
-        self, keyed: list[tuple[str, list[str]]], halves: bool, directory: str
+        self,
+        keyed: list[tuple[str, list[str]]],
+        halves: bool,
+        directory: str,
+        elsewhere: frozenset[str] = frozenset(),
     ) -> tuple[cpu.IRParts, list[tuple[str, ...]], list[Batch], frozenset[str]]:
         """The parts (the glue at O3), the digests of the groups each new kernel part
         defines, the batches to load and the symbols they serve, for the groups
-        `keyed` ((digest, functions in the order of its placeholders) per group)."""
-        unique = list(dict.fromkeys(digest for digest, _ in keyed))
+        `keyed` ((digest, functions in the order of its placeholders) per group); the
+        groups `elsewhere` (digests) are only declared."""
+        unique = [d for d in dict.fromkeys(digest for digest, _ in keyed) if d not in elsewhere]
         declared = {f.name for f in self.module.functions if not f.blocks}
-        batches, cached = choose_batches(directory, unique, declared)
+        batches, cached = choose_batches(directory, unique, declared, elsewhere)
         STATS["reused"] += len(cached)
         renames = {
             name: symbol
@@ -207,7 +250,7 @@ class _Layout:
                     del self.module.globals[name]
             else:
                 first[digest] = members
-        new = {digest: members for digest, members in first.items() if digest not in cached}
+        new = {d: members for d, members in first.items() if d not in cached and d not in elsewhere}
         new_kernels = frozenset(n for members in new.values() for n in members)
         new_size = sum(self.sizes.get(n, 0) for n in new_kernels)
         forked: frozenset[str] = frozenset()
@@ -234,7 +277,7 @@ class _Layout:
         """The text of the part defining `keep`, the groups' functions renamed."""
         if not keep:
             return None
-        exported = cpu._called_from_outside(self.references, keep)
+        exported = cpu._called_from_outside(self.references, keep) | self.exported
         return _rename(cpu._render(self.module, keep, exported), renames)
 
 
@@ -243,20 +286,14 @@ def symbols(digest: str, count: int) -> list[str]:
     return [f"{SYMBOL_PREFIX}{digest}_{i}" for i in range(count)]
 
 
-def _rename(text: str, renames: dict[str, str]) -> str:
-    """`text` with each reference to a global of `renames` renamed (`_REFERENCE`)."""
-
-    def replace(match: re.Match[str]) -> str:
-        name = renames.get(match.group(1))
-        return match.group(0) if name is None else f'@"{name}"'
-
-    return _REFERENCE.sub(replace, text)
+_rename = cpu.rename_globals
 
 
 def _digests(
     module: ir.Module,
     groups: list[list[str]],
     references: dict[str, set[str]],
+    exported: Collection[str] = frozenset(),
 ) -> list[tuple[str, list[str]]] | None:
     """Per group of `groups`, its digest (module doc) and its functions in the order of
     the placeholders that replace their names (the module's order);
@@ -277,8 +314,8 @@ def _digests(
         placeholders = {name: f"#{i}" for i, name in enumerate(members)}
         used: set[str] = set()
         for name in members:
-            exported = bool(callers.get(name, inside) - inside)
-            text = _rename(_function_text(functions[name], exported), placeholders)
+            outside = name in exported or bool(callers.get(name, inside) - inside)
+            text = _rename(_function_text(functions[name], outside), placeholders)
             if "!" in text:  # metadata: module-level nodes the text does not hold
                 return None
             used.update(_REFERENCE.findall(text))  # (not the placeholders)
@@ -318,16 +355,20 @@ def batch_path(directory: str, name: str) -> str:
 
 
 def choose_batches(
-    directory: str, digests: Sequence[str], declared: Collection[str] = ()
+    directory: str,
+    digests: Sequence[str],
+    declared: Collection[str] = (),
+    elsewhere: Collection[str] = (),
 ) -> tuple[list[Batch], set[str]]:
     """The batches to load for the groups `digests` and the groups they serve: for each
     group, the batch its index file names, unless that batch would define a group that
-    an earlier chosen batch defines or that is compiled now, or imports a symbol that
-    may not resolve (`usable`; `declared`: the functions the module declares): the
-    group is then compiled now."""
+    an earlier chosen batch defines, that is compiled now or that another part of the
+    function's code defines (`elsewhere`), or imports a symbol that may not resolve
+    (`usable`; `declared`: the functions the module declares): the group is then
+    compiled now."""
     chosen: list[Batch] = []
     read: dict[str, Batch | None] = {}  # (a batch holding several groups is read once)
-    defined: set[str] = set()  # by the chosen batches, or compiled now
+    defined: set[str] = set(elsewhere)  # by the chosen batches, compiled now, or elsewhere
     served: set[str] = set()
     for digest in digests:
         if digest in defined:
@@ -476,7 +517,20 @@ def fallback(plan: Plan, error: Exception) -> None:
     """Note that a compile with the kernel cache failed (`error`; `NativeModule` compiles
     again without it) and delete the batches `plan` loaded: a file LLVM refuses, which
     its seal did not show broken, must not fail every later compile."""
+    forget(plan.directory, [batch.name for batch in plan.batches], error)
+
+
+def forget(directory: str, batches: Sequence[str], error: Exception) -> None:
+    """`fallback` for the batches named `batches` of `directory`."""
     STATS["fallback"] += 1
-    cachefile.logger.debug("kernel cache %s: %s; compiling without it", plan.directory, error)
-    for batch in plan.batches:
-        cachefile.remove(batch_path(plan.directory, batch.name))
+    cachefile.logger.debug("kernel cache %s: %s; compiling without it", directory, error)
+    for name in batches:
+        cachefile.remove(batch_path(directory, name))
+
+
+def digest_of(symbol: str) -> str | None:
+    """The digest of the group whose function is named `symbol` (`symbols`), or None."""
+    if not symbol.startswith(SYMBOL_PREFIX):
+        return None
+    digest, _, position = symbol[len(SYMBOL_PREFIX) :].rpartition("_")
+    return digest if digest and position.isdigit() else None

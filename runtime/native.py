@@ -43,7 +43,7 @@ import struct
 import sys
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -328,7 +328,7 @@ def _empty(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
 
 
 def compile_function(
-    module: object,
+    module: ModuleOp | Callable[[Sequence[str]], NativeModule],
     name: str,
     inputs: Sequence[TensorType],
     outputs: Sequence[TensorType],
@@ -344,9 +344,10 @@ def compile_function(
     `glue_o0_minsize`: the glue size from which it is compiled apart, unoptimised
     (`arignote.runtime.cpu.split_ir_texts`; None: `SPLIT_GLUE_INSTRUCTIONS`).
     `kernel_cache`: the directory of the kernel cache (`arignote.runtime.kernelcache`;
-    None: none)."""
-    assert isinstance(module, ModuleOp)
-    calls_back = _calls_back(module)
+    None: none). `module` may also be a function that compiles the code with the entry
+    points' IR texts it is given (a function compiled in parts, which never calls back:
+    `calls_back`)."""
+    calls_back = _calls_back(module) if isinstance(module, ModuleOp) else False
     aliases = {} if calls_back else dict(aliases or {})
     extra = []
     if register_symbols() and not calls_back:
@@ -356,8 +357,11 @@ def compile_function(
             for j, t in enumerate(outputs)
         ]
         extra.append(entry_ir(name, specs, results, err_length(messages)))
-    module = NativeModule(module, extra, glue_o0_minsize, kernel_cache)
-    return NativeFunction(module, name, inputs, outputs, messages, aliases, calls_back)
+    if isinstance(module, ModuleOp):
+        native = NativeModule(module, extra, glue_o0_minsize, kernel_cache)
+    else:
+        native = module(extra)
+    return NativeFunction(native, name, inputs, outputs, messages, aliases, calls_back)
 
 
 def _calls_back(module: ModuleOp) -> bool:
@@ -365,18 +369,20 @@ def _calls_back(module: ModuleOp) -> bool:
     LAPACK or MPI error callback (module doc)."""
     from xdsl.dialects import llvm
 
+    return calls_back([op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)])
+
+
+def calls_back(names: Iterable[str]) -> bool:
+    """Whether a module whose functions are `names` (declared or defined) calls back
+    into Python: a print or custom-op callback, or the LAPACK or MPI error callback."""
     from arignote.runtime.lapack import SYMBOL as LAPACK_SYMBOL
     from arignote.runtime.mpi import SYMBOL as MPI_SYMBOL
     from arignote.runtime.printing import SYMBOL_PREFIX
     from arignote.runtime.pyops import SYMBOL_PREFIX as PYOP_PREFIX
 
     return any(
-        isinstance(op, llvm.FuncOp)
-        and (
-            op.sym_name.data.startswith((SYMBOL_PREFIX, PYOP_PREFIX))
-            or op.sym_name.data in (LAPACK_SYMBOL, MPI_SYMBOL)
-        )
-        for op in module.ops
+        name.startswith((SYMBOL_PREFIX, PYOP_PREFIX)) or name in (LAPACK_SYMBOL, MPI_SYMBOL)
+        for name in names
     )
 
 

@@ -333,9 +333,10 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     (`arignote.runtime.threadpool.prefetch`)."""
     from xdsl.dialects.func import FuncOp
 
+    from arignote.compile import two_processes
     from arignote.compile.codecache import kernel_cache_directory
     from arignote.compile.progress import compile_progress
-    from arignote.lowering.driver import lower_to_llvm
+    from arignote.lowering.driver import loops_to_llvm, lower_to_loops
     from arignote.printing import register_prints
     from arignote.runtime.native import compile_function
 
@@ -350,19 +351,25 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     with compile_progress(["lowering", "LLVM"]) as progress:
         progress.stage("lowering")
         copy = register_prints(module.clone())
-        lowered = lower_to_llvm(copy, graph_pipeline, loops_pipeline())
+        lowered = lower_to_loops(copy, graph_pipeline, loops_pipeline())
         checks = lowered.checks.get(f"{symbol}__shape", [])
         aliases = _inplace_results(module, symbol)  # (`graph_pipeline` keeps the attribute)
+        kernel_cache = kernel_cache_directory()
+        parts = two_processes.split(lowered.module, symbol, config.glue_o0_minsize)
+        if parts is None:
+            code: Any = loops_to_llvm(lowered.module)
+        else:  # lowered and compiled by two processes, once the entry points are made
+            code = two_processes.compiler(lowered.module, parts, kernel_cache)
         progress.stage("LLVM")
         return compile_function(
-            lowered.module,
+            code,
             symbol,
             in_types,
             out_types,
             checks,
             aliases,
             glue_o0_minsize=config.glue_o0_minsize,
-            kernel_cache=kernel_cache_directory(),
+            kernel_cache=kernel_cache,
         )
 
 

@@ -112,6 +112,22 @@ def test_no_group_is_loaded_from_two_batches(tmp_path: Path) -> None:
     assert served == {"a" * 32, "b" * 32}  # c: compiled again (its batch defines b too)
 
 
+def test_no_batch_defines_a_group_the_other_part_defines(tmp_path: Path) -> None:
+    """A function compiled in two processes (`compile_part`): the parent never loads a
+    batch defining a group that the child's objects define (`elsewhere`), and never
+    serves such a group itself (it only declares it)."""
+    fake = b"\x7fELF not loaded here"
+    kernelcache.store(str(tmp_path), ["a" * 32, "b" * 32], [], fake)
+    kernelcache.store(str(tmp_path), ["c" * 32], [], fake)
+    batches, served = kernelcache.choose_batches(
+        str(tmp_path), ["a" * 32, "c" * 32], elsewhere={"b" * 32}
+    )
+    assert [batch.groups for batch in batches] == [("c" * 32,)]
+    assert served == {"c" * 32}  # a: compiled here (its batch defines b, the child's)
+    assert kernelcache.digest_of(kernelcache.symbols("d" * 32, 2)[1]) == "d" * 32
+    assert kernelcache.digest_of("fn_main__k3") is None
+
+
 def test_batches_that_share_a_group_are_not_loaded_together(
     compiledir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

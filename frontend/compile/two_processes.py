@@ -1,0 +1,139 @@
+"""A native compile in two processes from the loops on.
+
+A large function's lowering from the loops to LLVM IR, the IR's translation and LLVM
+take most of its compile, one function at a time. `split` divides the loops-level
+module (`arignote.lowering.function_parts`): a forked child lowers and compiles one
+part (the shape function and some kernels) while this process does the other (the
+function and the other kernels), and the objects are loaded into one engine
+(`arignote.runtime.cpu.NativeModule.from_parts`).
+
+With the kernel cache, each process names its kernels by their digests
+(`arignote.runtime.kernelcache`); the child sends the names of the kernels this
+process's function calls before it compiles (`ForkedWork.message`), and this process
+calls them by those names. A child that fails or is stuck leaves its part to this
+process (the functions it had are kept, detached, for that), and a load that fails
+with the kernel cache's objects is compiled again without it: never a wrong result,
+at worst the time of a compile in one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from arignote.lowering.function_parts import Split
+    from arignote.runtime.cpu import NativeModule, PartCode
+
+ENABLED = True
+"""Whether `split` may split a compile (tests turn it off to compare)."""
+
+
+def split(module: ModuleOp, symbol: str, split_glue: int | None) -> Split | None:
+    """How to compile the loops-level `module` of `@symbol` in two processes, or None
+    when it is compiled in one: `ENABLED` off, no fork here (`cpu._fork_parts`), a
+    module that calls back into Python (prints, custom ops: their symbols are this
+    process's), one too small (`function_parts.MIN_COST`), or a glue that would not be
+    compiled apart (`split_glue`, `config.glue_o0_minsize`; a part's glue always is)."""
+    from xdsl.dialects import func, llvm
+
+    from arignote.lowering.function_parts import split_functions
+    from arignote.runtime import cpu
+    from arignote.runtime.native import calls_back
+
+    if not ENABLED or not cpu._fork_parts():
+        return None
+    names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)]
+    if calls_back(names):
+        return None
+    found = split_functions(module, symbol)
+    threshold = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
+    if found is None or found.glue_instructions < threshold:
+        return None
+    return found
+
+
+def compiler(
+    module: ModuleOp, parts: Split, kernel_cache: str | None
+) -> Callable[[Sequence[str]], NativeModule]:
+    """What compiles `module` split as `parts`, with the entry points' IR texts it is
+    given (`arignote.runtime.native.compile_function`'s `module`)."""
+
+    def compile_(extra_ir: Sequence[str]) -> NativeModule:
+        return compile_in_two(module, parts, extra_ir, kernel_cache)
+
+    return compile_
+
+
+def compile_in_two(
+    module: ModuleOp, parts: Split, extra_ir: Sequence[str], kernel_cache: str | None
+) -> NativeModule:
+    """Lower the loops-level `module` to LLVM and compile it, `parts.child` in a forked
+    child (module doc); `extra_ir` goes with this process's part."""
+    from arignote.lowering.driver import loops_to_llvm
+    from arignote.lowering.function_parts import keep_only
+    from arignote.runtime import cpu
+
+    def child_work(send: Callable[[Any], None]) -> PartCode:
+        keep_only(module, parts.child, parts.parent_exports)
+        lowered = loops_to_llvm(module)
+        return cpu.compile_part(lowered, (), parts.child_exports, kernel_cache, None, send)
+
+    child = cpu.ForkedWork.start(child_work)
+    spare = _Spare(module, parts)
+    child_code = None
+    try:
+        loops_to_llvm(module)
+        names = None if child is None else child.message()
+        if names is None:  # the child failed (or none started) before it named its kernels
+            child_code = spare.compile(kernel_cache)
+            names = child_code.names
+        own = cpu.compile_part(module, extra_ir, parts.parent_exports, kernel_cache, names)
+    finally:
+        result = None if child is None else child.result()
+    if child_code is None:
+        child_code = result
+    if child_code is None:  # the child failed after it named them: the same names here
+        child_code = spare.compile(kernel_cache)
+        if child_code.names != names:  # (the same kernels named, another batch chosen)
+            own = cpu.compile_part(
+                module, extra_ir, parts.parent_exports, kernel_cache, child_code.names
+            )
+    try:
+        return cpu.NativeModule.from_parts([child_code, own])
+    except Exception as error:
+        if kernel_cache is None or not (child_code.batches or own.batches):
+            raise
+        _forget(kernel_cache, [*child_code.batches, *own.batches], error)
+    own = cpu.compile_part(module, extra_ir, parts.parent_exports)
+    return cpu.NativeModule.from_parts([spare.compile(None), own])
+
+
+class _Spare:
+    """The child's functions, taken out of this process's module (`keep_only`), which
+    this process lowers and compiles when the child does not (`compile`)."""
+
+    def __init__(self, module: ModuleOp, parts: Split) -> None:
+        from arignote.lowering.function_parts import keep_only, part_module
+
+        removed = keep_only(module, parts.parent, parts.child_exports)
+        self.module = part_module(module, removed, parts.parent_exports)
+        self.exports = parts.child_exports
+        self.lowered = False
+
+    def compile(self, kernel_cache: str | None) -> PartCode:
+        from arignote.lowering.driver import loops_to_llvm
+        from arignote.runtime import cpu
+
+        if not self.lowered:
+            loops_to_llvm(self.module)
+            self.lowered = True
+        return cpu.compile_part(self.module, (), self.exports, kernel_cache)
+
+
+def _forget(directory: str, batches: Sequence[str], error: Exception) -> None:
+    from arignote.runtime import kernelcache
+
+    kernelcache.forget(directory, batches, error)
