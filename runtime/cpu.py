@@ -298,7 +298,7 @@ def ir_parts(
     module_op: ModuleOp,
     split_glue: int | None = None,
     halves: bool = False,
-    exported: Collection[str] = frozenset(),
+    exported: Collection[str] | None = None,
 ) -> IRParts:
     """The parts `module_op` is compiled from. When its glue (`_glue`) has at least
     `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`), the glue is a part of
@@ -307,9 +307,9 @@ def ir_parts(
     split into two halves of about equal cost (`_halves`; a kernel with the helpers it
     calls stays whole), one `forked`, the other `here` (with the glue when it is not
     apart). A module without kernels (`kernel_functions`) or with global variables (the
-    profiler's counters) is one part. `exported`: with a module that is a part of a
-    function's code (`compile_part`), the functions the other part calls (kernels, with
-    external linkage); its glue is then always apart, its kernels never one part with it."""
+    profiler's counters) is one part. `exported` (not None for a module that is a part
+    of a function's code, `compile_part`): the functions the other part calls (kernels,
+    with external linkage); such a module is laid out in parts even without kernels."""
     layout = module_layout(module_op, split_glue, exported)
     kernels = layout.kernels
     if kernels is None:
@@ -370,21 +370,23 @@ class ModuleLayout:
 
 
 def module_layout(
-    module_op: ModuleOp, split_glue: int | None = None, exported: Collection[str] = frozenset()
+    module_op: ModuleOp, split_glue: int | None = None, exported: Collection[str] | None = None
 ) -> ModuleLayout:
     """The `ModuleLayout` of the `llvm`-dialect `module_op`, whose glue is apart from
-    `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`). With `exported` (a part
-    of a function's code, `compile_part`), those functions are kernels the other part
-    calls, and the module is laid out in parts even without kernels of its own."""
+    `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`). With `exported` not
+    None (a part of a function's code, `compile_part`), those functions are kernels the
+    other part calls, and the module is laid out in parts even without kernels of its
+    own (its glue is never compiled at O3 for lack of them)."""
     from xdsl.dialects.llvm import GlobalOp
 
     outlined, internal = kernel_functions(module_op), internal_functions(module_op)
-    exported = frozenset(exported)
+    part = exported is not None
+    exported = frozenset(exported or ())
     internal -= exported
     calls, references = _symbol_uses(module_op)
     helpers = _called_once(internal, calls)
     module = _llvm_ir_module(module_op, outlined, internal, helpers)
-    if any(isinstance(op, GlobalOp) for op in module_op.ops) or not (outlined or exported):
+    if any(isinstance(op, GlobalOp) for op in module_op.ops) or not (outlined or part):
         return ModuleLayout(module, references, None)
     glue = _glue(references, helpers - outlined, exported)
     sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}

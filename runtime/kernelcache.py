@@ -176,7 +176,7 @@ def plan(
     split_glue: int | None,
     halves: bool,
     directory: str,
-    exported: Collection[str] = frozenset(),
+    exported: Collection[str] | None = None,
     elsewhere: Collection[str] = frozenset(),
 ) -> Plan | None:
     """The parts of `module_op` with the kernel cache of `directory` (module doc), or

@@ -15,6 +15,7 @@ import pytest
 
 import arignote
 import arignote.tensor as T
+from arignote.compile import two_processes
 from arignote.configuration import change_flags
 from arignote.runtime import cpu
 
@@ -37,6 +38,14 @@ def mlp_step(layers: int, seed: int = 0) -> tuple[arignote.Function, list]:
     grads = T.grad(cost, params)
     updates = [(p, p - 0.1 * g) for p, g in zip(params, grads, strict=True)]
     return arignote.function([x, y], cost, updates=updates), params
+
+
+@pytest.fixture(autouse=True)
+def one_process_lowering(monkeypatch):
+    """These tests are of a module lowered whole in one process (its LLVM maybe split
+    in halves): not split from the loops on (`arignote.compile.two_processes`, which
+    takes large functions on two cores; test_two_processes.py)."""
+    monkeypatch.setattr(two_processes, "ENABLED", False)
 
 
 def native_module(f: arignote.Function) -> cpu.NativeModule:
@@ -75,7 +84,8 @@ def test_split_and_whole_compute_the_same(monkeypatch):
 def test_only_a_large_glue_is_split():
     """The default sizes keep small functions whole (their glue at O3 too); a deep
     network's glue is compiled apart, and its kernels' objects (one, or two halves with
-    two cores) define what the glue's declares."""
+    two cores) define what the glue's declares. (In one process: with two cores, such a
+    function is split earlier, from the loops on, test_two_processes.py.)"""
     x = T.dvector("x")
     small = arignote.function([x], T.tanh(x) * 2)
     assert small(np.ones(2)).shape == (2,)
