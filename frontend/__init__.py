@@ -18,6 +18,11 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# before any op class is defined: xDSL parses assembly formats when it needs them
+from arignote.dialects import lazy_formats as _lazy_formats  # noqa: E402
+
+_lazy_formats.install()
+
 _LAZY = {
     "tensor": ("arignote.tensor", None),
     "compile": ("arignote.compile", None),
