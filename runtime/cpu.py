@@ -747,9 +747,9 @@ class PartCode:
 
 
 PART_SPLIT_GLUE = 0
-"""The glue size from which a part's glue is compiled apart (`compile_part`): always,
-since the function's code is split in parts only when its glue is large
-(`arignote.lowering.function_parts`)."""
+"""The glue size from which a part's glue is compiled apart (`compile_part`) when the
+function's whole glue is large enough to be (`SPLIT_GLUE_INSTRUCTIONS`): always, whatever
+the part's share of it."""
 
 
 def compile_part(
@@ -759,11 +759,13 @@ def compile_part(
     kernel_cache: str | None = None,
     other: PartNames | None = None,
     send: Callable[[PartNames], None] | None = None,
+    split_glue: int | None = PART_SPLIT_GLUE,
 ) -> PartCode:
     """Compile the `llvm`-dialect `module_op`, a part of a function's code whose other
     part calls its functions `exported` and defines the functions it only declares:
     its glue apart (with `extra_ir`), its kernels at O3, in this process, with the
-    kernel cache of `kernel_cache` when given (`arignote.runtime.kernelcache`). The
+    kernel cache of `kernel_cache` when given (`arignote.runtime.kernelcache`); its glue
+    apart from `split_glue` instructions (as `ir_parts`'s). The
     kernel cache renames the functions it serves; `send` (when given) gets those names
     and the groups this part defines before the compile starts (`PartNames`), and
     `other` are the other part's: this part's calls take its names, and the groups it
@@ -774,9 +776,7 @@ def compile_part(
     other = other or PartNames()
     renamed = other.renames
     if kernel_cache is not None:
-        plan = kernelcache.plan(
-            module_op, PART_SPLIT_GLUE, False, kernel_cache, exported, other.digests
-        )
+        plan = kernelcache.plan(module_op, split_glue, False, kernel_cache, exported, other.digests)
         if plan is not None:
             names = PartNames(plan.renames, plan.digests)
             if send is not None:
@@ -793,7 +793,7 @@ def compile_part(
             return PartCode(texts, imports, optimized, objects, frozenset(defined), names, batches)
     if send is not None:
         send(PartNames())
-    parts = ir_parts(module_op, PART_SPLIT_GLUE, False, exported)
+    parts = ir_parts(module_op, split_glue, False, exported)
     if renamed:
         parts = parts.renamed(renamed)
     imports, optimized, code = join_parts(
@@ -941,7 +941,12 @@ class ForkedWork:
 
         from llvmlite.binding import ffi
 
+        from arignote.runtime.threadpool import wait_for_prefetch
+
         host_cpu()  # (asked of LLVM here, once)
+        # the fork hook waits for the pool's background compile, which takes llvmlite's
+        # lock: with the lock held here first, the two would wait for each other forever
+        wait_for_prefetch()
         self.file = os.memfd_create("arignote-work")
         try:
             read, write = os.pipe()

@@ -358,6 +358,12 @@ def _join_prefetch() -> None:
         job.thread.join()
 
 
+def wait_for_prefetch() -> None:
+    """Wait for the background compile (`prefetch`), if one runs. Call it before taking
+    llvmlite's lock to fork: the fork hook waits for that compile, which needs the lock."""
+    _join_prefetch()
+
+
 _hooks_registered = False
 
 

@@ -19,24 +19,37 @@ at worst the time of a compile in one process.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from arignote.lowering.function_parts import Split
-    from arignote.runtime.cpu import NativeModule, PartCode
+    from arignote.runtime.cpu import NativeModule, PartCode, PartNames
 
 ENABLED = True
 """Whether `split` may split a compile (tests turn it off to compare)."""
 
 
-def split(module: ModuleOp, symbol: str, split_glue: int | None) -> Split | None:
+@dataclass(frozen=True)
+class TwoParts:
+    """How a function is compiled in two processes (`split`)."""
+
+    parts: Split
+    split_glue: int | None
+    """The glue size from which a part's glue is compiled apart (`cpu.compile_part`):
+    0 when the function's whole glue would be (its parts' glue then always is), else
+    the function's threshold (each part's glue, smaller, then stays with its kernels)."""
+
+
+def split(module: ModuleOp, symbol: str, split_glue: int | None) -> TwoParts | None:
     """How to compile the loops-level `module` of `@symbol` in two processes, or None
     when it is compiled in one: `ENABLED` off, no fork here (`cpu._fork_parts`), a
     module that calls back into Python (prints, custom ops: their symbols are this
-    process's), one too small (`function_parts.MIN_COST`), or a glue that would not be
-    compiled apart (`split_glue`, `config.glue_o0_minsize`; a part's glue always is)."""
+    process's), or one too small (`function_parts.MIN_COST`). `split_glue`: the glue
+    size from which the glue is compiled apart (`config.glue_o0_minsize`; None:
+    `cpu.SPLIT_GLUE_INSTRUCTIONS`), against `Split.glue_instructions`."""
     from xdsl.dialects import func, llvm
 
     from arignote.lowering.function_parts import split_functions
@@ -49,40 +62,49 @@ def split(module: ModuleOp, symbol: str, split_glue: int | None) -> Split | None
     if calls_back(names):
         return None
     found = split_functions(module, symbol)
-    threshold = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
-    if found is None or found.glue_instructions < threshold:
+    if found is None:
         return None
-    return found
+    threshold = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
+    return TwoParts(found, 0 if found.glue_instructions >= threshold else threshold)
 
 
 def compiler(
-    module: ModuleOp, parts: Split, kernel_cache: str | None
+    module: ModuleOp, plan: TwoParts, kernel_cache: str | None
 ) -> Callable[[Sequence[str]], NativeModule]:
     """What compiles `module` split as `parts`, with the entry points' IR texts it is
     given (`arignote.runtime.native.compile_function`'s `module`)."""
 
     def compile_(extra_ir: Sequence[str]) -> NativeModule:
-        return compile_in_two(module, parts, extra_ir, kernel_cache)
+        return compile_in_two(module, plan, extra_ir, kernel_cache)
 
     return compile_
 
 
 def compile_in_two(
-    module: ModuleOp, parts: Split, extra_ir: Sequence[str], kernel_cache: str | None
+    module: ModuleOp, plan: TwoParts, extra_ir: Sequence[str], kernel_cache: str | None
 ) -> NativeModule:
-    """Lower the loops-level `module` to LLVM and compile it, `parts.child` in a forked
-    child (module doc); `extra_ir` goes with this process's part."""
+    """Lower the loops-level `module` to LLVM and compile it, `plan.parts.child` in a
+    forked child (module doc); `extra_ir` goes with this process's part."""
     from arignote.lowering.driver import loops_to_llvm
     from arignote.lowering.function_parts import keep_only
     from arignote.runtime import cpu
 
+    parts, glue = plan.parts, plan.split_glue
+
     def child_work(send: Callable[[Any], None]) -> PartCode:
         keep_only(module, parts.child, parts.parent_exports)
         lowered = loops_to_llvm(module)
-        return cpu.compile_part(lowered, (), parts.child_exports, kernel_cache, None, send)
+        return cpu.compile_part(
+            lowered, (), parts.child_exports, kernel_cache, None, send, split_glue=glue
+        )
+
+    def own_part(names: PartNames | None, cache: str | None = kernel_cache) -> PartCode:
+        return cpu.compile_part(
+            module, extra_ir, parts.parent_exports, cache, names, split_glue=glue
+        )
 
     child = cpu.ForkedWork.start(child_work)
-    spare = _Spare(module, parts)
+    spare = _Spare(module, plan)
     child_code = None
     try:
         loops_to_llvm(module)
@@ -90,7 +112,7 @@ def compile_in_two(
         if names is None:  # the child failed (or none started) before it named its kernels
             child_code = spare.compile(kernel_cache)
             names = child_code.names
-        own = cpu.compile_part(module, extra_ir, parts.parent_exports, kernel_cache, names)
+        own = own_part(names)
     finally:
         result = None if child is None else child.result()
     if child_code is None:
@@ -98,29 +120,28 @@ def compile_in_two(
     if child_code is None:  # the child failed after it named them: the same names here
         child_code = spare.compile(kernel_cache)
         if child_code.names != names:  # (the same kernels named, another batch chosen)
-            own = cpu.compile_part(
-                module, extra_ir, parts.parent_exports, kernel_cache, child_code.names
-            )
+            own = own_part(child_code.names)
     try:
         return cpu.NativeModule.from_parts([child_code, own])
     except Exception as error:
         if kernel_cache is None or not (child_code.batches or own.batches):
             raise
         _forget(kernel_cache, [*child_code.batches, *own.batches], error)
-    own = cpu.compile_part(module, extra_ir, parts.parent_exports)
-    return cpu.NativeModule.from_parts([spare.compile(None), own])
+    return cpu.NativeModule.from_parts([spare.compile(None), own_part(None, None)])
 
 
 class _Spare:
     """The child's functions, taken out of this process's module (`keep_only`), which
     this process lowers and compiles when the child does not (`compile`)."""
 
-    def __init__(self, module: ModuleOp, parts: Split) -> None:
+    def __init__(self, module: ModuleOp, plan: TwoParts) -> None:
         from arignote.lowering.function_parts import keep_only, part_module
 
+        parts = plan.parts
         removed = keep_only(module, parts.parent, parts.child_exports)
         self.module = part_module(module, removed, parts.parent_exports)
         self.exports = parts.child_exports
+        self.split_glue = plan.split_glue
         self.lowered = False
 
     def compile(self, kernel_cache: str | None) -> PartCode:
@@ -130,7 +151,9 @@ class _Spare:
         if not self.lowered:
             loops_to_llvm(self.module)
             self.lowered = True
-        return cpu.compile_part(self.module, (), self.exports, kernel_cache)
+        return cpu.compile_part(
+            self.module, (), self.exports, kernel_cache, split_glue=self.split_glue
+        )
 
 
 def _forget(directory: str, batches: Sequence[str], error: Exception) -> None:

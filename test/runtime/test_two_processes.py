@@ -103,9 +103,12 @@ def whole(build, *args):
         two_processes.ENABLED = True
 
 
+@pytest.mark.parametrize("glue", [0, 10**9], ids=["glue-apart", "glue-o3"])
 @pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "kernel-cache"])
-def test_a_split_compile_computes_what_one_process_does(forks, cache, tmp_path):
-    with change_flags(glue_o0_minsize=0, compile_cache=cache, compiledir=str(tmp_path)):
+def test_a_split_compile_computes_what_one_process_does(forks, cache, glue, tmp_path):
+    """With its glue apart (large: each part's glue apart too, at O0) or not (each part's
+    glue with its kernels, at O3), with the kernel cache or without."""
+    with change_flags(glue_o0_minsize=glue, compile_cache=cache, compiledir=str(tmp_path)):
         f, params = mlp_step(3)
         r, rparams = rnn_step(3)
     assert len(forks) == 2 and os.getpid() not in forks
@@ -315,3 +318,36 @@ def test_forked_work_sends_a_message_and_a_result():
     child = cpu.ForkedWork.start(sends_twice)
     assert child is not None
     assert child.message() == 1 and child.result() is None
+
+
+def test_a_fork_while_the_pool_compiles_in_the_background_does_not_deadlock():
+    """`ForkedWork` forks holding llvmlite's lock, and the fork hook waits for the thread
+    pool's background compile (`threadpool.prefetch`), which takes that lock: the fork
+    must wait for the compile first (it once deadlocked, silently, both threads waiting
+    on a futex). In a new process, with a stand-in for the background compile that takes
+    llvmlite's lock a moment after the fork starts."""
+    import subprocess
+    import sys
+
+    code = """
+import threading, time
+from llvmlite.binding import ffi
+from arignote.runtime import cpu, threadpool
+
+def compile_in_background():
+    time.sleep(0.3)
+    with ffi.lib._lock:
+        time.sleep(0.1)
+
+class Job:
+    thread = threading.Thread(target=compile_in_background)
+
+threadpool._prefetch = Job()
+threadpool._register_hooks()
+Job.thread.start()
+child = cpu.ForkedWork.start(lambda send: 42)
+print(child.result())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "42"
