@@ -547,7 +547,8 @@ start = os.sched_getaffinity(0)  # the worker's may have moved already (its firs
 cpu = min(start)
 os.sched_setaffinity(0, {cpu})
 os.sched_setaffinity(worker, {cpu})
-for _ in range(200):
+deadline = time.monotonic() + 60  # (patience, not a timing: a loaded machine may keep
+while time.monotonic() < deadline:  # the woken worker off the CPU for seconds)
     f(v)
     if os.sched_getaffinity(worker) != {cpu}:
         break
