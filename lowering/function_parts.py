@@ -121,7 +121,7 @@ def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None
     names = frozenset(functions)
     refs = {name: references(f, names) for name, f in functions.items()}
     sizes = {name: cost(f) for name, f in functions.items()}
-    groups = _groups(refs, names - {symbol, shape})
+    groups = call_groups(refs, names - {symbol, shape})
     group_of = {name: i for i, group in enumerate(groups) for name in group}
     weighed = [KERNEL_WEIGHT * sum(sizes[n] for n in group) for group in groups]
     child_cost = SHAPE_WEIGHT * sizes[shape]
@@ -163,9 +163,11 @@ def _closure(refs: dict[str, set[str]], start: Iterable[str]) -> set[str]:
     return seen
 
 
-def _groups(refs: dict[str, set[str]], members: frozenset[str]) -> list[list[str]]:
-    """The functions of `members` as groups that reach each other through `refs` (either
-    way), each sorted, in the order of their first names (union-find)."""
+def call_groups(refs: dict[str, set[str]], members: frozenset[str]) -> list[list[str]]:
+    """The functions of `members` as groups of functions that call each other or take
+    each other's address through `refs` (either way: a kernel and its `__noalias` body, a
+    parallel task and its body), found by union-find; each group's names sorted, the
+    groups in the order of their first names. (The runtime's `cpu.call_groups` too.)"""
     parent = {name: name for name in members}
 
     def root(name: str) -> str:
@@ -175,9 +177,8 @@ def _groups(refs: dict[str, set[str]], members: frozenset[str]) -> list[list[str
         return name
 
     for name in members:
-        for callee in refs[name]:
-            if callee in parent:
-                parent[root(callee)] = root(name)
+        for callee in refs[name] & members:
+            parent[root(callee)] = root(name)
     found: dict[str, list[str]] = {}
     for name in sorted(members):
         found.setdefault(root(name), []).append(name)

@@ -430,22 +430,10 @@ def call_groups(references: dict[str, set[str]], kernels: frozenset[str]) -> lis
     """The functions of `kernels` as groups of functions that call each other or take
     each other's address (a kernel and its `__noalias` body, a parallel task and its
     body), found by union-find over `references`; each group's names sorted, the groups
-    in the order of their first names."""
-    group: dict[str, str] = {name: name for name in kernels}
+    in the order of their first names (`arignote.lowering.function_parts.call_groups`)."""
+    from arignote.lowering.function_parts import call_groups as groups
 
-    def root(name: str) -> str:
-        while group[name] != name:
-            group[name] = group[group[name]]
-            name = group[name]
-        return name
-
-    for name in kernels:
-        for callee in references[name] & kernels:
-            group[root(callee)] = root(name)
-    members: dict[str, list[str]] = {}
-    for name in sorted(kernels):
-        members.setdefault(root(name), []).append(name)
-    return list(members.values())
+    return groups(references, kernels)
 
 
 def _symbol_uses(module_op: ModuleOp) -> tuple[dict[str, int], dict[str, set[str]]]:
