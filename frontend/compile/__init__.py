@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from arignote.compile.clone import clone
-from arignote.compile.debugmode import DebugMode
 from arignote.compile.function import Function, MissingInputError, UnusedInputError, function
 from arignote.compile.io import In, Out, Param
 from arignote.compile.mode import Mode, get_default_mode, get_mode
-from arignote.compile.monitormode import MonitorMode
 from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, shared
 
@@ -60,3 +60,17 @@ __all__ += [
     "register_view_op_c_code",
     "view_op",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`DebugMode` and `MonitorMode` on first use: their modules import xDSL's
+    interpreter (about 5 ms of every process's first `function()` otherwise)."""
+    if name == "DebugMode":
+        from arignote.compile.debugmode import DebugMode
+
+        return DebugMode
+    if name == "MonitorMode":
+        from arignote.compile.monitormode import MonitorMode
+
+        return MonitorMode
+    raise AttributeError(f"module 'arignote.compile' has no attribute {name!r}")

@@ -67,3 +67,20 @@ def test_import_arignote_defines_no_dialect_before_the_patch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_a_native_function_imports_no_interpreter():
+    """A first `function()` on the native linker imports neither xDSL's interpreter nor
+    `DebugMode`'s and `MonitorMode`'s modules (`arignote.compile` loads them on first
+    use), which stay reachable as before."""
+    code = (
+        "import sys, numpy as np, arignote, arignote.tensor as T\n"
+        "x = T.dvector('x')\n"
+        "arignote.function([x], x * 2)(np.ones(2))\n"
+        "print(sorted(m for m in ('xdsl.interpreter', 'arignote.compile.debugmode',\n"
+        "    'arignote.compile.monitoring') if m in sys.modules))\n"
+        "from arignote.compile import DebugMode, MonitorMode\n"
+        "print(DebugMode.__name__, MonitorMode.__name__, arignote.DebugMode is DebugMode)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "DebugMode MonitorMode True"], out.stdout
