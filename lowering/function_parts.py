@@ -77,19 +77,11 @@ def defined_functions(module: ModuleOp) -> dict[str, Operation]:
     }
 
 
-def references(function: Operation, names: Collection[str]) -> set[str]:
-    """The symbols of `names` that `function`'s ops call or take the address of."""
+def measure(function: Operation, names: Collection[str]) -> tuple[set[str], int]:
+    """In one walk of `function`: the symbols of `names` its ops call or take the address
+    of, and its size for `split_functions` (per op, 1 and 2 per memref operand or result:
+    each becomes a descriptor's fields in LLVM)."""
     found = set()
-    for op in function.walk():
-        for value in op.properties.values():
-            if type(value) is SymbolRefAttr and value.root_reference.data in names:
-                found.add(value.root_reference.data)
-    return found
-
-
-def cost(function: Operation) -> int:
-    """The size of `function` for `split_functions`: per op, 1 and 2 per memref operand
-    or result (each becomes a descriptor's fields in LLVM)."""
     total = 0
     for op in function.walk():
         total += 1
@@ -99,7 +91,10 @@ def cost(function: Operation) -> int:
         for value in op.results:
             if type(value.type) is MemRefType:
                 total += 2
-    return total
+        for attribute in op.properties.values():
+            if type(attribute) is SymbolRefAttr and attribute.root_reference.data in names:
+                found.add(attribute.root_reference.data)
+    return found, total
 
 
 def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None) -> Split | None:
@@ -119,8 +114,9 @@ def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None
     if symbol not in functions or shape not in functions:
         return None
     names = frozenset(functions)
-    refs = {name: references(f, names) for name, f in functions.items()}
-    sizes = {name: cost(f) for name, f in functions.items()}
+    measured = {name: measure(f, names) for name, f in functions.items()}
+    refs = {name: found for name, (found, _) in measured.items()}
+    sizes = {name: size for name, (_, size) in measured.items()}
     groups = call_groups(refs, names - {symbol, shape})
     group_of = {name: i for i, group in enumerate(groups) for name in group}
     weighed = [KERNEL_WEIGHT * sum(sizes[n] for n in group) for group in groups]

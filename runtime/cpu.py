@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import islice
-from typing import Any
+from typing import Any, Self
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -750,10 +750,10 @@ def compile_part(
     split_glue: int | None = PART_SPLIT_GLUE,
 ) -> PartCode:
     """Compile the `llvm`-dialect `module_op`, a part of a function's code whose other
-    part calls its functions `exported` and defines the functions it only declares:
-    its glue apart (with `extra_ir`), its kernels at O3, in this process, with the
-    kernel cache of `kernel_cache` when given (`arignote.runtime.kernelcache`); its glue
-    apart from `split_glue` instructions (as `ir_parts`'s). The
+    part calls its functions `exported` and defines the functions it only declares, in
+    this process (no fork): its kernels at O3, its glue (with `extra_ir`) apart from
+    `split_glue` instructions (as `ir_parts`'s), with the kernel cache of `kernel_cache`
+    when given (`arignote.runtime.kernelcache`). The
     kernel cache renames the functions it serves; `send` (when given) gets those names
     and the groups this part defines before the compile starts (`PartNames`), and
     `other` are the other part's: this part's calls take its names, and the groups it
@@ -878,9 +878,10 @@ def _fork_parts() -> bool:
 
 CHILD_PATIENCE = 20.0
 CHILD_MIN_WAIT = 30.0
-"""How long `_ForkedCompile.result` waits for the child: `CHILD_PATIENCE` times the
-time from the fork to the parent's own part done, at least `CHILD_MIN_WAIT` seconds.
-The two parts take about as long (`_halves`), so a child past that is stuck."""
+"""How long `ForkedWork.message` and `result` wait for the child: `CHILD_PATIENCE` times
+the time from the fork to the parent's wait (its own part done), at least
+`CHILD_MIN_WAIT` seconds. The two parts take about as long (`_halves`,
+`arignote.lowering.function_parts`), so a child past that is stuck."""
 
 
 def _exits_within(pid: int, seconds: float) -> bool:
@@ -986,11 +987,11 @@ class ForkedWork:
             os._exit(status)
 
     @classmethod
-    def start(cls, work: Callable[[Callable[[Any], None]], Any]) -> ForkedWork | None:
-        """The child doing `work`; None when the system refuses a process or a file
-        (the caller does the work itself)."""
+    def start(cls, *args: Any) -> Self | None:
+        """`cls(*args)` (for `ForkedWork`, the child doing `work`); None when the system
+        refuses a process or a file (the caller does the work itself)."""
         try:
-            return cls(work)
+            return cls(*args)
         except OSError:
             return None
 
@@ -1069,15 +1070,6 @@ class _ForkedCompile(ForkedWork):
 
     def __init__(self, llvm_ir: str) -> None:
         super().__init__(lambda send: _compile(llvm_ir, (), host_target_machine()))
-
-    @classmethod
-    def start(cls, llvm_ir: str) -> _ForkedCompile | None:  # type: ignore[override]
-        """The child compiling `llvm_ir`; None when the system refuses a process or a
-        file (the caller compiles it itself)."""
-        try:
-            return cls(llvm_ir)
-        except OSError:
-            return None
 
 
 def _defined_names(llvm_ir: str) -> set[str]:

@@ -134,13 +134,12 @@ class Plan:
         """`compile`, and the engine with the object code loaded (`cpu._load`); raises
         `Failed` when either fails (a module compiled `whole`, as without the kernel
         cache, raises what that raises: it would fail again without it)."""
-        if self.whole:
-            imports, optimized, code = self.compile(extra_ir, machine)
-            return imports, optimized, code, cpu._load(code, machine)
         try:
             imports, optimized, code = self.compile(extra_ir, machine)
             return imports, optimized, code, cpu._load(code, machine)
         except Exception as e:
+            if self.whole:
+                raise
             raise Failed(f"{type(e).__name__}: {e}") from e
 
     def compile(
@@ -196,17 +195,17 @@ def plan(
     keyed = _digests(module, cpu.call_groups(references, kernels), references, layout.exported)
     if keyed is None:
         return None
-    placed = _Layout(module, references, glue, layout.sizes, layout.weighed_glue, layout.exported)
-    parts, new_groups, batches, cached_symbols = placed.parts(
-        keyed, halves, directory, frozenset(elsewhere)
-    )
-    if layout.apart:
-        parts = dataclasses.replace(parts, glue_opt=cpu.GLUE_OPT_LEVEL)
     renames = {
         name: symbol
         for digest, members in keyed
         for name, symbol in zip(members, symbols(digest, len(members)), strict=True)
     }
+    placed = _Layout(module, references, glue, layout.sizes, layout.weighed_glue, layout.exported)
+    parts, new_groups, batches, cached_symbols = placed.parts(
+        keyed, renames, halves, directory, frozenset(elsewhere)
+    )
+    if layout.apart:
+        parts = dataclasses.replace(parts, glue_opt=cpu.GLUE_OPT_LEVEL)
     return Plan(directory, parts, batches, new_groups, cached_symbols, renames=renames)
 
 
@@ -226,23 +225,20 @@ class _Layout:
     def parts(
         self,
         keyed: list[tuple[str, list[str]]],
+        renames: dict[str, str],
         halves: bool,
         directory: str,
         elsewhere: frozenset[str] = frozenset(),
     ) -> tuple[cpu.IRParts, list[tuple[str, ...]], list[Batch], frozenset[str]]:
         """The parts (the glue at O3), the digests of the groups each new kernel part
         defines, the batches to load and the symbols they serve, for the groups
-        `keyed` ((digest, functions in the order of its placeholders) per group); the
-        groups `elsewhere` (digests) are only declared."""
+        `keyed` ((digest, functions in the order of its placeholders) per group), their
+        functions named by `renames` (`symbols`); the groups `elsewhere` (digests) are
+        only declared."""
         unique = [d for d in dict.fromkeys(digest for digest, _ in keyed) if d not in elsewhere]
         declared = {f.name for f in self.module.functions if not f.blocks}
         batches, cached = choose_batches(directory, unique, declared, elsewhere)
         STATS["reused"] += len(cached)
-        renames = {
-            name: symbol
-            for digest, members in keyed
-            for name, symbol in zip(members, symbols(digest, len(members)), strict=True)
-        }
         first: dict[str, list[str]] = {}
         for digest, members in keyed:
             if digest in first:  # the same code as a group before: one definition of it

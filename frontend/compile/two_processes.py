@@ -86,25 +86,24 @@ def compile_in_two(
     """Lower the loops-level `module` to LLVM and compile it, `plan.parts.child` in a
     forked child (module doc); `extra_ir` goes with this process's part."""
     from arignote.lowering.driver import loops_to_llvm
-    from arignote.lowering.function_parts import keep_only
-    from arignote.runtime import cpu
+    from arignote.lowering.function_parts import keep_only, part_module
+    from arignote.runtime import cpu, kernelcache
 
-    parts, glue = plan.parts, plan.split_glue
+    parts = plan.parts
 
     def child_work(send: Callable[[Any], None]) -> PartCode:
         keep_only(module, parts.child, parts.parent_exports)
-        lowered = loops_to_llvm(module)
-        return cpu.compile_part(
-            lowered, (), parts.child_exports, kernel_cache, None, send, split_glue=glue
-        )
+        return _ChildPart(module, plan).compile(kernel_cache, send)
 
     def own_part(names: PartNames | None, cache: str | None = kernel_cache) -> PartCode:
         return cpu.compile_part(
-            module, extra_ir, parts.parent_exports, cache, names, split_glue=glue
+            module, extra_ir, parts.parent_exports, cache, names, split_glue=plan.split_glue
         )
 
     child = cpu.ForkedWork.start(child_work)
-    spare = _Spare(module, plan)
+    # the child's functions, taken out of this module: this process's if the child fails
+    removed = keep_only(module, parts.parent, parts.child_exports)
+    spare = _ChildPart(part_module(module, removed, parts.parent_exports), plan)
     child_code = None
     try:
         loops_to_llvm(module)
@@ -126,37 +125,28 @@ def compile_in_two(
     except Exception as error:
         if kernel_cache is None or not (child_code.batches or own.batches):
             raise
-        _forget(kernel_cache, [*child_code.batches, *own.batches], error)
+        kernelcache.forget(kernel_cache, [*child_code.batches, *own.batches], error)
     return cpu.NativeModule.from_parts([spare.compile(None), own_part(None, None)])
 
 
-class _Spare:
-    """The child's functions, taken out of this process's module (`keep_only`), which
-    this process lowers and compiles when the child does not (`compile`)."""
+class _ChildPart:
+    """The child's part: a module holding the child's functions (and declaring what they
+    call), lowered to LLVM on its first `compile`: in the child, or in this process when
+    the child does not do it."""
 
     def __init__(self, module: ModuleOp, plan: TwoParts) -> None:
-        from arignote.lowering.function_parts import keep_only, part_module
-
-        parts = plan.parts
-        removed = keep_only(module, parts.parent, parts.child_exports)
-        self.module = part_module(module, removed, parts.parent_exports)
-        self.exports = parts.child_exports
-        self.split_glue = plan.split_glue
+        self.module = module
+        self.plan = plan
         self.lowered = False
 
-    def compile(self, kernel_cache: str | None) -> PartCode:
+    def compile(
+        self, kernel_cache: str | None, send: Callable[[Any], None] | None = None
+    ) -> PartCode:
         from arignote.lowering.driver import loops_to_llvm
         from arignote.runtime import cpu
 
         if not self.lowered:
             loops_to_llvm(self.module)
             self.lowered = True
-        return cpu.compile_part(
-            self.module, (), self.exports, kernel_cache, split_glue=self.split_glue
-        )
-
-
-def _forget(directory: str, batches: Sequence[str], error: Exception) -> None:
-    from arignote.runtime import kernelcache
-
-    kernelcache.forget(directory, batches, error)
+        exports, glue = self.plan.parts.child_exports, self.plan.split_glue
+        return cpu.compile_part(self.module, (), exports, kernel_cache, None, send, glue)

@@ -174,18 +174,19 @@ def _trouble(monkeypatch, when: str, tmp_path) -> None:
                 send(value)
                 raise RuntimeError("the child fails after it named its kernels")
 
-            args = (*args[:5], send_then_fail)
+            args = (*args[:5], send_then_fail, *args[6:])
         return original(*args, **kwargs)
 
     monkeypatch.setattr(cpu, "compile_part", troubled)
     here = []
-    spare_compile = two_processes._Spare.compile
+    part_compile = two_processes._ChildPart.compile
 
-    def recorded(self, kernel_cache):
-        here.append(kernel_cache)
-        return spare_compile(self, kernel_cache)
+    def recorded(self, kernel_cache, send=None):
+        if os.getpid() == parent:
+            here.append(kernel_cache)
+        return part_compile(self, kernel_cache, send)
 
-    monkeypatch.setattr(two_processes._Spare, "compile", recorded)
+    monkeypatch.setattr(two_processes._ChildPart, "compile", recorded)
     with change_flags(glue_o0_minsize=0, compile_cache=True, compiledir=str(tmp_path)):
         f, params = mlp_step(3)
     assert len(here) == 1 and here[0] is not None  # (the child's part, done here)
@@ -254,7 +255,7 @@ def test_split_functions_parts_the_functions_in_whole_groups():
     assert "fn_main__shape" in split.child and "fn_main" in split.parent
     names = frozenset(defined)
     for name, function in defined.items():
-        refs = function_parts.references(function, names)
+        refs, _ = function_parts.measure(function, names)
         side, other = (
             (split.child, split.parent) if name in split.child else (split.parent, split.child)
         )
@@ -264,7 +265,7 @@ def test_split_functions_parts_the_functions_in_whole_groups():
         exports = split.child_exports if other is split.child else split.parent_exports
         assert crossing <= exports
     assert split.child_exports  # (the child has kernels that @fn_main calls)
-    weights = {name: function_parts.cost(f) for name, f in defined.items()}
+    weights = {name: function_parts.measure(f, names)[1] for name, f in defined.items()}
     assert weights["fn_main"] > 0 and split.glue_ops > 0
     assert function_parts.split_functions(module, "fn_main", min_cost=10**9) is None
     assert function_parts.split_functions(module, "no_such_function", min_cost=0) is None
