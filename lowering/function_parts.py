@@ -36,11 +36,22 @@ to object code: about 0.14-0.18 ms, 0.05 ms and 0.28 ms on the machine they were
 measured on (lowering, LLVM IR text, LLVM at O0 for the glue and O3 for the kernels);
 with these weights the LSTM's two parts took 0.71 and 0.74 s."""
 
-MIN_COST = 3000.0
+GLUE_O3_FACTOR = 2.0
+"""How much more `@f` and `@f__shape` cost when they are compiled at O3 with the kernels
+(a small function's glue, below `config.glue_o0_minsize`) than apart at O0 (this
+process's part also links the entry points in). With the O0 weights, the README's
+logistic-regression training function (`@f` 470 units) left this process's part 80 ms
+longer than the child's; the README's compile, medians of 5 in new processes: 0.568 s
+with the O0 weights, 0.539 s with a factor of 1.5, 0.525 s with 2 and 0.540 s with
+2.5."""
+
+MIN_COST = 400.0
 """The weighed cost (`cost` times the weights) from which `split_functions` splits a
-module: about 0.4 s of compile on one core, where a fork (10-20 ms) and the parts'
-duplicated declarations cost little (an 8-layer MLP's training function: 0.89 s to
-0.78 s from the graph to the first result)."""
+module. A split costs 10-15 ms (the fork, the child's first touches of the memory it
+shares, two objects, the parts' duplicated declarations); measured in new processes,
+3 of each: a function of cost 294 compiled 12 ms slower split (54 -> 67 ms), one of
+128 14 ms slower, while one of 643 gained 25 ms (139 -> 114 ms), and the README's
+prediction function (595) gained too."""
 
 GLUE_INSTRUCTIONS_PER_OP = 2.2
 """The fewest LLVM instructions the glue's loops-level ops became in the modules
@@ -97,7 +108,12 @@ def measure(function: Operation, names: Collection[str]) -> tuple[set[str], int]
     return found, total
 
 
-def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None) -> Split | None:
+def split_functions(
+    module: ModuleOp,
+    symbol: str,
+    min_cost: float | None = None,
+    glue_apart_from: float | None = None,
+) -> Split | None:
     """The two parts of the loops-level `module` of `@symbol` (module doc), or None when
     it is not worth splitting (below `min_cost`; None: `MIN_COST`) or cannot be: it
     holds something other than functions (global variables), `@symbol` or
@@ -106,7 +122,10 @@ def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None
     The kernels go in groups of functions that call each other (a kernel and its
     `__noalias` body, a parallel task and its body), the costliest first, each to the
     part with less weighed cost so far, the child starting with `@symbol__shape` and
-    every group it calls."""
+    every group it calls. `glue_apart_from`: the glue instructions
+    (`Split.glue_instructions`) from which the glue is compiled apart at O0; below it (or
+    None), the glue is weighed as compiled at O3 with the kernels (`GLUE_O3_FACTOR`).
+    """
     if any(not isinstance(op, func.FuncOp | llvm.FuncOp) for op in module.ops):
         return None
     functions = defined_functions(module)
@@ -120,8 +139,11 @@ def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None
     groups = call_groups(refs, names - {symbol, shape})
     group_of = {name: i for i, group in enumerate(groups) for name in group}
     weighed = [KERNEL_WEIGHT * sum(sizes[n] for n in group) for group in groups]
-    child_cost = SHAPE_WEIGHT * sizes[shape]
-    parent_cost = GLUE_WEIGHT * sizes[symbol]
+    glue_ops = sizes[symbol] + sizes[shape]
+    at_o3 = glue_apart_from is not None and glue_ops * GLUE_INSTRUCTIONS_PER_OP < glue_apart_from
+    factor = GLUE_O3_FACTOR if at_o3 else 1.0
+    child_cost = factor * SHAPE_WEIGHT * sizes[shape]
+    parent_cost = factor * GLUE_WEIGHT * sizes[symbol]
     if child_cost + parent_cost + sum(weighed) < (MIN_COST if min_cost is None else min_cost):
         return None
     child = {shape}
@@ -144,7 +166,7 @@ def split_functions(module: ModuleOp, symbol: str, min_cost: float | None = None
         parent,
         frozenset(n for f in parent for n in refs[f] if n in child),
         frozenset(n for f in child for n in refs[f] if n in parent),
-        sizes[symbol] + sizes[shape],
+        glue_ops,
     )
 
 

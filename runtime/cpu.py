@@ -299,6 +299,7 @@ def ir_parts(
     split_glue: int | None = None,
     halves: bool = False,
     exported: Collection[str] | None = None,
+    layout: ModuleLayout | None = None,
 ) -> IRParts:
     """The parts `module_op` is compiled from. When its glue (`_glue`) has at least
     `split_glue` instructions (None: `SPLIT_GLUE_INSTRUCTIONS`), the glue is a part of
@@ -309,8 +310,10 @@ def ir_parts(
     apart). A module without kernels (`kernel_functions`) or with global variables (the
     profiler's counters) is one part. `exported` (not None for a module that is a part
     of a function's code, `compile_part`): the functions the other part calls (kernels,
-    with external linkage); such a module is laid out in parts even without kernels."""
-    layout = module_layout(module_op, split_glue, exported)
+    with external linkage); such a module is laid out in parts even without kernels.
+    `layout`: `module_layout(module_op, split_glue, exported)` when the caller has it."""
+    if layout is None:
+        layout = module_layout(module_op, split_glue, exported)
     kernels = layout.kernels
     if kernels is None:
         return IRParts(str(layout.module))
@@ -660,9 +663,15 @@ class NativeModule:
         """The module of a function's code compiled in parts (`compile_part`, in this
         process or another), its objects loaded into one engine."""
         self = cls.__new__(cls)
+        from arignote.runtime.kernelcache import digest_of
+
         self._prepare("\n".join(text for part in parts for text in part.texts))
         defined = set().union(*(part.defined for part in parts))
-        self.imports = tuple(sorted({n for p in parts for n in p.imports} - defined))
+        # a batch of the kernel cache that one part loads may define groups the other
+        # part calls (`PartNames.digests`): every function of such a group is defined
+        served = set().union(*(part.names.digests for part in parts))
+        imported = {n for p in parts for n in p.imports} - defined
+        self.imports = tuple(sorted(n for n in imported if digest_of(n) not in served))
         self.optimized_llvm_ir = "\n".join(part.optimized for part in parts)
         objects = list(dict.fromkeys(o for part in parts for o in part.objects))
         self.object_code = pack_objects(objects)  # (a batch both parts loaded: once)
@@ -745,7 +754,7 @@ def compile_part(
     extra_ir: Sequence[str] = (),
     exported: Collection[str] = frozenset(),
     kernel_cache: str | None = None,
-    other: PartNames | None = None,
+    other: PartNames | Callable[[], PartNames] | None = None,
     send: Callable[[PartNames], None] | None = None,
     split_glue: int | None = PART_SPLIT_GLUE,
 ) -> PartCode:
@@ -757,18 +766,25 @@ def compile_part(
     kernel cache renames the functions it serves; `send` (when given) gets those names
     and the groups this part defines before the compile starts (`PartNames`), and
     `other` are the other part's: this part's calls take its names, and the groups it
-    defines are not defined again here."""
+    defines are not defined again here. `other` may be a function returning them (the
+    other part still working on them): it is called once this part's LLVM IR is made."""
     from arignote.runtime import kernelcache
 
     machine = host_target_machine()
+    layout = module_layout(module_op, split_glue, exported)
+    if callable(other):
+        other = other()
     other = other or PartNames()
     renamed = other.renames
     if kernel_cache is not None:
-        plan = kernelcache.plan(module_op, split_glue, False, kernel_cache, exported, other.digests)
+        plan = kernelcache.plan(
+            module_op, split_glue, False, kernel_cache, exported, other.digests, layout
+        )
         if plan is not None:
             names = PartNames(plan.renames, plan.digests)
             if send is not None:
                 send(names)
+            kernelcache.count_reused_elsewhere(names, other)
             plan = plan.renamed(renamed)
             imports, optimized, code = plan.compile(
                 extra_ir, machine, fork=False, elsewhere=other.digests
@@ -781,7 +797,7 @@ def compile_part(
             return PartCode(texts, imports, optimized, objects, frozenset(defined), names, batches)
     if send is not None:
         send(PartNames())
-    parts = ir_parts(module_op, split_glue, False, exported)
+    parts = ir_parts(module_op, split_glue, False, exported, layout)
     if renamed:
         parts = parts.renamed(renamed)
     imports, optimized, code = join_parts(

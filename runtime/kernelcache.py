@@ -177,14 +177,17 @@ def plan(
     directory: str,
     exported: Collection[str] | None = None,
     elsewhere: Collection[str] = frozenset(),
+    layout: cpu.ModuleLayout | None = None,
 ) -> Plan | None:
     """The parts of `module_op` with the kernel cache of `directory` (module doc), or
     None when the kernel cache does not serve it (compile it with `cpu.ir_parts`). A
     module too small to be compiled in parts is one part, as `cpu.ir_parts` makes it
     (its LLVM IR module is not built twice). `exported`: as `cpu.ir_parts`'s (a part of
     a function's code); `elsewhere`: the digests of the groups another part defines
-    (only declared here)."""
-    layout = cpu.module_layout(module_op, split_glue, exported)
+    (only declared here); `layout`: `cpu.module_layout(module_op, split_glue, exported)`
+    when the caller has it (left as it is when this returns None)."""
+    if layout is None:
+        layout = cpu.module_layout(module_op, split_glue, exported)
     kernels = layout.kernels
     if kernels is None or (not layout.apart and layout.o3_size < cpu.PARALLEL_MIN_INSTRUCTIONS):
         # one part, as `ir_parts` makes it (its LLVM IR module is not built twice)
@@ -522,6 +525,15 @@ def forget(directory: str, batches: Sequence[str], error: Exception) -> None:
     cachefile.logger.debug("kernel cache %s: %s; compiling without it", directory, error)
     for name in batches:
         cachefile.remove(batch_path(directory, name))
+
+
+def count_reused_elsewhere(names: cpu.PartNames, other: cpu.PartNames) -> None:
+    """Count as `reused` the groups of a part (`names`) that a batch the other part
+    loads defines (`other`: its groups beyond its own kernels'), as a compile in one
+    process counts them: that part's plan left them out (they are defined there)."""
+    own = {digest_of(symbol) for symbol in names.renames.values()}
+    theirs = {digest_of(symbol) for symbol in other.renames.values()}
+    STATS["reused"] += len(own & (other.digests - theirs))
 
 
 def digest_of(symbol: str) -> str | None:

@@ -184,6 +184,8 @@ class Mode:
             if run is not None:  # the same IR was verified when it was stored
                 gpu = getattr(run, "on_device", False)
                 return run, lambda: _optimized(module, pipeline, symbol if gpu else None)
+        if not self.uses_interpreter and config.openmp:
+            _prefetch_pool()
         module.verify()
         optimized = self.optimize(module)
         if config.check_ir and optimized is not module:
@@ -300,6 +302,17 @@ def compile_native(module: ModuleOp, symbol: str) -> Run:
     return native_run(native_function(module, symbol))
 
 
+def _prefetch_pool() -> None:
+    """Start making the thread pool's code in the background
+    (`arignote.runtime.threadpool.prefetch`) as a native compile begins, before the
+    graph pipeline: started with the lowering instead, its Python half (the pool's IR)
+    shared the GIL with the lowering and the README's training function waited 17-21 ms
+    for it at its fork (`arignote.runtime.cpu.ForkedWork`)."""
+    from arignote.runtime.threadpool import prefetch
+
+    prefetch()
+
+
 def parallel_min_work() -> int:
     """The work from which native loops run on several threads: `openmp_elemwise_minsize`
     with `config.openmp` (and a thread pool on this platform), else 0 (serial code).
@@ -343,9 +356,7 @@ def native_function(module: ModuleOp, symbol: str, graph_pipeline: str = "") -> 
     func = module.ops.first
     assert isinstance(func, FuncOp)
     if parallel_min_work():  # its loops may call the pool: compile it meanwhile
-        from arignote.runtime.threadpool import prefetch
-
-        prefetch()
+        _prefetch_pool()
     in_types = list(func.function_type.inputs.data)
     out_types = list(func.function_type.outputs.data)
     with compile_progress(["lowering", "LLVM"]) as progress:

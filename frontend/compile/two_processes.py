@@ -61,10 +61,10 @@ def split(module: ModuleOp, symbol: str, split_glue: int | None) -> TwoParts | N
     names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)]
     if calls_back(names):
         return None
-    found = split_functions(module, symbol)
+    threshold = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
+    found = split_functions(module, symbol, glue_apart_from=threshold)
     if found is None:
         return None
-    threshold = cpu.SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue
     return TwoParts(found, 0 if found.glue_instructions >= threshold else threshold)
 
 
@@ -91,11 +91,15 @@ def compile_in_two(
 
     parts = plan.parts
 
-    def child_work(send: Callable[[Any], None]) -> PartCode:
+    def child_work(send: Callable[[Any], None]) -> tuple[PartCode, _Counts]:
+        before = _Counts.now()
         keep_only(module, parts.child, parts.parent_exports)
-        return _ChildPart(module, plan).compile(kernel_cache, send)
+        code = _ChildPart(module, plan).compile(kernel_cache, send)
+        return code, _Counts.now().minus(before)
 
-    def own_part(names: PartNames | None, cache: str | None = kernel_cache) -> PartCode:
+    def own_part(
+        names: PartNames | Callable[[], PartNames] | None, cache: str | None = kernel_cache
+    ) -> PartCode:
         return cpu.compile_part(
             module, extra_ir, parts.parent_exports, cache, names, split_glue=plan.split_glue
         )
@@ -105,17 +109,25 @@ def compile_in_two(
     removed = keep_only(module, parts.parent, parts.child_exports)
     spare = _ChildPart(part_module(module, removed, parts.parent_exports), plan)
     child_code = None
-    try:
-        loops_to_llvm(module)
+    names = None
+
+    def child_names() -> PartNames:
+        # (called once this part's LLVM IR is made: the child meanwhile makes its own)
+        nonlocal child_code, names
         names = None if child is None else child.message()
         if names is None:  # the child failed (or none started) before it named its kernels
             child_code = spare.compile(kernel_cache)
             names = child_code.names
-        own = own_part(names)
+        return names
+
+    try:
+        loops_to_llvm(module)
+        own = own_part(child_names)
     finally:
         result = None if child is None else child.result()
-    if child_code is None:
-        child_code = result
+    if child_code is None and result is not None:
+        child_code, counts = result
+        counts.add_here()  # what the child's kernel cache and cache files counted
     if child_code is None:  # the child failed after it named them: the same names here
         child_code = spare.compile(kernel_cache)
         if child_code.names != names:  # (the same kernels named, another batch chosen)
@@ -127,6 +139,37 @@ def compile_in_two(
             raise
         kernelcache.forget(kernel_cache, [*child_code.batches, *own.batches], error)
     return cpu.NativeModule.from_parts([spare.compile(None), own_part(None, None)])
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """The kernel cache's and the cache files' counts (`kernelcache.STATS`,
+    `cachefile.STATS`): a child's are added to this process's, so that the counts of a
+    compile in two processes are those of one in a single process."""
+
+    kernels: dict[str, int]
+    files: dict[str, int]
+
+    @classmethod
+    def now(cls) -> _Counts:
+        from arignote.runtime import cachefile, kernelcache
+
+        return cls(dict(kernelcache.STATS), dict(cachefile.STATS))
+
+    def minus(self, before: _Counts) -> _Counts:
+        return _Counts(
+            {k: n - before.kernels.get(k, 0) for k, n in self.kernels.items()},
+            {k: n - before.files.get(k, 0) for k, n in self.files.items()},
+        )
+
+    def add_here(self) -> None:
+        from arignote.runtime import cachefile, kernelcache
+
+        for k, n in self.kernels.items():
+            kernelcache.STATS[k] = kernelcache.STATS.get(k, 0) + n
+        for k, n in self.files.items():
+            if n:
+                cachefile.STATS[k] += n
 
 
 class _ChildPart:

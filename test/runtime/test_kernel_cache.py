@@ -18,7 +18,7 @@ import pytest
 
 import arignote
 import arignote.tensor as T
-from arignote.compile import codecache
+from arignote.compile import codecache, two_processes
 from arignote.configuration import change_flags
 from arignote.runtime import cpu, kernelcache
 
@@ -26,8 +26,10 @@ from arignote.runtime import cpu, kernelcache
 @pytest.fixture
 def compiledir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A compile cache in `tmp_path`; modules as small as these tests' use the kernel
-    cache (it serves only modules compiled in parts)."""
+    cache (it serves only modules compiled in parts), compiled in one process
+    (`test_two_processes.py` has the kernel cache in two)."""
     monkeypatch.setattr(cpu, "PARALLEL_MIN_INSTRUCTIONS", 0)
+    monkeypatch.setattr(two_processes, "ENABLED", False)
     with change_flags(compile_cache=True, compiledir=str(tmp_path)):
         yield tmp_path
 

@@ -149,11 +149,44 @@ def test_the_kernel_cache_serves_both_parts(forks, monkeypatch, tmp_path):
     g, gparams = whole(mlp_step, 4)
     for a, b in zip(run(f, params, *mlp_data()), run(g, gparams, *mlp_data()), strict=True):
         np.testing.assert_array_equal(a, b)
+    from arignote.runtime import cachefile
+
+    hits = cachefile.STATS["hit"]
     with change_flags(glue_o0_minsize=0, compile_cache=True, compiledir=str(tmp_path)):
         h, hparams = mlp_step(4)  # (a new process would load this entry)
+    # the code that loaded kernels of the first step was cacheable: every kernel symbol
+    # one part calls is defined by the other's objects (a batch's other groups included)
+    assert cachefile.STATS["hit"] == hits + 1
     g, gparams = whole(mlp_step, 4)
     for a, b in zip(run(h, hparams, *mlp_data()), run(g, gparams, *mlp_data()), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_childs_cache_counts_are_added_here(forks, tmp_path):
+    """The kernel cache's and the cache files' counts of a split compile (`_Counts`: the
+    child's sent back with its part) are those of a compile in one process."""
+    from arignote.runtime import cachefile
+
+    def counts(directory) -> tuple[dict, dict]:
+        kernels, files = dict(kernelcache.STATS), dict(cachefile.STATS)
+        with change_flags(glue_o0_minsize=0, compile_cache=True, compiledir=str(directory)):
+            mlp_step(3)
+            mlp_step(4)  # (kernels of the first reused)
+        return (
+            {k: n - kernels.get(k, 0) for k, n in kernelcache.STATS.items()},
+            {k: n - files.get(k, 0) for k, n in cachefile.STATS.items() if n - files.get(k, 0)},
+        )
+
+    split = counts(tmp_path / "split")
+    assert len(forks) == 2
+    two_processes.ENABLED = False
+    try:
+        single = counts(tmp_path / "single")
+    finally:
+        two_processes.ENABLED = True
+    assert len(forks) == 2
+    assert split[0]["reused"] > 0 and split[0]["compiled"] > 0
+    assert split == single, (split, single)
 
 
 def _trouble(monkeypatch, when: str, tmp_path) -> None:
