@@ -1044,6 +1044,10 @@ class ForkedWork:
             self._message = None
         return self._message
 
+    def running(self) -> bool:
+        """Whether the child is still at work (it is not reaped)."""
+        return not _exits_within(self.pid, 0)
+
     def kill(self) -> None:
         """Kill the child (it is reaped by `result()`)."""
         import os

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from arignote.lowering.function_parts import Split
-    from arignote.runtime.cpu import NativeModule, PartCode, PartNames
+    from arignote.runtime.cpu import ForkedWork, NativeModule, PartCode, PartNames
 
 ENABLED = True
 """Whether `split` may split a compile (tests turn it off to compare)."""
@@ -124,7 +124,7 @@ def compile_in_two(
         loops_to_llvm(module)
         own = own_part(child_names)
     finally:
-        result = None if child is None else child.result()
+        result = _result(child)
     if child_code is None and result is not None:
         child_code, counts = result
         counts.add_here()  # what the child's kernel cache and cache files counted
@@ -139,6 +139,26 @@ def compile_in_two(
             raise
         kernelcache.forget(kernel_cache, [*child_code.batches, *own.batches], error)
     return cpu.NativeModule.from_parts([spare.compile(None), own_part(None, None)])
+
+
+def _result(child: ForkedWork | None) -> Any:
+    """The child's result (None: none started, or it failed), this compile's young
+    garbage collected while it still works."""
+    if child is None:
+        return None
+    if child.running():
+        _collect_young()
+    return child.result()
+
+
+def _collect_young() -> None:
+    """Collect the young garbage now, while this process waits for the child: the
+    cyclic collector is paused during a compile (`arignote.compile.gcpause`), and its
+    first run after the compile met every cycle the graph passes and the lowering left
+    (the README's training function: 34,000 objects, 18 ms, after its compile)."""
+    import gc
+
+    gc.collect(0)
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,29 @@ def test_the_childs_cache_counts_are_added_here(forks, tmp_path):
     assert split == single, (split, single)
 
 
+def test_the_young_garbage_is_collected_while_the_child_works(forks, monkeypatch):
+    """The compile's garbage is collected while this process waits for a child still at
+    work (`_collect_young`), not after the compile, when the wait is over."""
+    parent = os.getpid()
+    part_compile = two_processes._ChildPart.compile
+
+    def slow(self, kernel_cache, send=None):
+        if os.getpid() != parent:
+            time.sleep(1.0)  # (a child longer than this process's part)
+        return part_compile(self, kernel_cache, send)
+
+    monkeypatch.setattr(two_processes._ChildPart, "compile", slow)
+    collected = []
+    young = two_processes._collect_young
+    monkeypatch.setattr(two_processes, "_collect_young", lambda: collected.append(young()))
+    with change_flags(compile_cache=False):
+        f, params = mlp_step(2)
+    assert len(forks) == 1 and len(collected) == 1
+    g, gparams = whole(mlp_step, 2)
+    for a, b in zip(run(f, params, *mlp_data()), run(g, gparams, *mlp_data()), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def _trouble(monkeypatch, when: str, tmp_path) -> None:
     """Compile split MLP steps whose child fails or sleeps (`when`: before it names its
     kernels, or after), with the kernel cache; they must compute what one process does."""
