@@ -189,24 +189,18 @@ def test_the_childs_cache_counts_are_added_here(forks, tmp_path):
     assert split == single, (split, single)
 
 
-def test_the_young_garbage_is_collected_while_the_child_works(forks, monkeypatch):
+@pytest.mark.parametrize("working", [True, False], ids=["child-working", "child-done"])
+def test_the_young_garbage_is_collected_while_the_child_works(forks, monkeypatch, working):
     """The compile's garbage is collected while this process waits for a child still at
-    work (`_collect_young`), not after the compile, when the wait is over."""
-    parent = os.getpid()
-    part_compile = two_processes._ChildPart.compile
-
-    def slow(self, kernel_cache, send=None):
-        if os.getpid() != parent:
-            time.sleep(1.0)  # (a child longer than this process's part)
-        return part_compile(self, kernel_cache, send)
-
-    monkeypatch.setattr(two_processes._ChildPart, "compile", slow)
+    work (`_collect_young`), not when the child is done (the wait is over: the
+    collector's next run does it, as after any compile)."""
+    monkeypatch.setattr(cpu.ForkedWork, "running", lambda self: working)
     collected = []
     young = two_processes._collect_young
     monkeypatch.setattr(two_processes, "_collect_young", lambda: collected.append(young()))
     with change_flags(compile_cache=False):
         f, params = mlp_step(2)
-    assert len(forks) == 1 and len(collected) == 1
+    assert len(forks) == 1 and len(collected) == (1 if working else 0)
     g, gparams = whole(mlp_step, 2)
     for a, b in zip(run(f, params, *mlp_data()), run(g, gparams, *mlp_data()), strict=True):
         np.testing.assert_array_equal(a, b)
@@ -360,6 +354,27 @@ def test_forked_work_sends_a_message_and_a_result():
     assert child is not None
     assert child.message() == {"a": 1}
     assert child.result() == [1, 2, 3]
+    assert not child.running()  # (reaped)
+
+    release = os.pipe()
+
+    def waits(send):
+        os.read(release[0], 1)  # until this process writes
+        return "done"
+
+    child = cpu.ForkedWork.start(waits)
+    assert child is not None
+    try:
+        assert child.running()
+    finally:
+        os.write(release[1], b"x")
+    deadline = time.monotonic() + 60
+    while child.running() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not child.running()  # exited, not reaped: its result is still there
+    assert child.result() == "done"
+    for descriptor in release:
+        os.close(descriptor)
 
     def fails(send):
         raise RuntimeError("no")
