@@ -328,7 +328,7 @@ def _empty(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
 
 
 def compile_function(
-    module: ModuleOp | Callable[[Sequence[str]], NativeModule],
+    module: ModuleOp | Callable[[Callable[[], Sequence[str]]], NativeModule],
     name: str,
     inputs: Sequence[TensorType],
     outputs: Sequence[TensorType],
@@ -345,22 +345,26 @@ def compile_function(
     (`arignote.runtime.cpu.split_ir_texts`; None: `SPLIT_GLUE_INSTRUCTIONS`).
     `kernel_cache`: the directory of the kernel cache (`arignote.runtime.kernelcache`;
     None: none). `module` may also be a function that compiles the code with the entry
-    points' IR texts it is given (a function compiled in parts, which never calls back:
-    `calls_back`)."""
+    points' IR texts that the function it is given makes (a function compiled in parts,
+    which never calls back: `calls_back`; it makes them once its other process is at
+    work)."""
     calls_back = _calls_back(module) if isinstance(module, ModuleOp) else False
     aliases = {} if calls_back else dict(aliases or {})
-    extra = []
-    if register_symbols() and not calls_back:
+
+    def entries() -> list[str]:
+        if not register_symbols() or calls_back:
+            return []
         specs = [arg_spec(numpy_dtype(t.element_type), t.get_shape()) for t in inputs]
         results = [
             arg_spec(numpy_dtype(t.element_type), t.get_shape(), aliases.get(j))
             for j, t in enumerate(outputs)
         ]
-        extra.append(entry_ir(name, specs, results, err_length(messages)))
+        return [entry_ir(name, specs, results, err_length(messages))]
+
     if isinstance(module, ModuleOp):
-        native = NativeModule(module, extra, glue_o0_minsize, kernel_cache)
+        native = NativeModule(module, entries(), glue_o0_minsize, kernel_cache)
     else:
-        native = module(extra)
+        native = module(entries)
     return NativeFunction(native, name, inputs, outputs, messages, aliases, calls_back)
 
 

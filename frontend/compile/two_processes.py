@@ -70,26 +70,31 @@ def split(module: ModuleOp, symbol: str, split_glue: int | None) -> TwoParts | N
 
 def compiler(
     module: ModuleOp, plan: TwoParts, kernel_cache: str | None
-) -> Callable[[Sequence[str]], NativeModule]:
-    """What compiles `module` split as `parts`, with the entry points' IR texts it is
-    given (`arignote.runtime.native.compile_function`'s `module`)."""
+) -> Callable[[Callable[[], Sequence[str]]], NativeModule]:
+    """What compiles `module` split as `parts`, with the entry points' IR texts that the
+    function it is given makes (`arignote.runtime.native.compile_function`'s `module`)."""
 
-    def compile_(extra_ir: Sequence[str]) -> NativeModule:
-        return compile_in_two(module, plan, extra_ir, kernel_cache)
+    def compile_(entries: Callable[[], Sequence[str]]) -> NativeModule:
+        return compile_in_two(module, plan, entries, kernel_cache)
 
     return compile_
 
 
 def compile_in_two(
-    module: ModuleOp, plan: TwoParts, extra_ir: Sequence[str], kernel_cache: str | None
+    module: ModuleOp,
+    plan: TwoParts,
+    entries: Sequence[str] | Callable[[], Sequence[str]],
+    kernel_cache: str | None,
 ) -> NativeModule:
     """Lower the loops-level `module` to LLVM and compile it, `plan.parts.child` in a
-    forked child (module doc); `extra_ir` goes with this process's part."""
+    forked child (module doc); the IR texts `entries` (or the function making them,
+    called once the child is at work) go with this process's part."""
     from arignote.lowering.driver import loops_to_llvm
     from arignote.lowering.function_parts import keep_only, part_module
     from arignote.runtime import cpu, kernelcache
 
     parts = plan.parts
+    extra_ir = _once(entries)
 
     def child_work(send: Callable[[Any], None]) -> tuple[PartCode, _Counts]:
         before = _Counts.now()
@@ -101,7 +106,7 @@ def compile_in_two(
         names: PartNames | Callable[[], PartNames] | None, cache: str | None = kernel_cache
     ) -> PartCode:
         return cpu.compile_part(
-            module, extra_ir, parts.parent_exports, cache, names, split_glue=plan.split_glue
+            module, extra_ir(), parts.parent_exports, cache, names, split_glue=plan.split_glue
         )
 
     child = cpu.ForkedWork.start(child_work)
@@ -139,6 +144,19 @@ def compile_in_two(
             raise
         kernelcache.forget(kernel_cache, [*child_code.batches, *own.batches], error)
     return cpu.NativeModule.from_parts([spare.compile(None), own_part(None, None)])
+
+
+def _once(texts: Sequence[str] | Callable[[], Sequence[str]]) -> Callable[[], Sequence[str]]:
+    """A function returning `texts`, or what the function `texts` returns on its first
+    call (made once)."""
+    made: list[Sequence[str]] = []
+
+    def get() -> Sequence[str]:
+        if not made:
+            made.append(texts() if callable(texts) else texts)
+        return made[0]
+
+    return get
 
 
 def _result(child: ForkedWork | None) -> Any:
