@@ -18,7 +18,8 @@ digest of all that.
   (a temporary file in the same directory, then `os.replace`: a reader sees the old file,
   the new one or none, never a partial one; concurrent writers of one key both write
   whole files and the last rename wins; a process killed while writing leaves only a
-  temporary file, which is never read), then `prune`.
+  temporary file, which is never read), then `prune` when the directory's ledger says
+  it may be over `max_bytes` (`cachefile.account`).
 * `prune(directory, max_bytes)`: delete the least recently used entries (a hit touches
   its file) until the entries take at most `max_bytes`, and stale temporary files.
 
@@ -240,7 +241,8 @@ def store(
         event("write_error", key, f"{directory}: {e}", verbose)
         return False
     event("store", key, f"{path} ({size} bytes)", verbose)
-    prune(directory, max_bytes, verbose)
+    if cachefile.account(directory, size, max_bytes):  # (else under the limit: no scan)
+        prune(directory, max_bytes, verbose)
     return True
 
 
@@ -278,4 +280,6 @@ def prune(directory: str, max_bytes: int, verbose: bool = False) -> int:
         if cachefile.remove(path):
             removed += 1
             event("pruned", os.path.basename(path)[: -len(SUFFIX)], path, verbose)
+    if entries:
+        cachefile.scanned(directory, total)
     return removed

@@ -19,6 +19,14 @@ file a concurrent writer renamed there since) and the caller compiles again.
 `store` writes a sealed file atomically: a temporary file `.tmp-*` in the same directory
 (which `stale_temporary` recognises, so a process killed while writing leaves nothing that
 is ever loaded, and pruning deletes it later), then `os.replace`.
+
+A directory's *ledger* (`.ledger`, `account` and `scanned`) keeps the bytes its files take,
+so that a store does not list and `stat` every file of the directory to learn whether it
+is over its size limit (5,000 entries: 8 ms a store): the caches prune (a full scan) only
+when the ledger is missing or unreadable, says the directory is over its limit, or was
+last set by a scan more than `RESCAN_SECONDS` ago. Updates hold an exclusive `flock` on
+the ledger; what escapes it (a file removed by hand, a concurrent store between a scan
+and its record) only makes the count approximate until the next scan.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from collections import Counter
 
 DIGEST_SIZE = 16
@@ -202,3 +211,67 @@ def remove(path: str) -> bool:
 def stale_temporary(name: str) -> bool:
     """Whether the file `name` of the directory is a temporary file of `store`."""
     return name.startswith(TEMP_PREFIX)
+
+
+LEDGER = ".ledger"
+"""The ledger's file name in a cache directory (neither an entry nor a temporary file)."""
+
+RESCAN_SECONDS = 3600.0
+"""How long a ledger set by a scan is trusted: then the next store scans again."""
+
+
+def account(directory: str, added: int, max_bytes: int | None = None) -> bool:
+    """Add `added` bytes to the ledger of `directory`; whether a scan is due (the caller
+    prunes, and its scan sets the ledger with `scanned`): no ledger or an unreadable
+    one, one older than `RESCAN_SECONDS`, or a total over `max_bytes` (None: no limit
+    checked here). Every failure of the ledger itself says a scan is due."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return True
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(os.path.join(directory, LEDGER), flags, 0o600)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            total_text, scanned_text = os.pread(fd, 64, 0).split()
+            total, scanned_at = int(total_text) + added, float(scanned_text)
+        except ValueError:  # new (empty) or damaged
+            return True
+        if not 0 <= time.time() - scanned_at <= RESCAN_SECONDS:
+            return True
+        _write_ledger(fd, total, scanned_at)
+        return max_bytes is not None and total > max_bytes
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # (and the lock with it)
+
+
+def scanned(directory: str, total: int) -> None:
+    """Set the ledger of `directory` to `total` bytes, counted by a scan now."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(os.path.join(directory, LEDGER), flags, 0o600)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _write_ledger(fd, total, time.time())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_ledger(fd: int, total: int, scanned_at: float) -> None:
+    text = f"{total} {scanned_at!r}\n".encode()
+    os.pwrite(fd, text, 0)
+    os.ftruncate(fd, len(text))

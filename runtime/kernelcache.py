@@ -447,12 +447,14 @@ def store(directory: str, groups: Sequence[str], imports: Sequence[str], code: b
     name = hashlib.blake2b("\0".join(sorted(groups)).encode(), digest_size=16).hexdigest()
     payload = len(header).to_bytes(8, "little") + header + code
     try:
-        cachefile.store(batch_path(directory, name), _BATCH_MAGIC, name, payload, MAX_BATCH_BYTES)
+        path = batch_path(directory, name)
+        size = cachefile.store(path, _BATCH_MAGIC, name, payload, MAX_BATCH_BYTES)
         for digest in groups:
             path = index_path(directory, digest)
             cachefile.store(path, _INDEX_MAGIC, digest, name.encode(), 4096)
     except OSError:
         return None
+    cachefile.account(directory, size)  # (`prune_if_due` checks the limit)
     STATS["compiled"] += len(groups)
     return name
 
@@ -493,7 +495,15 @@ def prune(directory: str, max_bytes: int) -> int:
         left = {name for name in left if os.path.exists(batch_path(directory, name))}
         indexes = [e.path for e in entries if e.name.endswith(INDEX_SUFFIX)]
         removed += sum(cachefile.remove(p) for p in indexes if _index_target(p) not in left)
+    if batches:
+        cachefile.scanned(directory, total)
     return removed + gone
+
+
+def prune_if_due(directory: str, max_bytes: int) -> int:
+    """`prune` when the directory's ledger says the batches may take more than
+    `max_bytes` (`cachefile.account`: `store` adds each batch's size), else nothing."""
+    return prune(directory, max_bytes) if cachefile.account(directory, 0, max_bytes) else 0
 
 
 def _stale(entry: os.DirEntry[str]) -> bool:

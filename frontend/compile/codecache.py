@@ -259,9 +259,9 @@ def save(key: str, run: Run) -> bool:
     stored = store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
     kernels = kernel_cache_directory()
     if kernels is not None:
-        from arignote.runtime.kernelcache import prune
+        from arignote.runtime.kernelcache import prune_if_due
 
-        prune(kernels, limit)
+        prune_if_due(kernels, limit)
     return stored
 
 

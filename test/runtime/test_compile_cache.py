@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ import arignote.tensor as T
 from arignote.compile import codecache
 from arignote.compile.mode import Mode
 from arignote.configuration import change_flags
-from arignote.runtime import cache
+from arignote.runtime import cache, cachefile
 from arignote.runtime.threadpool import OBJECT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,8 +65,13 @@ def test_hit_in_the_same_process(cachedir: Path) -> None:
     ]
     with pytest.raises(ValueError, match=r"operand shapes \(3,\) and \(4,\) do not match"):
         g(a, np.ones(4, np.float32))  # the check messages come from the entry
-    # (besides the thread pool's object code, when this process compiled the pool here)
-    names = [p.name for p in cachedir.iterdir() if not p.name.startswith(OBJECT_PREFIX)]
+    # (besides the thread pool's object code, when this process compiled the pool here,
+    # and the directory's ledger of its size)
+    names = [
+        p.name
+        for p in cachedir.iterdir()
+        if not p.name.startswith(OBJECT_PREFIX) and p.name != cachefile.LEDGER
+    ]
     assert names == [entry.name]
 
 
@@ -183,12 +189,47 @@ def test_pruning_removes_the_least_recently_used(cachedir: Path) -> None:
     stale.write_bytes(b"partial")
     os.utime(stale, (0, 0))
     assert cache.prune(str(cachedir), 3 * size) == 2
-    names = sorted(p.name for p in cachedir.iterdir())  # the stale temporary file is gone
-    assert names == [f"k{i}{cache.SUFFIX}" for i in (0, 3, 4)]
+    # the stale temporary file is gone; the ledger holds what the scan counted
+    names = sorted(p.name for p in cachedir.iterdir())
+    assert names == [cachefile.LEDGER] + [f"k{i}{cache.SUFFIX}" for i in (0, 3, 4)]
+    assert (cachedir / cachefile.LEDGER).read_text().split()[0] == str(3 * size)
     with change_flags(compile_cache_max_mb=0):  # every store then prunes everything
         x2 = T.fvector("x2")
         arignote.function([x2], x2 - 1)
-    assert list(cachedir.iterdir()) == []
+    assert [p.name for p in cachedir.iterdir()] == [cachefile.LEDGER]
+    assert (cachedir / cachefile.LEDGER).read_text().split()[0] == "0"
+
+
+def test_a_store_under_the_limit_lists_no_directory(cachedir: Path, monkeypatch) -> None:
+    """A store scans the directory (`_entries`) only when its ledger is missing, damaged,
+    older than `RESCAN_SECONDS` or over the limit: not on every store."""
+    x = T.fvector("x")
+    with change_flags(compile_cache=False):
+        fn = arignote.function([x], x + 1)._compiled.run.native
+    scans = []
+    entries = cache._entries
+    monkeypatch.setattr(cache, "_entries", lambda d: scans.append(d) or entries(d))
+    ledger = cachedir / cachefile.LEDGER
+    assert cache.store(str(cachedir), "k00", fn, 2**30) and len(scans) == 1  # (no ledger)
+    size = (cachedir / f"k00{cache.SUFFIX}").stat().st_size  # (each entry's: keys of one length)
+    for i in range(1, 4):
+        assert cache.store(str(cachedir), f"k{i:02d}", fn, 10 * size)
+    assert len(scans) == 1
+    total = sum(p.stat().st_size for p in cachedir.glob("*" + cache.SUFFIX))
+    assert int(ledger.read_text().split()[0]) == total
+    ledger.write_text("damaged")
+    assert cache.store(str(cachedir), "k04", fn, 10 * size) and len(scans) == 2
+    ledger.write_text(f"{total} {time.time() - cachefile.RESCAN_SECONDS - 1}")
+    assert cache.store(str(cachedir), "k05", fn, 10 * size) and len(scans) == 3
+    for i in range(6, 10):  # up to the limit: no scan
+        assert cache.store(str(cachedir), f"k{i:02d}", fn, 10 * size)
+    assert len(scans) == 3
+    os.utime(cachedir / f"k00{cache.SUFFIX}", (1000.0, 1000.0))
+    assert cache.store(str(cachedir), "k10", fn, 10 * size)  # past it: a scan, a prune
+    assert len(scans) == 4
+    assert sorted(p.name for p in cachedir.glob("*" + cache.SUFFIX)) == sorted(
+        f"k{i:02d}{cache.SUFFIX}" for i in range(1, 11)
+    )
 
 
 CONCURRENT = """
@@ -383,5 +424,9 @@ def test_a_writer_killed_midway_leaves_nothing_loaded(pristine, tmp_path: Path) 
     assert result["stats"] == {"miss": 1, "store": 1}
     os.utime(partial, (0, 0))
     other.unlink()
+    ledger = native / cachefile.LEDGER
+    if ledger.exists():  # (a store scans when its ledger is old: this one will)
+        total = ledger.read_text().split()[0]
+        ledger.write_text(f"{total} {time.time() - cachefile.RESCAN_SECONDS - 1}")
     assert child_result(compiledir, "B")["stats"] == {"miss": 1, "store": 1}
     assert not partial.exists()

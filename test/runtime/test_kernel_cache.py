@@ -20,7 +20,7 @@ import arignote
 import arignote.tensor as T
 from arignote.compile import codecache, two_processes
 from arignote.configuration import change_flags
-from arignote.runtime import cpu, kernelcache
+from arignote.runtime import cachefile, cpu, kernelcache
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ CHILD = textwrap.dedent(
     import numpy as np
     import arignote, arignote.tensor as T
     from arignote.compile.codecache import stats
-    from arignote.runtime import cpu, kernelcache
+    from arignote.runtime import cachefile, cpu, kernelcache
     cpu.PARALLEL_MIN_INSTRUCTIONS = 0
     x, y = T.fmatrix("x"), T.fmatrix("y")
     first = [T.tanh(x * 2 + y), T.exp(x).sum(axis=0)]
@@ -239,7 +239,29 @@ def test_pruning_removes_batches_and_their_index(compiledir: Path) -> None:
     directory = compiledir / "kernels"
     assert list(directory.glob("*" + kernelcache.INDEX_SUFFIX))
     assert kernelcache.prune(str(directory), 0) >= 2
-    assert not list(directory.iterdir())
+    assert [p.name for p in directory.iterdir()] == [cachefile.LEDGER]  # (of 0 bytes)
+    assert (directory / cachefile.LEDGER).read_text().split()[0] == "0"
+
+
+def test_a_compile_prunes_the_kernel_cache_only_when_due(
+    compiledir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch stored adds its size to the directory's ledger; `prune_if_due` scans only
+    when the ledger is missing or says the batches are over the limit."""
+    scans = []
+    prune = kernelcache.prune
+    monkeypatch.setattr(kernelcache, "prune", lambda d, m: scans.append(m) or prune(d, m))
+    inputs, first, second = graphs()
+    compile_counting(inputs, first)  # (a new directory: no ledger, one scan)
+    assert len(scans) == 1
+    directory = compiledir / "kernels"
+    batches = sum(p.stat().st_size for p in directory.glob("*" + kernelcache.BATCH_SUFFIX))
+    assert int((directory / cachefile.LEDGER).read_text().split()[0]) == batches
+    compile_counting(inputs, second)  # (a new batch, under the limit)
+    assert len(scans) == 1
+    batches = sum(p.stat().st_size for p in directory.glob("*" + kernelcache.BATCH_SUFFIX))
+    assert int((directory / cachefile.LEDGER).read_text().split()[0]) == batches
+    assert kernelcache.prune_if_due(str(directory), batches - 1) > 0 and len(scans) == 2
 
 
 def test_a_compile_that_fails_with_the_kernel_cache_is_done_without_it(
