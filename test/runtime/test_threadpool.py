@@ -548,13 +548,17 @@ cpu = min(start)
 os.sched_setaffinity(0, {cpu})
 os.sched_setaffinity(worker, {cpu})
 deadline = time.monotonic() + 60  # (patience, not a timing: a loaded machine may keep
-while time.monotonic() < deadline:  # the woken worker off the CPU for seconds)
+dispatched, calls = threadpool.dispatches(), 0  # the woken worker off the CPU for seconds)
+while time.monotonic() < deadline:
     f(v)
+    calls += 1
     if os.sched_getaffinity(worker) != {cpu}:
         break
     time.sleep(0.01)
 print(sorted(os.sched_getaffinity(worker)) == sorted(start - {cpu}), sorted(start), cpu,
-      sorted(os.sched_getaffinity(worker)))
+      sorted(os.sched_getaffinity(worker)), "calls", calls,
+      "dispatched", threadpool.dispatches() - dispatched, "workers", threadpool.workers(),
+      "tasks", sorted(int(t) for t in os.listdir("/proc/self/task")), "worker", worker)
 """
     env = dict(os.environ, ARIGNOTE_FLAGS="openmp=True,openmp_elemwise_minsize=1000")
     out = subprocess.run(
