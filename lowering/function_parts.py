@@ -72,6 +72,9 @@ class Split:
     """The functions of `parent` that `child`'s functions call or take the address of."""
     glue_ops: int
     """The ops of `@f` and `@f__shape`."""
+    glue_apart: bool = True
+    """Whether the glue is compiled apart at O0 (`glue_apart_from`), as `split_functions`
+    weighed it; else each part's glue stays at O3 with its kernels."""
 
     @property
     def glue_instructions(self) -> float:
@@ -140,8 +143,8 @@ def split_functions(
     group_of = {name: i for i, group in enumerate(groups) for name in group}
     weighed = [KERNEL_WEIGHT * sum(sizes[n] for n in group) for group in groups]
     glue_ops = sizes[symbol] + sizes[shape]
-    at_o3 = glue_apart_from is not None and glue_ops * GLUE_INSTRUCTIONS_PER_OP < glue_apart_from
-    factor = GLUE_O3_FACTOR if at_o3 else 1.0
+    apart = glue_apart_from is None or glue_ops * GLUE_INSTRUCTIONS_PER_OP >= glue_apart_from
+    factor = 1.0 if apart else GLUE_O3_FACTOR
     child_cost = factor * SHAPE_WEIGHT * sizes[shape]
     parent_cost = factor * GLUE_WEIGHT * sizes[symbol]
     if child_cost + parent_cost + sum(weighed) < (MIN_COST if min_cost is None else min_cost):
@@ -167,6 +170,7 @@ def split_functions(
         frozenset(n for f in parent for n in refs[f] if n in child),
         frozenset(n for f in child for n in refs[f] if n in parent),
         glue_ops,
+        apart,
     )
 
 

@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 DIGEST_SIZE = 16
 TEMP_PREFIX = ".tmp-"
@@ -226,47 +228,43 @@ def account(directory: str, added: int, max_bytes: int | None = None) -> bool:
     one, one older than `RESCAN_SECONDS`, or a total over `max_bytes` (None: no limit
     checked here). Every failure of the ledger itself says a scan is due."""
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        return True
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(os.path.join(directory, LEDGER), flags, 0o600)
+        with _locked_ledger(directory) as fd:
+            try:
+                total_text, scanned_text = os.pread(fd, 64, 0).split()
+                total, scanned_at = int(total_text) + added, float(scanned_text)
+            except ValueError:  # new (empty) or damaged
+                return True
+            if not 0 <= time.time() - scanned_at <= RESCAN_SECONDS:
+                return True
+            _write_ledger(fd, total, scanned_at)
+            return max_bytes is not None and total > max_bytes
     except OSError:
         return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            total_text, scanned_text = os.pread(fd, 64, 0).split()
-            total, scanned_at = int(total_text) + added, float(scanned_text)
-        except ValueError:  # new (empty) or damaged
-            return True
-        if not 0 <= time.time() - scanned_at <= RESCAN_SECONDS:
-            return True
-        _write_ledger(fd, total, scanned_at)
-        return max_bytes is not None and total > max_bytes
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # (and the lock with it)
 
 
 def scanned(directory: str, total: int) -> None:
-    """Set the ledger of `directory` to `total` bytes, counted by a scan now."""
+    """Set the ledger of `directory` to `total` bytes, counted by a scan now (nothing
+    when the ledger cannot be written: the next store then scans again)."""
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        return
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(os.path.join(directory, LEDGER), flags, 0o600)
-    except OSError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        _write_ledger(fd, total, time.time())
+        with _locked_ledger(directory) as fd:
+            _write_ledger(fd, total, time.time())
     except OSError:
         pass
+
+
+@contextmanager
+def _locked_ledger(directory: str) -> Iterator[int]:
+    """The ledger file of `directory`, open and locked (`flock`, released when it is
+    closed on leaving); `OSError` when it cannot be (off POSIX too)."""
+    try:
+        import fcntl
+    except ImportError as e:  # pragma: no cover - not POSIX
+        raise OSError("no flock here") from e
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(os.path.join(directory, LEDGER), flags, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
     finally:
         os.close(fd)
 

@@ -662,9 +662,9 @@ class NativeModule:
     def from_parts(cls, parts: Sequence[PartCode]) -> NativeModule:
         """The module of a function's code compiled in parts (`compile_part`, in this
         process or another), its objects loaded into one engine."""
-        self = cls.__new__(cls)
         from arignote.runtime.kernelcache import digest_of
 
+        self = cls.__new__(cls)
         self._prepare("\n".join(text for part in parts for text in part.texts))
         defined = set().union(*(part.defined for part in parts))
         # a batch of the kernel cache that one part loads may define groups the other

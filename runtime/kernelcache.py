@@ -447,8 +447,9 @@ def store(directory: str, groups: Sequence[str], imports: Sequence[str], code: b
     name = hashlib.blake2b("\0".join(sorted(groups)).encode(), digest_size=16).hexdigest()
     payload = len(header).to_bytes(8, "little") + header + code
     try:
-        path = batch_path(directory, name)
-        size = cachefile.store(path, _BATCH_MAGIC, name, payload, MAX_BATCH_BYTES)
+        size = cachefile.store(
+            batch_path(directory, name), _BATCH_MAGIC, name, payload, MAX_BATCH_BYTES
+        )
         for digest in groups:
             path = index_path(directory, digest)
             cachefile.store(path, _INDEX_MAGIC, digest, name.encode(), 4096)

@@ -184,7 +184,7 @@ class Mode:
             if run is not None:  # the same IR was verified when it was stored
                 gpu = getattr(run, "on_device", False)
                 return run, lambda: _optimized(module, pipeline, symbol if gpu else None)
-        if not self.uses_interpreter and config.openmp:
+        if not self.uses_interpreter and config.openmp and not _on_gpu():
             _prefetch_pool()
         module.verify()
         optimized = self.optimize(module)

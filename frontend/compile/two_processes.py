@@ -49,7 +49,7 @@ def split(module: ModuleOp, symbol: str, split_glue: int | None) -> TwoParts | N
     module that calls back into Python (prints, custom ops: their symbols are this
     process's), or one too small (`function_parts.MIN_COST`). `split_glue`: the glue
     size from which the glue is compiled apart (`config.glue_o0_minsize`; None:
-    `cpu.SPLIT_GLUE_INSTRUCTIONS`), against `Split.glue_instructions`."""
+    `cpu.SPLIT_GLUE_INSTRUCTIONS`), against `Split.glue_instructions` (`Split.glue_apart`)."""
     from xdsl.dialects import func, llvm
 
     from arignote.lowering.function_parts import split_functions
@@ -65,7 +65,7 @@ def split(module: ModuleOp, symbol: str, split_glue: int | None) -> TwoParts | N
     found = split_functions(module, symbol, glue_apart_from=threshold)
     if found is None:
         return None
-    return TwoParts(found, 0 if found.glue_instructions >= threshold else threshold)
+    return TwoParts(found, 0 if found.glue_apart else threshold)
 
 
 def compiler(
