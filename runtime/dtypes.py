@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from math import prod
 
+from functools import lru_cache
+
 import numpy as np
 from numpy.typing import DTypeLike
 from xdsl.dialects.builtin import (
@@ -89,7 +91,20 @@ def constant_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    """A dense elements attribute of a static tensor type holding `array`'s values."""
+    """A dense elements attribute of a static tensor type holding `array`'s values (one
+    attribute per distinct scalar among the last few thousand asked for: attributes are
+    immutable, and graphs bring the same few scalar constants many times)."""
+    if array.ndim == 0:
+        return _scalar_attr(array.dtype.str, array.tobytes())
+    return _dense_attr(array)
+
+
+@lru_cache(maxsize=4096)
+def _scalar_attr(dtype: str, data: bytes) -> DenseIntOrFPElementsAttr:
+    return _dense_attr(np.frombuffer(data, dtype=dtype).reshape(()))
+
+
+def _dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     t = tensor_of(element_type(array.dtype), array.shape)
     if array.dtype == np.bool_:
         data = np.where(array, np.uint8(0xFF), np.uint8(0)).tobytes()

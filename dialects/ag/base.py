@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -15,6 +16,13 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedSegments,
+    IRDLOperation,
+    OperandDef,
+    ResultDef,
+    SameVariadicSize,
+)
 from xdsl.utils.exceptions import VerifyException
 
 DYNAMIC = DYNAMIC_INDEX
@@ -176,3 +184,84 @@ def _verify_with_value_error(op: Operation, fn: Callable[[], Shape]) -> Shape:
         return fn()
     except ValueError as e:
         raise VerifyException(f"'{op.name}' op {str(e).split(': ', 1)[1]}") from e
+
+
+# --- building ops ---------------------------------------------------------------------
+
+
+class AgOperation(IRDLOperation):
+    """The base of the `ag` ops. An op whose definition has only single operands and
+    results (none variadic or optional) and no regions, successors or segment options is
+    built without `irdl_op_init`'s generic handling of the arguments, which took two
+    thirds of building such an op (and building graphs builds thousands): the operands
+    and result types are checked for their count only, as that handling checks them;
+    any other call (a count that does not match, a nested list, regions) goes through
+    it, with its errors."""
+
+    def __init__(
+        self,
+        *,
+        operands: Sequence[Any] | None = None,
+        result_types: Sequence[Any] | None = None,
+        properties: Mapping[str, Attribute | None] | None = None,
+        attributes: Mapping[str, Attribute | None] | None = None,
+        successors: Sequence[Any] | None = None,
+        regions: Sequence[Any] | None = None,
+    ):
+        counts = _fixed_counts(type(self))
+        if (
+            counts is not None
+            and not successors
+            and not regions
+            and len(operands or ()) == counts[0]
+            and len(result_types or ()) == counts[1]
+        ):
+            values = [SSAValue.get(o) if isinstance(o, Operation) else o for o in operands or ()]
+            types = list(result_types or ())
+            if all(isinstance(v, SSAValue) for v in values) and all(
+                isinstance(t, Attribute) for t in types
+            ):
+                Operation.__init__(
+                    self,
+                    operands=values,
+                    result_types=types,
+                    properties=_present(properties),
+                    attributes=_present(attributes),
+                )
+                return
+        IRDLOperation.__init__(
+            self,
+            operands=operands,
+            result_types=result_types,
+            properties=properties,
+            attributes=attributes,
+            successors=successors,
+            regions=regions,
+        )
+
+
+def _present(attrs: Mapping[str, Attribute | None] | None) -> dict[str, Attribute]:
+    return {} if not attrs else {k: v for k, v in attrs.items() if v is not None}
+
+
+_FIXED_COUNTS: dict[type[Operation], tuple[int, int] | None] = {}
+
+
+def _fixed_counts(cls: type[IRDLOperation]) -> tuple[int, int] | None:
+    """(operands, results) of an op class of single operands and results only, no
+    regions, successors or segment-size options; None for any other."""
+    try:
+        return _FIXED_COUNTS[cls]
+    except KeyError:
+        pass
+    op_def = cls.get_irdl_definition()
+    fixed = (
+        all(type(d) is OperandDef for _, d in op_def.operands)
+        and all(type(d) is ResultDef for _, d in op_def.results)
+        and not op_def.regions
+        and not op_def.successors
+        and not any(isinstance(o, AttrSizedSegments | SameVariadicSize) for o in op_def.options)
+    )
+    counts = (len(op_def.operands), len(op_def.results)) if fixed else None
+    _FIXED_COUNTS[cls] = counts
+    return counts

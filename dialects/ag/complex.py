@@ -13,11 +13,12 @@ import abc
 
 from xdsl.dialects.builtin import ComplexType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
+    AgOperation,
     _check_tensor,
     _expect_result,
     broadcast_shapes,
@@ -33,7 +34,7 @@ def part_type(t: Attribute) -> Attribute:
     return t.element_type
 
 
-class ComplexPartOp(IRDLOperation, abc.ABC):
+class ComplexPartOp(AgOperation, abc.ABC):
     """One real part of each element of a complex tensor; the result has the operand's
     shape and the parts' float type."""
 
@@ -78,7 +79,7 @@ class ImagOp(ComplexPartOp):
 
 
 @irdl_op_definition
-class ComplexOp(IRDLOperation):
+class ComplexOp(AgOperation):
     """`real + 1j * imag` elementwise, the parts broadcast NumPy-style; both parts have one
     float type and the result is the complex type of it.
 

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     irdl_op_definition,
     operand_def,
     region_def,
@@ -30,12 +29,12 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, _check_tensor, tensor_of
+from arignote.dialects.ag.base import DYNAMIC, AgOperation, _check_tensor, tensor_of
 from arignote.dialects.ag.dominance import verify_region_uses
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(AgOperation):
     """Ends a region of an `ag` control-flow op; its operands are the region's results.
 
     The parent op checks that the yielded types match what it declares.
@@ -54,7 +53,7 @@ class YieldOp(IRDLOperation):
 
 
 @irdl_op_definition
-class IfOp(IRDLOperation):
+class IfOp(AgOperation):
     """Runs one of two regions, chosen by a scalar condition (Theano's lazy `IfElse`).
 
     The condition is a rank-0 tensor of any element type; a nonzero value selects the

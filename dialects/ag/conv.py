@@ -58,7 +58,14 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, Shape, _expect_result, shape_str, tensor_of
+from arignote.dialects.ag.base import (
+    DYNAMIC,
+    AgOperation,
+    Shape,
+    _expect_result,
+    shape_str,
+    tensor_of,
+)
 
 PAD_HALF = -1
 """A `pads` entry: Theano's `'half'`, `(dilation * (kernel - 1) + 1) // 2` zeros."""
@@ -310,7 +317,7 @@ def _result_rank(op: IRDLOperation, result: SSAValue, rank: int) -> TensorType:
     return t
 
 
-class ConvBase(IRDLOperation):
+class ConvBase(AgOperation):
     """The properties shared by the conv ops."""
 
     strides = prop_def(DenseArrayBase)

@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     Shape,
     _check_tensor,
     _expect_result,
@@ -88,7 +89,7 @@ class SpecifyShapeOp(ShapedByOperandsOp):
 
 
 @irdl_op_definition
-class FlatNonzeroOp(IRDLOperation):
+class FlatNonzeroOp(AgOperation):
     """The int64 positions, in the row-major flattening of `x`, of its nonzero elements
     (NaN is nonzero), in increasing order (NumPy's `flatnonzero`); the length is known
     only at run time.
@@ -115,7 +116,7 @@ class FlatNonzeroOp(IRDLOperation):
 
 
 @irdl_op_definition
-class AssertOp(IRDLOperation):
+class AssertOp(AgOperation):
     """`x` itself, after a run-time check that the 0-d bool `condition` holds; otherwise
     a `ValueError` with `message` (Theano's `Assert`, for argument checks that depend
     on run-time values).

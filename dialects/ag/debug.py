@@ -36,7 +36,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
     base,
@@ -49,9 +48,11 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from arignote.dialects.ag.base import AgOperation
+
 
 @irdl_op_definition
-class PrintOp(IRDLOperation):
+class PrintOp(AgOperation):
     """Returns its operand unchanged and shows it each time it is computed: one line
     `<message> <attr> = <value>` per attribute of `attrs` (Theano's `Print`).
 
@@ -117,7 +118,7 @@ class PrintOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ProfileBeginOp(IRDLOperation):
+class ProfileBeginOp(AgOperation):
     """Starts the timer of profiled node `node`.
 
     ```mlir
@@ -146,7 +147,7 @@ class ProfileBeginOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ProfileEndOp(IRDLOperation):
+class ProfileEndOp(AgOperation):
     """Stops the timer of profiled node `node`; its operands are the node's results,
     whose sizes the memory profile records.
 

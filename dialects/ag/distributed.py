@@ -38,14 +38,14 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import _check_tensor
+from arignote.dialects.ag.base import AgOperation, _check_tensor
 
 REDUCTIONS = ("sum", "mean")
 """The `reduction` values of `ag.allreduce`."""
 
 
 @irdl_op_definition
-class AllreduceOp(IRDLOperation):
+class AllreduceOp(AgOperation):
     """The `reduction` (`sum` or `mean`) of the operand over every process of the MPI
     job, on every process (MPI's `Allreduce`).
 

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     _check_tensor,
     _expect_result,
     broadcast_shapes,
@@ -41,7 +42,7 @@ from arignote.dialects.ag.base import (
 
 
 @irdl_op_definition
-class ConstantOp(IRDLOperation):
+class ConstantOp(AgOperation):
     """A tensor of known values.
 
     ```mlir
@@ -76,7 +77,7 @@ class ConstantOp(IRDLOperation):
 # --- elementwise -----------------------------------------------------------------------
 
 
-class UnaryElementwiseOp(IRDLOperation, abc.ABC):
+class UnaryElementwiseOp(AgOperation, abc.ABC):
     """An elementwise op of one operand; the result has the operand's type."""
 
     CATEGORY: ClassVar[str] = "float"
@@ -119,7 +120,7 @@ class UnaryPredicateOp(UnaryElementwiseOp, abc.ABC):
         _expect_result(self, tensor_of(IntegerType(1), t.get_shape()), self.result.type)
 
 
-class BinaryElementwiseOp(IRDLOperation, abc.ABC):
+class BinaryElementwiseOp(AgOperation, abc.ABC):
     """An elementwise op of two operands of one element type, broadcast NumPy-style."""
 
     CATEGORY: ClassVar[str] = "numeric"
@@ -309,7 +310,7 @@ class AbsOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
-class SelectOp(IRDLOperation):
+class SelectOp(AgOperation):
     """Elementwise `cond ? true_value : false_value` (Theano's `switch`), broadcast.
 
     ```mlir
@@ -370,7 +371,7 @@ class SelectOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(AgOperation):
     """Elementwise conversion to another element type, as NumPy's `astype`.
 
     Floats convert to integers by truncation toward zero; any nonzero value is `true`.

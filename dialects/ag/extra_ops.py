@@ -36,6 +36,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
+    AgOperation,
     _check_tensor,
     _expect_result,
     tensor_of,
@@ -43,7 +44,7 @@ from arignote.dialects.ag.base import (
 )
 
 
-class AxisOp(IRDLOperation, abc.ABC):
+class AxisOp(AgOperation, abc.ABC):
     """An op working along one axis of its operand, with a result of the operand's shape."""
 
     input = operand_def(TensorType)
@@ -144,7 +145,7 @@ SEARCH_SIDES = ("left", "right")
 
 
 @irdl_op_definition
-class SearchSortedOp(IRDLOperation):
+class SearchSortedOp(AgOperation):
     """For each element `v` of `values`, the `i64` position in the ascending vector
     `sorted` where `v` would be inserted to keep it sorted (`numpy.searchsorted`): the
     first such position (`side = "left"`) or the last (`"right"`). NaN sorts after every

@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     irdl_op_definition,
     region_def,
     traits_def,
@@ -46,7 +45,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import broadcast_shapes, shape_str
+from arignote.dialects.ag.base import AgOperation, broadcast_shapes, shape_str
 from arignote.dialects.ag.control import YieldOp
 from arignote.dialects.ag.dominance import verify_region_uses
 from arignote.dialects.ag.elementwise import (
@@ -127,7 +126,7 @@ def verify_destroy_map(op: Operation) -> None:
 
 
 @irdl_op_definition
-class FusedOp(IRDLOperation):
+class FusedOp(AgOperation):
     """Elementwise ops (and optionally one reduction) fused into one loop nest; see the
     module doc. Theano shows it as `Elemwise{Composite{...}}`."""
 

@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     Shape,
     _check_tensor,
     _expect_result,
@@ -151,7 +152,7 @@ def _broadcastable_into(value: Sequence[int], target: Sequence[int]) -> bool:
     return True
 
 
-class SubtensorBase(IRDLOperation, abc.ABC):
+class SubtensorBase(AgOperation, abc.ABC):
     """Properties and checks shared by `ag.subtensor`, `ag.set_subtensor` and
     `ag.inc_subtensor` (see `subtensor_shape`)."""
 
@@ -360,7 +361,7 @@ def advanced_subtensor_shape(
 
 
 @irdl_op_definition
-class AdvancedSubtensorOp(IRDLOperation):
+class AdvancedSubtensorOp(AgOperation):
     """Integer-array indexing of the leading axes, NumPy's `x[i0, i1, ...]`: the index
     arrays broadcast together; negative indices count from the end; an index out of
     range is a run-time error. `x[ivector]` is Theano's `AdvancedSubtensor1`.
@@ -401,7 +402,7 @@ class AdvancedSubtensorOp(IRDLOperation):
         _expect_result(self, tensor_of(it.element_type, shape), self.result.type)
 
 
-class AdvancedSubtensorUpdateOp(IRDLOperation, abc.ABC):
+class AdvancedSubtensorUpdateOp(AgOperation, abc.ABC):
     """`x` with the elements `x[i0, i1, ...]` replaced by (set) or incremented by (inc)
     `value`, broadcast to the indexed shape; repeated indices accumulate for inc (the
     last write wins for set)."""
@@ -498,7 +499,7 @@ def reshape_shape(name: str, shape: Sequence[int], entries: Sequence[int]) -> Sh
     return tuple(result)
 
 
-class ShapedByOperandsOp(IRDLOperation, abc.ABC):
+class ShapedByOperandsOp(AgOperation, abc.ABC):
     """An op of one source tensor whose result shape is the `shape` property; its
     `DYNAMIC_VALUE` entries are read, in order, from the 0-d `dynamic` operands. Leaves
     define the operands (source first, then `dynamic`) and `result_shape`."""
@@ -605,7 +606,7 @@ def concatenate_shape(name: str, shapes: Sequence[Sequence[int]], axis: int) -> 
 
 
 @irdl_op_definition
-class ConcatenateOp(IRDLOperation):
+class ConcatenateOp(AgOperation):
     """The operands joined along `axis` (Theano's `join`, NumPy's `concatenate`); the
     other dimensions must be equal (no broadcasting).
 
@@ -703,7 +704,7 @@ class AllocOp(ShapedByOperandsOp):
 
 
 @irdl_op_definition
-class ArangeOp(IRDLOperation):
+class ArangeOp(AgOperation):
     """`[start, start + step, ...]` below `stop` (above it for a negative step), NumPy's
     `arange`: `max(0, ceil((stop - start) / step))` elements; a zero step is a run-time
     error.

@@ -26,7 +26,6 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import StringAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -41,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     Shape,
     _check_tensor,
     shape_str,
@@ -146,7 +146,7 @@ def solve_shape(name: str, a: Sequence[int], b: Sequence[int]) -> Shape:
     return (rows, *b[1:])
 
 
-class LapackOp(IRDLOperation, abc.ABC):
+class LapackOp(AgOperation, abc.ABC):
     """An op computed by LAPACK: f32/f64 operands of one element type; subclasses give
     their result shapes (`result_shapes`, ValueError `"<name>: <reason>"` if invalid)."""
 

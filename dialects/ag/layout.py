@@ -11,7 +11,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -24,6 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     NEWAXIS,
+    AgOperation,
     Shape,
     _check_tensor,
     _expect_result,
@@ -54,7 +54,7 @@ def dimshuffle_shape(shape: Sequence[int], pattern: Sequence[int]) -> Shape:
 
 
 @irdl_op_definition
-class DimShuffleOp(IRDLOperation):
+class DimShuffleOp(AgOperation):
     """Permutes axes, inserts length-1 axes (-1) and drops length-1 axes (Theano's
     `dimshuffle`; a transpose is the pattern `[1, 0]`).
 

@@ -11,7 +11,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -25,6 +24,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     Shape,
     _check_tensor,
     _expect_result,
@@ -53,7 +53,7 @@ def dot_shape(lhs: Sequence[int], rhs: Sequence[int]) -> Shape:
 
 
 @irdl_op_definition
-class DotOp(IRDLOperation):
+class DotOp(AgOperation):
     """The dot product of vectors and matrices: vector·vector (a 0-d result),
     matrix·vector, vector·matrix and matrix·matrix.
 
@@ -155,7 +155,7 @@ INITIAL_OPERAND = 4
 `ag.gemv_pair` (an `ag.destroy_map` computing a result over it names this index)."""
 
 
-class _BlasOp(IRDLOperation, abc.ABC):
+class _BlasOp(AgOperation, abc.ABC):
     """`alpha * op(A)·op(B) [+ beta * C0]` with 0-d `alpha`/`beta` (the shape of BLAS's
     gemv/gemm). `acc` holds either nothing or `[beta, C0]`; without it the product is
     not accumulated (BLAS's `beta = 0`). f32 or f64 only."""

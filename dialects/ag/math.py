@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -29,6 +28,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
+    AgOperation,
     _check_tensor,
     _expect_result,
     tensor_of,
@@ -73,7 +73,7 @@ class SoftplusOp(UnaryElementwiseOp):
     name = "ag.softplus"
 
 
-class ArgReduceOp(IRDLOperation, abc.ABC):
+class ArgReduceOp(AgOperation, abc.ABC):
     """The position of the extremum over `axes`, as an `i64` index into the row-major
     flattening of the reduced axes (so all axes give NumPy's `argmax(axis=None)`). The
     first occurrence wins; a NaN counts as the extremum (the first NaN wins, as NumPy).
@@ -138,7 +138,7 @@ class ArgMinOp(ArgReduceOp):
 
 
 @irdl_op_definition
-class DimOp(IRDLOperation):
+class DimOp(AgOperation):
     """The run-time length of axis `axis` of the operand, as a 0-d `i64` tensor
     (Theano's `Shape_i`).
 

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -42,12 +41,13 @@ from xdsl.irdl import (
 from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from arignote.dialects.ag.base import AgOperation
 from arignote.dialects.ag.control import YieldOp
 from arignote.dialects.ag.dominance import verify_region_uses
 
 
 @irdl_op_definition
-class ParallelForOp(IRDLOperation):
+class ParallelForOp(AgOperation):
     """A loop whose iterations may run on several threads (see the module doc)."""
 
     name = "ag.parallel_for"
@@ -120,7 +120,7 @@ class ParallelForOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ParallelWidthOp(IRDLOperation):
+class ParallelWidthOp(AgOperation):
     """The most sub-ranges an `ag.parallel_for` runs on (the pool's thread count).
 
     ```mlir

@@ -34,7 +34,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -45,7 +44,14 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, _check_tensor, _expect_result, tensor_of, tensor_type
+from arignote.dialects.ag.base import (
+    DYNAMIC,
+    AgOperation,
+    _check_tensor,
+    _expect_result,
+    tensor_of,
+    tensor_type,
+)
 
 POOL_MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
 """The reductions of a window (Theano's `Pool` modes)."""
@@ -107,7 +113,7 @@ def _array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
 
-class PoolBase(IRDLOperation, abc.ABC):
+class PoolBase(AgOperation, abc.ABC):
     """The parameters every pooling op carries."""
 
     ws = prop_def(DenseArrayBase)

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     base,
     irdl_op_definition,
@@ -29,9 +28,11 @@ from xdsl.irdl import (
     var_result_def,
 )
 
+from arignote.dialects.ag.base import AgOperation
+
 
 @irdl_op_definition
-class PythonOp(IRDLOperation):
+class PythonOp(AgOperation):
     """Results computed from the operands by the registered Python code `callback`."""
 
     name = "ag.python_op"

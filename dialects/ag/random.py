@@ -51,7 +51,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, Shape, tensor_of, tensor_type
+from arignote.dialects.ag.base import DYNAMIC, AgOperation, Shape, tensor_of, tensor_type
 from arignote.dialects.ag.indexing import (
     DYNAMIC_VALUE,
     _array_values,
@@ -78,7 +78,7 @@ def sample_shape(name: str, entries: Sequence[int]) -> Shape:
 
 
 @irdl_op_definition
-class MrgUniformOp(IRDLOperation):
+class MrgUniformOp(AgOperation):
     """Samples of `shape` uniform on (0, 1) from the MRG31k3p streams of `rstate`
     (one row per stream), and the streams' new state (Theano's `mrg_uniform`; the
     algorithm is in the module docstring). `shape` has one entry per sample axis, a
@@ -173,7 +173,7 @@ def _is_state(t: TensorType) -> bool:
 
 
 @irdl_op_definition
-class MrgBinomialOp(IRDLOperation):
+class MrgBinomialOp(AgOperation):
     """A 0/1 mask of `shape`: `cast(u < p)` for the uniforms `u` that `ag.mrg_uniform`
     draws in `uniform_type` from the same streams (same order, same new state), compared
     in `p`'s type (`u` widened to f64 if `p` is f64), cast to the mask's element type

@@ -13,7 +13,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -25,6 +24,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
+    AgOperation,
     Shape,
     _check_tensor,
     _expect_result,
@@ -44,7 +44,7 @@ def reduce_shape(shape: Sequence[int], axes: Sequence[int]) -> Shape:
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-class ReduceOp(IRDLOperation, abc.ABC):
+class ReduceOp(AgOperation, abc.ABC):
     """A reduction over the given axes, which disappear from the result."""
 
     CATEGORY: ClassVar[str] = "numeric"

@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    IRDLOperation,
     irdl_op_definition,
     operand_def,
     region_def,
@@ -30,6 +29,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     _check_tensor,
     _expect_result,
     shape_str,
@@ -65,7 +65,7 @@ def _lengths_agree(a: int, b: int) -> bool:
 
 
 @irdl_op_definition
-class GemvPairOp(IRDLOperation):
+class GemvPairOp(AgOperation):
     """`u = A·x`, `g` and `r = alpha * Aᵀ·g [+ beta * r0]` in one pass over the rows of
     `A`, with `u` and `g` computed row by row by the region.
 

@@ -61,7 +61,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     opt_operand_def,
@@ -75,7 +74,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, tensor_of
+from arignote.dialects.ag.base import DYNAMIC, AgOperation, tensor_of
 from arignote.dialects.ag.control import YieldOp
 from arignote.dialects.ag.dominance import verify_region_uses
 
@@ -111,7 +110,7 @@ def compatible(a: TensorType, b: TensorType) -> bool:
 
 
 @irdl_op_definition
-class ScanOp(IRDLOperation):
+class ScanOp(AgOperation):
     """A loop over steps computing stacked outputs (see the module doc)."""
 
     name = "ag.scan"

@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from arignote.dialects.ag.base import (
     DYNAMIC,
+    AgOperation,
     _check_tensor,
     _expect_result,
     is_bool,
@@ -33,7 +34,7 @@ from arignote.dialects.ag.base import (
 )
 
 
-class _RowOp(IRDLOperation):
+class _RowOp(AgOperation):
     """A float tensor of rank 1 or more, mapped row by row (along its last axis) to a
     tensor of its type: the common form of `ag.softmax` and `ag.logsoftmax`."""
 
@@ -81,7 +82,7 @@ class LogSoftmaxOp(_RowOp):
 
 
 @irdl_op_definition
-class SoftmaxGradOp(IRDLOperation):
+class SoftmaxGradOp(AgOperation):
     """The gradient of a softmax along the last axis: `(dy - sum(dy * sm)) * sm`, row by
     row, from the gradient `dy` of its output `sm` (same shape).
 
@@ -157,7 +158,7 @@ def _check_dnll(op: IRDLOperation, dnll: SSAValue, xt: TensorType) -> None:
 
 
 @irdl_op_definition
-class SoftmaxXentOp(IRDLOperation):
+class SoftmaxXentOp(AgOperation):
     """The cross-entropy of `softmax(x)` with integer labels `y`, row by row:
     `nll[i] = -log(softmax(x[i])[y[i]]) = max + log(sum(exp(x[i] - max))) - x[i, y[i]]`,
     finite for any finite logits. A negative label counts from the end (as an index).
@@ -188,7 +189,7 @@ class SoftmaxXentOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SoftmaxXentGradOp(IRDLOperation):
+class SoftmaxXentGradOp(AgOperation):
     """The gradient of `ag.softmax_xent` with respect to `x`: `dx[i] = dnll[i] *
     (softmax(x[i]) - onehot(y[i]))`, from the gradient `dnll` of the cross-entropy (a
     vector of `x`'s row count, or of static length 1 for every row).
@@ -229,7 +230,7 @@ SOFTMAX_OPS = (*SOFTMAX_OPS, *XENT_OPS)
 
 
 @irdl_op_definition
-class SoftmaxXentPairOp(IRDLOperation):
+class SoftmaxXentPairOp(AgOperation):
     """`ag.softmax_xent` and `ag.softmax_xent_grad` of the same `x` and `y` in one pass
     over each row (made by the `softmax-xent-pair` pass): `nll` and `dx = dnll[i] *
     (softmax(x[i]) - onehot(y[i]))`, the exponentials computed once.

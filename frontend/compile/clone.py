@@ -139,6 +139,8 @@ def rebuild(
     and name (shared variables by a clone sharing their storage), so the result shares
     no input with the original graph.
     """
+    if not replace and share_inputs:
+        return list(values)  # nothing is replaced: no op is cloned
     mapping: dict[SSAValue, SSAValue] = dict(replace)
     ops = needed_ops(values, mapping)
     if not share_inputs:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -200,20 +200,86 @@ def _has_print(module: ModuleOp) -> bool:
     return any(isinstance(op, ag.PrintOp | ag.LapackOp | ag.AllreduceOp) for op in module.walk())
 
 
-def cache_key(mode: Mode, module: ModuleOp, pipeline: str) -> str | None:
+def cache_key(
+    mode: Mode, module: ModuleOp | None, pipeline: str, graph: str | None = None
+) -> str | None:
     """The key of `module` (as emitted) compiled by `mode` with the graph pass-spec
-    `pipeline`; None when not cacheable: also when it has an `ag.print`, whose native
-    code calls back with ids registered in this process."""
-    if not cacheable(mode) or _has_print(module):
+    `pipeline`, or of the `graph_text` `graph` that emits it (then `module` is not
+    read); None when not cacheable: also when it has an `ag.print`, whose native code
+    calls back with ids registered in this process."""
+    if not cacheable(mode):
         return None
+    if graph is None:
+        assert module is not None
+        if _has_print(module):
+            return None
+        text = ir_text(module)
+    else:
+        text = GRAPH_TEXT_MARK + graph
     from arignote.runtime.cache import native_fingerprint
 
     h = hashlib.blake2b(digest_size=20)
     parts = (source_fingerprint(), native_fingerprint(), flags_text(mode, pipeline))
-    for part in (*parts, ir_text(module)):
+    for part in (*parts, text):
         h.update(part.encode())
         h.update(b"\x00")
     return h.hexdigest()
+
+
+GRAPH_TEXT_MARK = "graph\n"
+"""What starts a key's text made by `graph_text` (no `ir_text` starts so)."""
+
+_NOT_CACHED_OPS: tuple[type[Operation], ...] | None = None
+
+
+def _not_cached_ops() -> tuple[type[Operation], ...]:
+    """The op classes `_has_print` refuses."""
+    global _NOT_CACHED_OPS
+    if _NOT_CACHED_OPS is None:
+        from arignote.dialects import ag
+
+        _NOT_CACHED_OPS = (ag.PrintOp, ag.LapackOp, ag.AllreduceOp)
+    return _NOT_CACHED_OPS
+
+
+def graph_text(
+    args: Sequence[SSAValue],
+    results: Sequence[SSAValue],
+    symbol: str,
+    updates: Mapping[int, int],
+) -> str | None:
+    """The key text of the function `function()` would emit from the frontend graph
+    computing `results` from `args` (`function._emit`: the graph's ops cloned in
+    `ancestors` order into `func.func @symbol`, `updates` its `ag.updates` pairs), read
+    from the graph itself: on a compile-cache hit nothing is emitted.
+
+    It spells each op as `ir_text` spells the clone (the clone has the op's name,
+    operand numbering, result types, properties, attributes and regions), then the
+    returned values and the pairs. None where the emitted module differs from a clone of
+    each op in that order, or the function is not cached: an op whose regions use
+    values from outside (an `ifelse`, whose ops move into its branches), an op
+    `cache_key` refuses (`ag.print`, ...), an operand that is no argument or result of
+    the graph (`_emit` then raises `MissingInputError`)."""
+    from arignote.graph import REGION_INPUTS, ancestors
+
+    refused = _not_cached_ops()
+    spelling = _Spelling()
+    out, numbers = spelling.out, spelling.numbers
+    out.append(f"func {symbol}")
+    for arg in args:
+        spelling.define(arg)
+    try:
+        for op in ancestors(list(results)):
+            if isinstance(op, refused) or (op.regions and type(op) in REGION_INPUTS):
+                return None
+            if op.regions and any(isinstance(inner, refused) for inner in op.walk()):
+                return None
+            spelling.feed(op)
+        out.append("return " + ",".join([str(numbers[v]) for v in results]))
+    except KeyError:
+        return None
+    out.append("updates " + ",".join(f"{k}:{v}" for k, v in sorted(updates.items())))
+    return "\n".join(out)
 
 
 def kernel_cache_directory() -> str | None:

@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
+from arignote.compile import codecache
 from arignote.compile.clone import check_replacement, needed_ops, rebuild, replacement_pairs
 from arignote.compile.device import check_device
 from arignote.compile.gcpause import gc_paused
@@ -278,26 +279,27 @@ class _Plan:
         return self.out_values + [v for _, v in self.updates] + [v for _, v in self.input_updates]
 
 
-def _mark_updates(module: ModuleOp, plan: _Plan, shared_args: Sequence[SharedVariable]) -> None:
-    """`ag.updates` on the function: each updated shared variable's result and argument
-    (the `inplace-update` pass may then compute the result over the old value)."""
+def _update_pairs(
+    plan: _Plan, shared_args: Sequence[SharedVariable], arg_types: Sequence[Attribute]
+) -> dict[int, int]:
+    """Each updated shared variable's result index and argument index, for the function
+    whose arguments have `arg_types` (the `inplace-update` pass may then compute the
+    result over the old value)."""
     n_in, n_out = len(plan.ins), len(plan.out_values)
     position = {id(sv): n_in + i for i, sv in enumerate(shared_args)}
-    f = module.ops.first
-    assert isinstance(f, FuncOp)
-    inputs, outputs = f.function_type.inputs.data, f.function_type.outputs.data
     # An update with more static dimensions than its variable (`w + numpy.ones(5)` for a
     # vector `w`) has another IR type: it is stored by copy, not computed in place.
-    pairs = {
+    return {
         n_out + j: position[id(sv)]
-        for j, (sv, _) in enumerate(plan.updates)
-        if id(sv) in position and outputs[n_out + j] == inputs[position[id(sv)]]
+        for j, (sv, value) in enumerate(plan.updates)
+        if id(sv) in position and value.type == arg_types[position[id(sv)]]
     }
-    ag.set_result_pairs(f, ag.UPDATES_ATTRIBUTE, pairs)
 
 
 class _Compiled:
-    """The code of a plan: the emitted module and the callable running it."""
+    """The code of a plan: the callable running it, and the emitted module (made on
+    first use when the native code came from the compile cache, whose key
+    `codecache.graph_text` reads from the graph itself)."""
 
     def __init__(self, plan: _Plan):
         symbol = "fn_" + (
@@ -307,10 +309,11 @@ class _Compiled:
         self.shared_args = _shared_read(results)
         args = [i.variable.value for i in plan.ins] + [s.value for s in self.shared_args]
         names = [i.variable.name for i in plan.ins] + [s.name for s in self.shared_args]
+        pairs = _update_pairs(plan, self.shared_args, [a.type for a in args])
+        self._emission = (args, names, results, symbol, pairs)
+        self._module: ModuleOp | None = None
         start = time.perf_counter()
         with gc_paused():  # (arignote.compile.gcpause: the IR's cycles are collected after)
-            self.module = _emit(args, names, results, symbol)
-            _mark_updates(self.module, plan, self.shared_args)
             if plan.profile is not None:
                 from arignote.compile.profiling import compile_profiled
 
@@ -318,9 +321,32 @@ class _Compiled:
                     plan.mode, self.module, symbol, plan.profile
                 )
             else:
-                self.run, self._optimized = plan.mode.compile(self.module, symbol)
-            self.run = _checked_collectives(self.run, self.module, symbol)
+                graph = self.graph_text() if codecache.cacheable(plan.mode) else None
+                self.run, self._optimized = plan.mode.compile(
+                    self._emit if graph is not None else self.module, symbol, graph
+                )
+            if self._module is not None:  # (a graph_text key: no allreduce)
+                self.run = _checked_collectives(self.run, self._module, symbol)
         self.compile_time = time.perf_counter() - start
+
+    def graph_text(self) -> str | None:
+        """The compile-cache key text of the graph (`codecache.graph_text`)."""
+        args, _, results, symbol, pairs = self._emission
+        return codecache.graph_text(args, results, symbol, pairs)
+
+    def _emit(self) -> ModuleOp:
+        if self._module is None:
+            args, names, results, symbol, pairs = self._emission
+            self._module = _emit(args, names, results, symbol)
+            f = self._module.ops.first
+            assert isinstance(f, FuncOp)
+            ag.set_result_pairs(f, ag.UPDATES_ATTRIBUTE, pairs)
+        return self._module
+
+    @property
+    def module(self) -> ModuleOp:
+        """The emitted module (`ag.updates` on its function)."""
+        return self._emit()
 
     @property
     def optimized(self) -> ModuleOp:
@@ -474,7 +500,6 @@ class Function:
         self.mode = plan.mode
         self.inputs = [i.variable for i in plan.ins]
         self.outputs = [variable_of(v) for v in plan.out_values]
-        self.module = self._compiled.module
         self.maker = FunctionMaker(self._compiled)
         self.compile_time = self._compiled.compile_time
         self.trust_input = False
@@ -531,6 +556,11 @@ class Function:
 
     def _bound(self, sv: SharedVariable) -> SharedVariable:
         return self._swap.get(sv, sv)
+
+    @property
+    def module(self) -> ModuleOp:
+        """The `ag` module `function()` emitted (before the graph rewrites)."""
+        return self._compiled.module
 
     @property
     def shared_variables(self) -> list[SharedVariable]:

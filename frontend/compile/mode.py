@@ -165,25 +165,34 @@ class Mode:
         return _optimized(module, self.graph_pipeline())
 
     def compile(
-        self, module: ModuleOp, symbol: str
+        self,
+        module: ModuleOp | Callable[[], ModuleOp],
+        symbol: str,
+        graph: str | None = None,
     ) -> tuple[Run, ModuleOp | Callable[[], ModuleOp]]:
         """What `arignote.function` does with the emitted `module`: verify it, `optimize`
         it and `link` the result. Returns the run and the optimized module, or, when the
         native code came from the compile cache (`arignote.compile.codecache`), a
-        function computing the optimized module (only views of the graph need it)."""
+        function computing the optimized module (only views of the graph need it).
+
+        With `graph`, the `codecache.graph_text` of the frontend graph that emits the
+        module, that text keys the compile cache and `module` may be a function emitting
+        it, called on a miss only."""
         from arignote.compile import codecache
 
         if not self.uses_interpreter and config.malloc_tuning:
             from arignote.runtime.malloc_tuning import tune_malloc
 
             tune_malloc()
+        emit = module if callable(module) else lambda: module
         pipeline = self.graph_pipeline()
-        key = codecache.cache_key(self, module, pipeline)
+        key = codecache.cache_key(self, None if graph is not None else emit(), pipeline, graph)
         if key is not None:
             run = codecache.load(key)
             if run is not None:  # the same IR was verified when it was stored
                 gpu = getattr(run, "on_device", False)
-                return run, lambda: _optimized(module, pipeline, symbol if gpu else None)
+                return run, lambda: _optimized(emit(), pipeline, symbol if gpu else None)
+        module = emit()
         if not self.uses_interpreter and config.openmp and not _on_gpu():
             _prefetch_pool()
         module.verify()

@@ -72,9 +72,9 @@ def test_function_compiles_with_the_collector_paused(collector_on, monkeypatch):
     states = []
     real = mode_module.Mode.compile
 
-    def spy(self, module, symbol):
+    def spy(self, module, symbol, graph=None):
         states.append(gc.isenabled())
-        return real(self, module, symbol)
+        return real(self, module, symbol, graph)
 
     monkeypatch.setattr(mode_module.Mode, "compile", spy)
     x = T.dvector("x")
