@@ -8,9 +8,8 @@ frontend all convert through this one table.
 
 from __future__ import annotations
 
-from math import prod
-
 from functools import lru_cache
+from math import prod
 
 import numpy as np
 from numpy.typing import DTypeLike
