@@ -1150,6 +1150,18 @@ def walks_remembered() -> Iterator[None]:
         _WALKS.reset(token)
 
 
+def remembered(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """`compute()`, computed once per `key` within `walks_remembered` (every time
+    outside it): for other readings of an unchanged graph than `ancestors`. The key
+    starts with a name of its own."""
+    remembered = _WALKS.get()
+    if remembered is None:
+        return compute()
+    if key not in remembered:
+        remembered[key] = compute()
+    return remembered[key]
+
+
 def ancestors(values: Sequence[SSAValue], stop: Iterable[SSAValue] = ()) -> list[Operation]:
     """The operations that compute `values`, in topological order, not descending past
     the values in `stop` (iteratively: graphs can be deeper than Python's recursion

@@ -59,6 +59,7 @@ from arignote.graph import (
     Variable,
     ancestors,
     graph_operands,
+    remembered,
     variable_of,
     walks_remembered,
 )
@@ -226,6 +227,10 @@ def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
 
 def _shared_read(values: Sequence[SSAValue]) -> list[SharedVariable]:
     """The shared variables the graphs of `values` read, in first-seen order."""
+    return list(remembered(("shared_read", tuple(values)), lambda: _find_shared(values)))
+
+
+def _find_shared(values: Sequence[SSAValue]) -> list[SharedVariable]:
     found: dict[int, SharedVariable] = {}
     for op in needed_ops(values):
         for operand in graph_operands(op):
