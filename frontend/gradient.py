@@ -286,9 +286,10 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     """
     from xdsl.dialects.func import ReturnOp
     from xdsl.ir import Block, BlockArgument
-    from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+    from xdsl.pattern_rewriter import PatternRewriteWalker
 
     from arignote.lowering.graph.stabilize import STABILIZE_PATTERNS
+    from arignote.lowering.rewriting import DispatchingApplier
 
     if cost is None or not all(isinstance(v.value, BlockArgument) for v in wrt):
         return cost
@@ -302,7 +303,7 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     # rewrites and tells where it ends up
     anchor = ReturnOp(mapping[cost.value])
     block.add_op(anchor)
-    walker = PatternRewriteWalker(GreedyRewritePatternApplier(list(STABILIZE_PATTERNS)))
+    walker = PatternRewriteWalker(DispatchingApplier(STABILIZE_PATTERNS))
     changed = walker.rewrite_module(_holder(block))
     new_cost = anchor.operands[0]
     anchor.detach()

@@ -35,10 +35,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Union, get_args, get_origin
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.folder import Folder
 from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import ConstantLike, HasFolder
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 ANY_OP: None = None
@@ -69,12 +72,24 @@ def pattern_op_types(pattern: RewritePattern) -> tuple[type[Operation], ...] | N
 
 
 class DispatchingApplier(RewritePattern):
-    """`GreedyRewritePatternApplier` (without folding) calling only the patterns that
-    can match an op's class; see the module docstring."""
+    """`GreedyRewritePatternApplier` calling only the patterns that can match an op's
+    class; see the module docstring. With `folding_enabled` (and the `ctx` it needs)
+    an op that has a folder and is not a constant is folded first, as the greedy
+    applier does."""
 
-    def __init__(self, patterns: Sequence[RewritePattern], dce_enabled: bool = True):
+    def __init__(
+        self,
+        patterns: Sequence[RewritePattern],
+        dce_enabled: bool = True,
+        ctx: Context | None = None,
+        folding_enabled: bool = False,
+    ):
+        if folding_enabled and ctx is None:
+            raise ValueError("DispatchingApplier: folding needs a context (ctx)")
         self.patterns = list(patterns)
         self.dce_enabled = dce_enabled
+        self.ctx, self.folding_enabled = ctx, folding_enabled
+        self._folds: dict[type[Operation], bool] = {}
         self._any: list[int] = []
         """The positions of the patterns tried on every op."""
         self._positions: dict[type[Operation], list[int]] = {}
@@ -111,10 +126,27 @@ class DispatchingApplier(RewritePattern):
             found = self._converts[cls] = bool(self._typed_positions(cls))
         return found
 
+    def folds(self, op: Operation) -> bool:
+        """Whether ops of `op`'s class are folded (a folder, not a constant: the
+        greedy applier's test, once per class)."""
+        found = self._folds.get(type(op))
+        if found is None:
+            found = self._folds[type(op)] = op.has_trait(
+                HasFolder, value_if_unregistered=False
+            ) and not op.has_trait(ConstantLike, value_if_unregistered=True)
+        return found
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if self.dce_enabled and may_be_dead(op) and is_trivially_dead(op):
             rewriter.erase(op)
             return
+        if self.folding_enabled and self.folds(op):
+            assert self.ctx is not None
+            folded = Folder(self.ctx).try_fold(op)
+            if folded is not None:
+                values, ops = folded
+                rewriter.replace(op, new_ops=ops, new_results=values)
+                return
         for pattern in self.patterns_for(type(op)):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:

@@ -75,7 +75,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import weakref
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -134,6 +134,13 @@ GIL_RELEASE_ELEMENTS = 1 << 16
 hold at least this many elements together (below, the release costs more than it frees)."""
 
 METH_FASTCALL = 0x0080
+
+OUTLINE_FROM = 8
+"""The inputs and outputs from which the entry point calls a helper per argument instead
+of writing each one's code out (see the module doc): a helper call costs a few
+nanoseconds per argument at each call, which a function of a few small arrays notices
+(`x + 1` on 10 floats, one input and one output: 169 -> 176 ns per call), and saves
+its checks' code (about 240 instructions per argument) in each compile."""
 
 ENTRY_ATTRIBUTES: tuple[str, ...] = ("noinline", "optnone")
 """The entry point's function attributes. `optnone` (which needs `noinline`) keeps the
@@ -404,6 +411,8 @@ class _EntryBuilder:
         self.count = self.words(1, "count")
         """Where a helper stores an element count (`reader`, `output_filler`)."""
         self._helpers: dict[Hashable, ir.Function] = {}
+        self.outline = n_in + n_out >= OUTLINE_FROM
+        """Whether each argument's code is a call of a helper (see the module doc)."""
         self.extents: ir.Value | None = None
         """The stack table of each input's byte extent `[lo, hi)` (`input_extents`)."""
         self.made = self.words(max(1, n_out), "made")
@@ -514,68 +523,63 @@ class _EntryBuilder:
         return self.module
 
     def read_input(self, i: int, spec: ArgSpec) -> tuple[ir.Value, ir.Value]:
-        """Check argument `i` against `spec` (`reader`); its memref descriptor and
-        element count."""
+        """Check argument `i` against `spec` (`read_body`, in a helper when outlining);
+        its memref descriptor and element count."""
         b = self.b
         obj = self.field(self.entry.args[1], 8 * i, _PTR, name=f"arg{i}")
         desc = self.words(3 + 2 * spec.rank, f"in{i}")
-        self.check(b.call(self.reader(spec), [obj, desc, self.count]), f"arg{i}_ok")
         self.read.append((obj, desc))
+        if not self.outline:
+            return desc, self.read_body(obj, desc, spec)
+        key = ("read", spec.type_nums, spec.itemsize, spec.alignment, spec.rank, spec.static)
+        fn, new = self.helper(key, f"read{len(self._helpers)}", _BOOL, [_PTR, _PTR, _PTR])
+        if new:  # i1 @name__entry_read<k>(ptr %obj, ptr %desc, ptr %count): false if a check fails
+            with self.inside(fn, ir.Constant(_BOOL, 0)) as hb:
+                hb.store(self.read_body(fn.args[0], fn.args[1], spec), fn.args[2])
+                hb.ret(ir.Constant(_BOOL, 1))
+        self.check(b.call(fn, [obj, desc, self.count]), f"arg{i}_ok")
         return desc, b.load(self.count, typ=_I64)
 
-    def reader(self, spec: ArgSpec) -> ir.Function:
-        """`i1 @name__entry_read<k>(ptr %obj, ptr %desc, ptr %count)` for the inputs of
-        `spec`: checks `obj` (exactly a numpy array of the rank, element type and byte
-        order, the static lengths, whole-element strides, an aligned data pointer), fills
-        the memref descriptor `desc` and stores the element count; false when a check
-        fails (`desc` and `count` then mean nothing)."""
-        fn, new = self.helper(
-            ("read", spec.type_nums, spec.itemsize, spec.alignment, spec.rank, spec.static),
-            f"read{len(self._helpers)}",
-            _BOOL,
-            [_PTR, _PTR, _PTR],
+    def read_body(self, obj: ir.Value, desc: ir.Value, spec: ArgSpec) -> ir.Value:
+        """Check `obj` against `spec` (exactly a numpy array of the rank, element type
+        and byte order, the static lengths, whole-element strides, an aligned data
+        pointer; a failed check goes to the fallback), fill the memref descriptor
+        `desc`; the element count."""
+        b, lay = self.b, self.layout
+        is_array = b.icmp_unsigned("==", self.field(obj, lay.ob_type, _PTR), self.array_type)
+        self.check(is_array, "is_array")
+        nd = self.field(obj, lay.nd, _I32)
+        descr = self.field(obj, lay.descr, _PTR)
+        type_num = self.field(descr, lay.descr_type_num, _I32)
+        byteorder = self.field(descr, lay.descr_byteorder, _I8)
+        foreign = ord(">" if sys.byteorder == "little" else "<")
+        ok = b.and_(
+            b.icmp_signed("==", nd, ir.Constant(_I32, spec.rank)),
+            self.any_equal(type_num, spec.type_nums, _I32),
         )
-        if not new:
-            return fn
-        with self.inside(fn, ir.Constant(_BOOL, 0)) as b:
-            obj, desc, count_out = fn.args
-            lay = self.layout
-            is_array = b.icmp_unsigned("==", self.field(obj, lay.ob_type, _PTR), self.array_type)
-            self.check(is_array, "is_array")
-            nd = self.field(obj, lay.nd, _I32)
-            descr = self.field(obj, lay.descr, _PTR)
-            type_num = self.field(descr, lay.descr_type_num, _I32)
-            byteorder = self.field(descr, lay.descr_byteorder, _I8)
-            foreign = ord(">" if sys.byteorder == "little" else "<")
-            ok = b.and_(
-                b.icmp_signed("==", nd, ir.Constant(_I32, spec.rank)),
-                self.any_equal(type_num, spec.type_nums, _I32),
-            )
-            ok = b.and_(ok, b.icmp_signed("!=", byteorder, ir.Constant(_I8, foreign)))
-            self.check(ok, "type_ok")
-            data = self.field(obj, lay.data, _PTR)
-            misaligned = b.and_(b.ptrtoint(data, _I64), ir.Constant(_I64, spec.alignment - 1))
-            ok = b.icmp_signed("==", misaligned, ir.Constant(_I64, 0))
-            dims_ptr = self.field(obj, lay.dimensions, _PTR)
-            strides_ptr = self.field(obj, lay.strides, _PTR)
-            self.fill_descriptor(desc, data)
-            count: ir.Value = ir.Constant(_I64, 1)
-            for k in range(spec.rank):
-                dim = self.field(dims_ptr, 8 * k, _I64)
-                stride = self.field(strides_ptr, 8 * k, _I64)
-                for axis, length in spec.static:
-                    if axis == k:
-                        ok = b.and_(ok, b.icmp_signed("==", dim, ir.Constant(_I64, length)))
-                if spec.itemsize > 1:
-                    rest = b.and_(stride, ir.Constant(_I64, spec.itemsize - 1))
-                    ok = b.and_(ok, b.icmp_signed("==", rest, ir.Constant(_I64, 0)))
-                    stride = b.ashr(stride, ir.Constant(_I64, spec.itemsize.bit_length() - 1))
-                self.put_size_stride(desc, spec.rank, k, dim, stride)
-                count = b.mul(count, dim)
-            self.check(ok, "layout_ok")
-            b.store(count, count_out)
-            b.ret(ir.Constant(_BOOL, 1))
-        return fn
+        ok = b.and_(ok, b.icmp_signed("!=", byteorder, ir.Constant(_I8, foreign)))
+        self.check(ok, "type_ok")
+        data = self.field(obj, lay.data, _PTR)
+        misaligned = b.and_(b.ptrtoint(data, _I64), ir.Constant(_I64, spec.alignment - 1))
+        ok = b.icmp_signed("==", misaligned, ir.Constant(_I64, 0))
+        dims_ptr = self.field(obj, lay.dimensions, _PTR)
+        strides_ptr = self.field(obj, lay.strides, _PTR)
+        self.fill_descriptor(desc, data)
+        count: ir.Value = ir.Constant(_I64, 1)
+        for k in range(spec.rank):
+            dim = self.field(dims_ptr, 8 * k, _I64)
+            stride = self.field(strides_ptr, 8 * k, _I64)
+            for axis, length in spec.static:
+                if axis == k:
+                    ok = b.and_(ok, b.icmp_signed("==", dim, ir.Constant(_I64, length)))
+            if spec.itemsize > 1:
+                rest = b.and_(stride, ir.Constant(_I64, spec.itemsize - 1))
+                ok = b.and_(ok, b.icmp_signed("==", rest, ir.Constant(_I64, 0)))
+                stride = b.ashr(stride, ir.Constant(_I64, spec.itemsize.bit_length() - 1))
+            self.put_size_stride(desc, spec.rank, k, dim, stride)
+            count = b.mul(count, dim)
+        self.check(ok, "layout_ok")
+        return count
 
     def descriptor(self, rank: int, data: ir.Value, name: str) -> ir.Value:
         """A memref descriptor on the stack: `{data, data, 0, sizes[rank], strides[rank]}`
@@ -615,8 +619,9 @@ class _EntryBuilder:
         return dims
 
     def allocate_outputs(self, dims: ir.Value) -> tuple[list[ir.Value], list[ir.Value], ir.Value]:
-        """Each output (`output_maker`: on failure, free those made and take the
-        fallback); their objects, memref descriptors and total element count."""
+        """Each output (`output_body`, then `fill_body`, in helpers when outlining; on a
+        failed allocation, free those made and take the fallback); their objects, memref
+        descriptors and total element count."""
         b = self.b
         objects: list[ir.Value] = []
         descriptors: list[ir.Value] = []
@@ -629,94 +634,120 @@ class _EntryBuilder:
                 assert self.extents is not None
                 (donor, donor_desc), extents = self.read[spec.donor], self.extents
                 a = ir.Constant(_I64, spec.donor)
-            last, older = self.kept[j]
-            args = [shape, last, older, donor, donor_desc, extents, n, a]
-            obj = b.call(self.output_maker(spec), args, name=f"out{j}")
+            args = [shape, *self.kept[j], donor, donor_desc, extents, n, a]
+            obj = self.output(spec, args, j)
             self.fallback_if_null(obj, objects)
             self.put(obj, self.made, 8 * j)
             objects.append(obj)
             desc = self.words(3 + 2 * spec.rank, f"out{j}_desc")
-            b.call(
-                self.output_filler(), [obj, shape, ir.Constant(_I64, spec.rank), desc, self.count]
-            )
-            count = b.add(count, b.load(self.count, typ=_I64))
+            rank = ir.Constant(_I64, spec.rank)
+            if self.outline:
+                fn, new = self.helper("fill", "fill", _I64, [_PTR, _PTR, _I64, _PTR])
+                if new:  # i64 @name__entry_fill(ptr %obj, ptr %shape, i64 %rank, ptr %desc)
+                    with self.inside(fn) as hb:
+                        hb.ret(self.fill_body(*fn.args))
+                elements = b.call(fn, [obj, shape, rank, desc])
+            else:
+                elements = self.fill_body(obj, shape, spec.rank, desc)
+            count = b.add(count, elements)
             descriptors.append(desc)
             offset += spec.rank
         return objects, descriptors, count
 
-    def output_maker(self, spec: ArgSpec) -> ir.Function:
-        """`ptr @name__entry_out<k>(ptr %shape, ptr %last, ptr %older, ptr %donor,
-        ptr %donor_desc, ptr %extents, i64 %n, i64 %a)` for the outputs of `spec`, of the
-        dimensions at `shape`: the donor input `donor` (input `a`, its descriptor
-        `donor_desc`; a new reference) when the output has one and it `may_donate`, else
-        the array kept in `last` or in `older` (whose slot it empties) that can be written
-        again, else a new array; NULL when that cannot be allocated."""
+    def output(self, spec: ArgSpec, args: list[ir.Value], j: int) -> ir.Value:
+        """Output `j` (`output_body`; `args` its arguments): inline, the paths join in
+        a phi; outlining, `ptr @name__entry_out<k>(ptr %shape, ptr %last, ptr %older,
+        ptr %donor, ptr %donor_desc, ptr %extents, i64 %n, i64 %a)`, one per kind of
+        output, returns."""
         donates = spec.donor is not None
-        fn, new = self.helper(
-            ("out", spec.rank, spec.type_nums[0], donates),
-            f"out{len(self._helpers)}",
-            _PTR,
-            [_PTR] * 6 + [_I64] * 2,
-        )
-        if not new:
-            return fn
-        with self.inside(fn) as b:
-            shape, last, older, donor, donor_desc, extents, n, a = fn.args
-            sizes = [self.field(shape, 8 * k, _I64) for k in range(spec.rank)]
-            if donates:
-                ok = self.may_donate(donor, donor_desc, sizes, extents, n, a)
-                donated = fn.append_basic_block("donated")
-                not_donated = fn.append_basic_block("not_donated")
-                b.cbranch(ok, donated, not_donated)
-                b.position_at_end(donated)
-                b.call(self.incref, [donor])
-                b.ret(donor)
-                b.position_at_end(not_donated)
-            for slot, label in ((last, "last"), (older, "older")):
-                kept = b.load(slot, typ=_PTR, name=f"kept_{label}")
-                check = fn.append_basic_block(f"{label}_check")
-                otherwise = fn.append_basic_block(f"{label}_not")
-                b.cbranch(b.icmp_unsigned("==", kept, ir.Constant(_PTR, None)), otherwise, check)
-                b.position_at_end(check)
-                self.check_reusable(kept, spec, sizes, otherwise)
-                b.store(ir.Constant(_PTR, None), slot)  # the reference moves to the result
-                b.ret(kept)
-                b.position_at_end(otherwise)
-            args = [
-                self.array_type,
-                ir.Constant(_I32, spec.rank),
-                shape,
-                ir.Constant(_I32, spec.type_nums[0]),
-                *[ir.Constant(_PTR, None)] * 2,
-                ir.Constant(_I32, 0),
-                ir.Constant(_I32, 0),
-                ir.Constant(_PTR, None),
-            ]
-            b.ret(b.call(self.array_new, args, name="new"))
-        return fn
+        if self.outline:
+            key = ("out", spec.rank, spec.type_nums[0], donates)
+            fn, new = self.helper(key, f"out{len(self._helpers)}", _PTR, [_PTR] * 6 + [_I64] * 2)
+            if new:
+                with self.inside(fn) as hb:
+                    self.output_body(spec, list(fn.args), hb.ret)
+            return self.b.call(fn, args, name=f"out{j}")
+        join = self.fn.append_basic_block(f"out{j}_ready")
+        incoming: list[tuple[ir.Value, ir.Block]] = []
 
-    def output_filler(self) -> ir.Function:
-        """`void @name__entry_fill(ptr %obj, ptr %shape, i64 %rank, ptr %desc,
-        ptr %count)`: the memref descriptor `desc` of the C-contiguous array `obj` of the
-        `rank` dimensions at `shape`; its element count at `count`."""
-        fn, new = self.helper("fill", "fill", ir.VoidType(), [_PTR, _PTR, _I64, _PTR, _PTR])
-        if not new:
-            return fn
-        with self.inside(fn) as b:
-            obj, shape, rank, desc, count_out = fn.args
-            self.fill_descriptor(desc, self.field(obj, self.layout.data, _PTR))
-            stride = self.words(1, "stride")
-            b.store(ir.Constant(_I64, 1), stride)
-            with _counted_loop(b, rank) as i:
-                k = b.sub(b.sub(rank, ir.Constant(_I64, 1)), i)  # the last axis first
-                size = b.load(self.at(shape, b.mul(k, _C8)), typ=_I64)
-                inner = b.load(stride, typ=_I64)
-                b.store(size, self.at(desc, b.add(_C24, b.mul(k, _C8))))
-                b.store(inner, self.at(desc, b.add(_C24, b.mul(b.add(rank, k), _C8))))
-                b.store(b.mul(inner, size), stride)
-            b.store(b.load(stride, typ=_I64), count_out)
-            b.ret_void()
-        return fn
+        def done(value: ir.Value) -> None:
+            incoming.append((value, self.b.block))
+            self.b.branch(join)
+
+        self.output_body(spec, args, done)
+        self.b.position_at_end(join)
+        obj = self.b.phi(_PTR, name=f"out{j}")
+        for value, block in incoming:
+            obj.add_incoming(value, block)
+        return obj
+
+    def output_body(
+        self, spec: ArgSpec, args: list[ir.Value], done: Callable[[ir.Value], object]
+    ) -> None:
+        """The array of an output of `spec`, of the dimensions at `shape`, ends each path
+        through `done`: the donor input `donor` (input `a`, its descriptor `donor_desc`;
+        a new reference) when the output has one and it `may_donate`, else the array
+        kept in `last` or in `older` (whose slot it empties) that can be written again,
+        else a new array, NULL when that cannot be allocated."""
+        b, fn = self.b, self.fn
+        shape, last, older, donor, donor_desc, extents, n, a = args
+        sizes = [self.field(shape, 8 * k, _I64) for k in range(spec.rank)]
+        if spec.donor is not None:
+            ok = self.may_donate(donor, donor_desc, sizes, extents, n, a)
+            donated = fn.append_basic_block("donated")
+            not_donated = fn.append_basic_block("not_donated")
+            b.cbranch(ok, donated, not_donated)
+            b.position_at_end(donated)
+            b.call(self.incref, [donor])
+            done(donor)
+            b.position_at_end(not_donated)
+        for slot, label in ((last, "last"), (older, "older")):
+            kept = b.load(slot, typ=_PTR, name=f"kept_{label}")
+            check = fn.append_basic_block(f"{label}_check")
+            otherwise = fn.append_basic_block(f"{label}_not")
+            b.cbranch(b.icmp_unsigned("==", kept, ir.Constant(_PTR, None)), otherwise, check)
+            b.position_at_end(check)
+            self.check_reusable(kept, spec, sizes, otherwise)
+            b.store(ir.Constant(_PTR, None), slot)  # the reference moves to the result
+            done(kept)
+            b.position_at_end(otherwise)
+        new_args = [
+            self.array_type,
+            ir.Constant(_I32, spec.rank),
+            shape,
+            ir.Constant(_I32, spec.type_nums[0]),
+            *[ir.Constant(_PTR, None)] * 2,
+            ir.Constant(_I32, 0),
+            ir.Constant(_I32, 0),
+            ir.Constant(_PTR, None),
+        ]
+        done(b.call(self.array_new, new_args, name="new"))
+
+    def fill_body(
+        self, obj: ir.Value, shape: ir.Value, rank: int | ir.Value, desc: ir.Value
+    ) -> ir.Value:
+        """Fill the memref descriptor `desc` of the C-contiguous array `obj` of the
+        `rank` dimensions at `shape` (written out for a known rank, else a loop); its
+        element count."""
+        b = self.b
+        self.fill_descriptor(desc, self.field(obj, self.layout.data, _PTR))
+        if isinstance(rank, int):
+            stride: ir.Value = ir.Constant(_I64, 1)
+            for k in reversed(range(rank)):
+                size = self.field(shape, 8 * k, _I64)
+                self.put_size_stride(desc, rank, k, size, stride)
+                stride = b.mul(stride, size)
+            return stride
+        slot = self.words(1, "stride")
+        b.store(ir.Constant(_I64, 1), slot)
+        with _counted_loop(b, rank) as i:
+            k = b.sub(b.sub(rank, ir.Constant(_I64, 1)), i)  # the last axis first
+            size = b.load(self.at(shape, b.mul(k, _C8)), typ=_I64)
+            inner = b.load(slot, typ=_I64)
+            b.store(size, self.at(desc, b.add(_C24, b.mul(k, _C8))))
+            b.store(inner, self.at(desc, b.add(_C24, b.mul(b.add(rank, k), _C8))))
+            b.store(b.mul(inner, size), slot)
+        return b.load(slot, typ=_I64)
 
     def check_reusable(
         self, obj: ir.Value, spec: ArgSpec, sizes: list[ir.Value], otherwise: ir.Block
@@ -756,20 +787,26 @@ class _EntryBuilder:
 
     def keep(self, slots: tuple[ir.GlobalVariable, ir.GlobalVariable], obj: ir.Value) -> None:
         """Make the `last` slot hold a reference to `obj`, the `older` slot the array
-        `last` held, releasing the one `older` held (`@name__entry_keep`)."""
+        `last` held, releasing the one `older` held (`@name__entry_keep` when outlining)."""
+        if not self.outline:
+            self.keep_body(obj, *slots)
+            return
         fn, new = self.helper("keep", "keep", ir.VoidType(), [_PTR, _PTR, _PTR])
         if new:
-            with self.inside(fn) as b:
-                kept, last, older = fn.args
-                b.call(self.incref, [kept])
-                previous = b.load(last, typ=_PTR)
-                dropped = b.load(older, typ=_PTR)
-                b.store(kept, last)
-                b.store(previous, older)
-                with b.if_then(b.icmp_unsigned("!=", dropped, ir.Constant(_PTR, None))):
-                    b.call(self.decref, [dropped])
-                b.ret_void()
+            with self.inside(fn) as hb:
+                self.keep_body(*fn.args)
+                hb.ret_void()
         self.b.call(fn, [obj, *slots])
+
+    def keep_body(self, obj: ir.Value, last: ir.Value, older: ir.Value) -> None:
+        b = self.b
+        b.call(self.incref, [obj])
+        previous = b.load(last, typ=_PTR)
+        dropped = b.load(older, typ=_PTR)
+        b.store(obj, last)
+        b.store(previous, older)
+        with b.if_then(b.icmp_unsigned("!=", dropped, ir.Constant(_PTR, None))):
+            b.call(self.decref, [dropped])
 
     def may_donate(
         self,
@@ -796,49 +833,65 @@ class _EntryBuilder:
 
     def input_extents(self) -> ir.Value:
         """A stack table of two words per input: the first and one past the last byte
-        it spans (the same, an empty range, when it has no element; `@name__entry_extent`)."""
+        it spans (the same, an empty range, when it has no element; `extent_body`, in
+        `@name__entry_extent` when outlining)."""
         table = self.words(2 * len(self.read), "extents")
-        fn = self.extent_function()
         for i, (_, desc) in enumerate(self.read):
-            spec = self.inputs[i]
-            rank, size = ir.Constant(_I64, spec.rank), ir.Constant(_I64, spec.itemsize)
-            self.b.call(fn, [desc, rank, size, self.at(table, 16 * i)])
+            spec, out = self.inputs[i], self.at(table, 16 * i)
+            size = ir.Constant(_I64, spec.itemsize)
+            if not self.outline:
+                self.extent_body(desc, spec.rank, size, out)
+                continue
+            fn, new = self.helper("extent", "extent", ir.VoidType(), [_PTR, _I64, _I64, _PTR])
+            if new:
+                with self.inside(fn) as hb:
+                    self.extent_body(*fn.args)
+                    hb.ret_void()
+            self.b.call(fn, [desc, ir.Constant(_I64, spec.rank), size, out])
         return table
 
-    def extent_function(self) -> ir.Function:
-        """`void @name__entry_extent(ptr %desc, i64 %rank, i64 %itemsize, ptr %out)`: the
-        bytes the array of the memref descriptor `desc` spans, `[lo, hi)` at `out` (`lo`
-        twice when it has no element). Its strides are in elements, whole ones (`reader`
-        checked the byte strides), so times `itemsize` they are the array's."""
-        fn, new = self.helper("extent", "extent", ir.VoidType(), [_PTR, _I64, _I64, _PTR])
-        if not new:
-            return fn
-        with self.inside(fn) as b:
-            desc, rank, itemsize, out = fn.args
-            zero = ir.Constant(_I64, 0)
-            lo, hi = self.words(1, "lo"), self.words(1, "hi")
-            start = b.ptrtoint(self.field(desc, 8, _PTR), _I64)
-            b.store(start, lo)
-            b.store(b.add(start, itemsize), hi)
-            empty = self.words(1, "empty")
-            b.store(zero, empty)
+    def extent_body(
+        self, desc: ir.Value, rank: int | ir.Value, itemsize: ir.Value, out: ir.Value
+    ) -> None:
+        """The bytes the array of the memref descriptor `desc` spans, `[lo, hi)` at
+        `out` (`lo` twice when it has no element; written out for a known rank, else a
+        loop). Its strides are in elements, whole ones (`read_body` checked the byte
+        strides), so times `itemsize` they are the array's."""
+        b = self.b
+        zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+        lo = b.ptrtoint(self.field(desc, 8, _PTR), _I64)
+        hi = b.add(lo, itemsize)
+
+        def axis(lo: ir.Value, hi: ir.Value, empty: ir.Value, dim: ir.Value, stride: ir.Value):
+            span = b.mul(b.sub(dim, one), b.mul(stride, itemsize))
+            lo = b.add(lo, b.select(b.icmp_signed("<", span, zero), span, zero))
+            hi = b.add(hi, b.select(b.icmp_signed(">", span, zero), span, zero))
+            return lo, hi, b.or_(empty, b.icmp_signed("==", dim, zero))
+
+        empty: ir.Value = ir.Constant(_BOOL, 0)
+        if isinstance(rank, int):
+            for k in range(rank):
+                dim = self.field(desc, 24 + 8 * k, _I64)
+                stride = self.field(desc, 24 + 8 * (rank + k), _I64)
+                lo, hi, empty = axis(lo, hi, empty, dim, stride)
+        else:
+            slots = [self.words(1, name) for name in ("lo", "hi", "empty")]
+            for slot, value in zip(slots, (lo, hi, b.zext(empty, _I64)), strict=True):
+                b.store(value, slot)
             with _counted_loop(b, rank) as k:
                 dim = b.load(self.at(desc, b.add(_C24, b.mul(k, _C8))), typ=_I64)
                 at_stride = b.add(_C24, b.mul(b.add(rank, k), _C8))
-                stride = b.mul(b.load(self.at(desc, at_stride), typ=_I64), itemsize)
-                span = b.mul(b.sub(dim, ir.Constant(_I64, 1)), stride)
-                low = b.select(b.icmp_signed("<", span, zero), span, zero)
-                high = b.select(b.icmp_signed(">", span, zero), span, zero)
-                b.store(b.add(b.load(lo, typ=_I64), low), lo)
-                b.store(b.add(b.load(hi, typ=_I64), high), hi)
-                none = b.zext(b.icmp_signed("==", dim, zero), _I64)
-                b.store(b.or_(b.load(empty, typ=_I64), none), empty)
-            first = b.load(lo, typ=_I64)
-            is_empty = b.icmp_signed("!=", b.load(empty, typ=_I64), zero)
-            self.put(first, out, 0)
-            self.put(b.select(is_empty, first, b.load(hi, typ=_I64)), out, 8)
-            b.ret_void()
-        return fn
+                stride = b.load(self.at(desc, at_stride), typ=_I64)
+                was_empty = b.icmp_signed("!=", b.load(slots[2], typ=_I64), zero)
+                values = axis(
+                    b.load(slots[0], typ=_I64), b.load(slots[1], typ=_I64), was_empty, dim, stride
+                )
+                for slot, value in zip(slots, (*values[:2], b.zext(values[2], _I64)), strict=True):
+                    b.store(value, slot)
+            lo, hi = b.load(slots[0], typ=_I64), b.load(slots[1], typ=_I64)
+            empty = b.icmp_signed("!=", b.load(slots[2], typ=_I64), zero)
+        self.put(lo, out, 0)
+        self.put(b.select(empty, lo, hi), out, 8)
 
     def overlaps_function(self) -> ir.Function:
         """`i1 @name__overlaps(ptr %extents, i64 %n, i64 %a)`: whether the range of

@@ -56,7 +56,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -66,6 +65,7 @@ from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from arignote.dialects import ag
+from arignote.lowering.rewriting import DispatchingApplier
 
 FOLD_LIMIT = 4096
 """Constant folding makes constants of at most this many elements (splats of any size)."""
@@ -555,5 +555,5 @@ class CanonicalizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: list[RewritePattern] = [*CANONICALIZE_PATTERNS, CanonicalizationRewritePattern()]
-        applier = GreedyRewritePatternApplier(patterns, ctx=ctx, folding_enabled=True)
+        applier = DispatchingApplier(patterns, ctx=ctx, folding_enabled=True)
         PatternRewriteWalker(applier, post_walk_func=region_dce).rewrite_module(op)

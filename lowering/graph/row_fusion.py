@@ -49,7 +49,6 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriteWalker,
     RewritePattern,
 )
@@ -60,6 +59,7 @@ from arignote.dialects import ag
 from arignote.lowering.graph.canonicalize import FoldDim, SimplifySelect
 from arignote.lowering.graph.stabilize import defining, is_one
 from arignote.lowering.graph_walk import evaluate
+from arignote.lowering.rewriting import DispatchingApplier
 
 ELEMENTWISE = (ag.BinaryElementwiseOp, ag.UnaryElementwiseOp, ag.SelectOp, ag.CastOp)
 """The op families a row chain may hold (besides cloned constants)."""
@@ -350,5 +350,5 @@ class RowFusionPass(ModulePass):
     name = "row-fusion"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier(list(FOLD_PATTERNS))).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(FOLD_PATTERNS)).rewrite_module(op)
         fuse_in(op)

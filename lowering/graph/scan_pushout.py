@@ -70,7 +70,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -87,6 +86,7 @@ from arignote.lowering.graph.scan_prune import PruneScan
 from arignote.lowering.graph.specialize import AccumulateDifference, AccumulateSum, ScaleProduct
 from arignote.lowering.graph.stabilize import defining, is_one
 from arignote.lowering.graph_walk import evaluate
+from arignote.lowering.rewriting import DispatchingApplier
 
 _KNOWN_PROPERTIES = {
     "sequence_taps",
@@ -740,4 +740,4 @@ class ScanPushoutPass(ModulePass):
         CommonSubexpressionElimination().apply(ctx, op)  # the reshapes of shared operands
         # a pushed-out product leaves `row + C` in the step: fold a product `C` again
         folding = [ScaleProduct(), AccumulateSum(), AccumulateDifference()]
-        PatternRewriteWalker(GreedyRewritePatternApplier(folding)).rewrite_module(op)
+        PatternRewriteWalker(DispatchingApplier(folding)).rewrite_module(op)

@@ -42,7 +42,6 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -51,6 +50,7 @@ from xdsl.pattern_rewriter import (
 
 from arignote.dialects import ag
 from arignote.lowering.graph.stabilize import defining, is_one
+from arignote.lowering.rewriting import DispatchingApplier
 
 Blas = ag.GemvOp | ag.GemmOp
 
@@ -220,6 +220,4 @@ class SpecializePass(ModulePass):
     name = "specialize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier(list(SPECIALIZE_PATTERNS))).rewrite_module(
-            op
-        )
+        PatternRewriteWalker(DispatchingApplier(SPECIALIZE_PATTERNS)).rewrite_module(op)

@@ -42,7 +42,6 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -50,6 +49,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from arignote.dialects import ag
+from arignote.lowering.rewriting import DispatchingApplier
 
 
 def defining(value: SSAValue, op_type: type[Operation]) -> Operation | None:
@@ -215,6 +215,4 @@ class StabilizePass(ModulePass):
     name = "stabilize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier(list(STABILIZE_PATTERNS))).rewrite_module(
-            op
-        )
+        PatternRewriteWalker(DispatchingApplier(STABILIZE_PATTERNS)).rewrite_module(op)

@@ -20,8 +20,13 @@ def fast_calls(f: arignote.Function) -> int:
     return f._compiled.run.native.fast_entry.calls
 
 
+pytestmark = pytest.mark.usefixtures("entry_mode")
+
+DEFAULT_OUTLINE_FROM = entry.OUTLINE_FROM
+
+
 @pytest.fixture(scope="module")
-def add() -> arignote.Function:
+def add(entry_mode: str) -> arignote.Function:
     x, y = T.fvector("x"), T.fvector("y")
     return arignote.function([x, y], x + y)
 
@@ -303,10 +308,10 @@ def test_donor_overlap_is_decided_per_byte_range() -> None:
             np.testing.assert_array_equal(donor, donor_before)
 
 
-def test_entry_point_is_not_optimized() -> None:
+def test_entry_point_is_not_optimized(entry_mode: str) -> None:
     """The entry point and its helpers carry `ENTRY_ATTRIBUTES` (`optnone`: no O3
     pipeline for them in each compile), and each one's stack buffers are all in its
-    entry block (a fixed frame)."""
+    entry block (a fixed frame). Helpers are made only when outlining."""
     import re
 
     spec = entry.arg_spec(np.dtype(np.float32), [-1, -1])
@@ -315,7 +320,8 @@ def test_entry_point_is_not_optimized() -> None:
     assert "optnone" in entry.ENTRY_ATTRIBUTES and "noinline" in entry.ENTRY_ATTRIBUTES
     bodies = re.findall(r'^define [^@]*@"([^"]+)"\((.*)$\n((?:.*\n)*?)^}', text, re.M)
     names = {name for name, _, _ in bodies}
-    assert "f__entry" in names and "f__entry_keep" in names  # the helpers too
+    assert "f__entry" in names
+    assert ("f__entry_keep" in names) == (entry_mode == "outlined")
     allocas = 0
     for name, header, body in bodies:
         if not name.startswith("f__entry"):  # the loops of @f__overlaps and @f__release
@@ -325,6 +331,16 @@ def test_entry_point_is_not_optimized() -> None:
         assert body.count(" = alloca ") == first_block.count(" = alloca "), name
         allocas += body.count(" = alloca ")
     assert allocas > 0
+
+
+def test_functions_of_many_arguments_outline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default (`OUTLINE_FROM`) the entry point of a function of a few arguments
+    writes their code out (no call per argument), one of many calls helpers."""
+    monkeypatch.setattr(entry, "OUTLINE_FROM", DEFAULT_OUTLINE_FROM)
+    spec = entry.arg_spec(np.dtype(np.float32), [-1])
+    for n, outlined in ((1, False), (entry.OUTLINE_FROM, True)):
+        text = entry.entry_ir("f", [spec] * n, [spec] * n)
+        assert ('@"f__entry_keep"' in text) == outlined, n
 
 
 def _entry_instructions(n: int) -> int:
@@ -337,7 +353,7 @@ def _entry_instructions(n: int) -> int:
     return sum(1 for line in text.splitlines() if line.startswith("  "))
 
 
-def test_entry_ir_is_linear_in_the_outputs() -> None:
+def test_entry_ir_is_linear_in_the_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each donated output's overlap test against every other input, and the release of
     the outputs made so far on each failure path, were written out: an entry point
     quadratic in the outputs (1.2 s of a 32-layer MLP's compile for 65 outputs). Then
@@ -345,7 +361,8 @@ def test_entry_ir_is_linear_in_the_outputs() -> None:
     instructions per input and output: a 64-layer MLP's step had an entry point of
     31,000 lines of IR, a third of a second of its cold compile); they are helpers
     written once per kind of argument. Counted: the instructions per output and input
-    stay bounded as they grow, and few."""
+    stay bounded as they grow, and few (by default: `OUTLINE_FROM`)."""
+    monkeypatch.setattr(entry, "OUTLINE_FROM", DEFAULT_OUTLINE_FROM)
     small, large = _entry_instructions(8), _entry_instructions(64)
     assert large / 64 <= 1.3 * small / 8, (small, large)
-    assert (large - small) / 56 <= 40, (small, large)
+    assert (large - small) / 56 <= 40, (small, large)  # (8 and 64 arguments outline)
