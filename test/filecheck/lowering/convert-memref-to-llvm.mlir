@@ -49,18 +49,16 @@ func.func @rank0(%m: memref<f64>) -> f64 {
 }
 
 // malloc(bytes + 63), aligned = allocated + (-allocated & 63), row-major strides. The
-// byte count 12 * n is an i128 product clamped to 2**64 - 1, and so is the padded size:
-// a size that overflows asks malloc for SIZE_MAX bytes (refused), never a wrapped one.
+// byte count 12 * n is a product clamped to 2**64 - 1 when it overflows
+// (umul.with.overflow), and so is the padded size: a size that overflows asks malloc for
+// SIZE_MAX bytes (refused), never a wrapped one.
 // CHECK-LABEL: func.func @alloc_dealloc
 func.func @alloc_dealloc(%n: index) -> index {
   // CHECK:      %[[N:.*]] = builtin.unrealized_conversion_cast %n : index to i64
   // CHECK-NEXT: %[[C12:.*]] = llvm.mlir.constant(12) : i64
-  // CHECK-NEXT: %[[W12:.*]] = llvm.zext %[[C12]] : i64 to i128
-  // CHECK-NEXT: %[[WN:.*]] = llvm.zext %[[N]] : i64 to i128
-  // CHECK-NEXT: %[[WIDE:.*]] = llvm.mul %[[W12]], %[[WN]] : i128
-  // CHECK-NEXT: %[[MAX:.*]] = llvm.mlir.constant(18446744073709551615 : i128) : i128
-  // CHECK-NEXT: %[[OVER:.*]] = llvm.icmp "ugt" %[[WIDE]], %[[MAX]] : i128
-  // CHECK-NEXT: %[[LOW:.*]] = llvm.trunc %[[WIDE]] : i128 to i64
+  // CHECK-NEXT: %[[PAIR:.*]] = llvm.call_intrinsic "llvm.umul.with.overflow.i64"(%[[C12]], %[[N]]) : (i64, i64) -> !llvm.struct<(i64, i1)>
+  // CHECK-NEXT: %[[LOW:.*]] = llvm.extractvalue %[[PAIR]][0] : !llvm.struct<(i64, i1)>
+  // CHECK-NEXT: %[[OVER:.*]] = llvm.extractvalue %[[PAIR]][1] : !llvm.struct<(i64, i1)>
   // CHECK-NEXT: %[[ALL:.*]] = llvm.mlir.constant(-1) : i64
   // CHECK-NEXT: %[[BYTES:.*]] = llvm.select %[[OVER]], %[[ALL]], %[[LOW]] : i1, i64
   // CHECK-NEXT: %[[C63:.*]] = llvm.mlir.constant(63) : i64
