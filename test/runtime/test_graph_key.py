@@ -4,6 +4,7 @@ emits no module, the key tells apart exactly the functions whose emitted modules
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import arignote
 import arignote.tensor as T
 from arignote.compile import codecache
 from arignote.compile.function import MissingInputError
+from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode
 from arignote.configuration import change_flags
 from arignote.ifelse import ifelse
@@ -123,3 +125,35 @@ def test_a_missing_input_is_still_an_error(cachedir: Path) -> None:
         arignote.function([x], x + y)
     with pytest.raises(MissingInputError):
         arignote.function([x], y, on_unused_input="ignore")
+
+
+def featured() -> dict[str, arignote.Function]:
+    """Functions using what `function()` does around the graph (same lines each call)."""
+    x, y, acc = T.dvector("x"), T.dvector("y"), T.dvector("acc")
+    w = arignote.shared(np.ones(3), name="w")
+    return {
+        "givens": arignote.function([x], (x * y).sum(), givens={y: x + 1}),
+        "in_update": arignote.function([x, In(acc, value=np.zeros(3), update=acc + x)], acc.sum()),
+        "default": arignote.function([x, In(y, value=np.ones(3))], x + y),
+        "updates": arignote.function([x], (x * w).sum(), updates=[(w, w * 2)]),
+        "borrowed": arignote.function([x], Out(x * 2, borrow=True)),
+    }
+
+
+def test_what_function_does_around_the_graph_works_on_a_hit(cachedir: Path) -> None:
+    """Givens, `In` updates and defaults, shared updates, `Out(borrow=True)`: a hit
+    (nothing emitted) computes what the compiled function does, twice (the updates), and
+    its views, pickle and copy emit the module when asked."""
+    first = featured()
+    before = codecache.stats()["hit"]
+    second = featured()
+    assert codecache.stats()["hit"] - before == len(second)
+    a = np.arange(3.0)
+    for name, f in second.items():
+        assert f._compiled._module is None, name
+        for _ in range(2):
+            np.testing.assert_allclose(f(a), first[name](a), err_msg=name)
+        assert [str(n.op) for n in f.maker.fgraph.toposort()], name
+        again, copied = pickle.loads(pickle.dumps(f)), f.copy()
+        (from_copy,) = copied(a)  # (a copy returns a list, as Theano's)
+        np.testing.assert_allclose(again(a), from_copy, err_msg=name)
