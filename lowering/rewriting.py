@@ -88,7 +88,8 @@ class DispatchingApplier(RewritePattern):
             raise ValueError("DispatchingApplier: folding needs a context (ctx)")
         self.patterns = list(patterns)
         self.dce_enabled = dce_enabled
-        self.ctx, self.folding_enabled = ctx, folding_enabled
+        self.folding_enabled = folding_enabled
+        self._folder = Folder(ctx) if ctx is not None else None
         self._folds: dict[type[Operation], bool] = {}
         self._any: list[int] = []
         """The positions of the patterns tried on every op."""
@@ -141,8 +142,8 @@ class DispatchingApplier(RewritePattern):
             rewriter.erase(op)
             return
         if self.folding_enabled and self.folds(op):
-            assert self.ctx is not None
-            folded = Folder(self.ctx).try_fold(op)
+            assert self._folder is not None
+            folded = self._folder.try_fold(op)
             if folded is not None:
                 values, ops = folded
                 rewriter.replace(op, new_ops=ops, new_results=values)

@@ -408,11 +408,11 @@ class _EntryBuilder:
         self.read: list[tuple[ir.Value, ir.Value]] = []
         """Per input read so far: its object and its memref descriptor."""
         self.fallback = self.entry.append_basic_block("fallback")
-        self.count = self.words(1, "count")
-        """Where a helper stores an element count (`reader`, `output_filler`)."""
         self._helpers: dict[Hashable, ir.Function] = {}
         self.outline = n_in + n_out >= OUTLINE_FROM
         """Whether each argument's code is a call of a helper (see the module doc)."""
+        self.count = self.words(1, "count") if self.outline else None
+        """Where `@name__entry_read<k>` stores an input's element count (outlining)."""
         self.extents: ir.Value | None = None
         """The stack table of each input's byte extent `[lo, hi)` (`input_extents`)."""
         self.made = self.words(max(1, n_out), "made")
@@ -537,6 +537,7 @@ class _EntryBuilder:
             with self.inside(fn, ir.Constant(_BOOL, 0)) as hb:
                 hb.store(self.read_body(fn.args[0], fn.args[1], spec), fn.args[2])
                 hb.ret(ir.Constant(_BOOL, 1))
+        assert self.count is not None
         self.check(b.call(fn, [obj, desc, self.count]), f"arg{i}_ok")
         return desc, b.load(self.count, typ=_I64)
 

@@ -192,12 +192,8 @@ def cacheable(mode: Mode) -> bool:
 
 
 def _has_print(module: ModuleOp) -> bool:
-    from arignote.dialects import ag
-
-    # a LAPACK op's native code calls back too (its errors), which the cached
-    # function, built without the module, would not know
-    # (and an allreduce's: its native code needs the MPI library loaded and checked)
-    return any(isinstance(op, ag.PrintOp | ag.LapackOp | ag.AllreduceOp) for op in module.walk())
+    refused = _not_cached_ops()
+    return any(isinstance(op, refused) for op in module.walk())
 
 
 def cache_key(
@@ -233,7 +229,10 @@ _NOT_CACHED_OPS: tuple[type[Operation], ...] | None = None
 
 
 def _not_cached_ops() -> tuple[type[Operation], ...]:
-    """The op classes `_has_print` refuses."""
+    """The op classes whose functions are not cached: `ag.print`; a LAPACK op, whose
+    native code calls back too (its errors), which the cached function, built without
+    the module, would not know; an allreduce, whose native code needs the MPI library
+    loaded and checked."""
     global _NOT_CACHED_OPS
     if _NOT_CACHED_OPS is None:
         from arignote.dialects import ag

@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, UnitAttr, i8, i64
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, UnitAttr, i1, i8, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -101,7 +101,7 @@ def _select(cond: SSAValue, x: SSAValue, y: SSAValue, ops: list[Operation]) -> S
 
 
 _UMUL = "llvm.umul.with.overflow.i64"
-_UMUL_RESULT = llvm.LLVMStructType.from_type_list([i64, IntegerType(1)])
+_UMUL_RESULT = llvm.LLVMStructType.from_type_list([i64, i1])
 
 
 def _saturating_mul(lhs: Index, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
@@ -113,7 +113,7 @@ def _saturating_mul(lhs: Index, rhs: SSAValue, ops: list[Operation]) -> SSAValue
     left = _i64(lhs, ops) if isinstance(lhs, int) else lhs
     pair = append(ops, build(llvm.CallIntrinsicOp, _UMUL, [left, rhs], [_UMUL_RESULT]))
     product = extract(pair, [0], i64, ops)
-    over = extract(pair, [1], IntegerType(1), ops)
+    over = extract(pair, [1], i1, ops)
     return _select(over, _i64(_U64_MAX, ops), product, ops)
 
 
