@@ -224,6 +224,6 @@ def test_noalias_elementwise_and_reductions_are_vectorized() -> None:
     # noalias arguments: no run-time overlap checks, and the split-off body is gone.
     assert "vector.memcheck" not in ir
     assert not re.search(r"define .*__noalias", ir)
-    assert re.search(r"fmul <(8|16) x float>", ir)
+    assert re.search(r"fmul <\d+ x float>", ir)
     # the sum's reassociating add, vectorised into lanes of partial sums
-    assert re.search(r"fadd reassoc <(8|16) x float>", ir)
+    assert re.search(r"fadd reassoc <\d+ x float>", ir)

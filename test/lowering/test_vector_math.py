@@ -163,7 +163,7 @@ def test_loops_with_exp_and_tanh_are_vectorized() -> None:
         f = arignote.function([x], T.tanh(T.exp(x)) + T.log1p(x * x))
     (native,) = built
     ir = native.optimized_llvm_ir
-    assert re.search(r"fmul <(8|16) x float>", ir), "no vector multiply in the optimized IR"
+    assert re.search(r"fmul <\d+ x float>", ir), "no vector multiply in the optimized IR"
     assert not re.search(r"call .*@(expf|tanhf|log1pf|llvm\.exp\.)", ir)
     values = np.linspace(-3, 3, 101, dtype=np.float32)
     want = np.tanh(np.exp(values)) + np.log1p(values * values)
@@ -378,7 +378,9 @@ def test_loops_with_sin_arctan2_and_hypot_are_vectorized() -> None:
         )
     (native,) = built
     ir = native.optimized_llvm_ir
-    assert re.search(r"fpext <(8|16) x float>", ir), "no vector widening in the optimized IR"
+    # the vector width is the target's cost model's choice: 8 or 16 floats on Intel
+    # cores, 4 (widened to <4 x double>) on AMD Zen 3; any vector is vectorized
+    assert re.search(r"fpext <\d+ x float>", ir), "no vector widening in the optimized IR"
     assert not re.search(r"call .*@(sinf?|atan2f?|log2f?|coshf?|hypotf?|llvm\.(sin|log2)\.)", ir)
     values = np.linspace(-3, 3, 101, dtype=np.float32)
     others = values[::-1].copy()

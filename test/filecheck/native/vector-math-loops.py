@@ -1,7 +1,8 @@
 # RUN: python %s | filecheck %s
 
 # Elementwise sin (float32 and float64) and arctan2 (float32) compile to vectorised loops:
-# the loop's `vector.body` loads and stores 8 or 16 floats per iteration and calls
+# the loop's `vector.body` loads and stores vectors of floats (8 or 16 on Intel cores, 4 on
+# AMD Zen 3: the target's cost model chooses) and calls
 # neither libm (`sinf`, `atan2f`) nor an LLVM intrinsic that becomes a libm call
 # (`llvm.sin`): `lowering/loops/vector_math.py` expands them inline.
 
@@ -45,30 +46,30 @@ for (name, _), native in zip(cases.items(), built, strict=True):
 # CHECK-LABEL: == sin float32
 # CHECK:       vector.body:
 # CHECK-NOT:   call {{.*}}@{{(sinf|sin|llvm\.sin\..*)}}(
-# CHECK:       load <{{8|16}} x float>
+# CHECK:       load <{{[0-9]+}} x float>
 # CHECK-NOT:   call {{.*}}@{{(sinf|sin|llvm\.sin\..*)}}(
-# CHECK:       fpext <{{8|16}} x float>
+# CHECK:       fpext <{{[0-9]+}} x float>
 # CHECK-NOT:   call {{.*}}@{{(sinf|sin|llvm\.sin\..*)}}(
-# CHECK:       fptrunc <{{8|16}} x double> {{.*}} to <{{8|16}} x float>
+# CHECK:       fptrunc <{{[0-9]+}} x double> {{.*}} to <{{[0-9]+}} x float>
 # CHECK-NOT:   call {{.*}}@{{(sinf|sin|llvm\.sin\..*)}}(
-# CHECK:       store <{{8|16}} x float>
+# CHECK:       store <{{[0-9]+}} x float>
 # CHECK-NOT:   call {{.*}}@{{(sinf|sin|llvm\.sin\..*)}}(
 # CHECK:       == end
 
 # CHECK-LABEL: == sin float64
 # CHECK:       vector.body:
 # CHECK-NOT:   call {{.*}}@{{(sin|llvm\.sin\..*)}}(
-# CHECK:       fmul {{.*}}<{{4|8}} x double>
+# CHECK:       fmul {{.*}}<{{[0-9]+}} x double>
 # CHECK-NOT:   call {{.*}}@{{(sin|llvm\.sin\..*)}}(
-# CHECK:       store <{{4|8}} x double>
+# CHECK:       store <{{[0-9]+}} x double>
 # CHECK-NOT:   call {{.*}}@{{(sin|llvm\.sin\..*)}}(
 # CHECK:       == end
 
 # CHECK-LABEL: == arctan2 float32
 # CHECK:       vector.body:
 # CHECK-NOT:   call {{.*}}@{{(atan2f|atan2|atanf)}}(
-# CHECK:       fdiv {{.*}}<{{8|16}} x double>
+# CHECK:       fdiv {{.*}}<{{[0-9]+}} x double>
 # CHECK-NOT:   call {{.*}}@{{(atan2f|atan2|atanf)}}(
-# CHECK:       store <{{8|16}} x float>
+# CHECK:       store <{{[0-9]+}} x float>
 # CHECK-NOT:   call {{.*}}@{{(atan2f|atan2|atanf)}}(
 # CHECK:       == end
