@@ -280,9 +280,12 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     stable form (`log(1 - sigmoid(z))` differentiates as `-sigmoid(z)`, finite where the
     sigmoid saturates) — the same function, differentiated without overflow.
 
-    The rewrite works on a copy of the cost's operations; the copy reads the same inputs,
-    so every `wrt` that is an input keeps its identity. When a `wrt` is an intermediate
-    value, the cost is left as written (a rewrite could remove that value).
+    The rewrite works on a copy of the operations it may change: those a pattern is
+    made for and every operation that uses their results, down to the cost. The rest
+    (an MLP's layers below its loss) are shared with the cost as written, so the
+    gradient and the cost read one copy of them. Every `wrt` that is an input keeps its
+    identity. When a `wrt` is an intermediate value, the cost is left as written (a
+    rewrite could remove that value).
     """
     from xdsl.dialects.func import ReturnOp
     from xdsl.ir import Block, BlockArgument
@@ -293,17 +296,21 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
 
     if cost is None or not all(isinstance(v.value, BlockArgument) for v in wrt):
         return cost
+    applier = DispatchingApplier(STABILIZE_PATTERNS)
     mapping: dict[SSAValue, SSAValue] = {}
     block = Block()
     for op in ancestors([cost.value]):
-        block.add_op(op.clone(value_mapper=mapping))
+        # copied: an op a pattern is for, or one reading a copied value (the patterns
+        # only read the operations below the op they rewrite)
+        if applier.patterns_for(type(op)) or any(v in mapping for v in graph_operands(op)):
+            block.add_op(op.clone(value_mapper=mapping))
     if cost.value not in mapping:
         return cost
     # the anchor (a terminator: never dead code) keeps the cost alive through the
     # rewrites and tells where it ends up
     anchor = ReturnOp(mapping[cost.value])
     block.add_op(anchor)
-    walker = PatternRewriteWalker(DispatchingApplier(STABILIZE_PATTERNS))
+    walker = PatternRewriteWalker(applier)
     changed = walker.rewrite_module(_holder(block))
     new_cost = anchor.operands[0]
     anchor.detach()

@@ -77,27 +77,33 @@ class Variable(TensorPyOperators):
 
     # --- Theano's graph API ------------------------------------------------------------
 
-    @property
-    def type(self) -> TensorType:
-        # Asked for several times per op built (dtype promotion, checks): kept with the
-        # IR type it was computed from, which a rewrite may change.
+    _type_of_ir: tuple[Any, TensorType, str, int] | None = None
+    """(IR type, its Theano type, dtype, ndim), kept with the IR type they were computed
+    from (a rewrite may change it): each op built asks for them several times (dtype
+    promotion, checks)."""
+
+    def _typed(self) -> tuple[Any, TensorType, str, int]:
         ir_type = self.value.type
-        cached = self.__dict__.get("_type_of_ir")
+        cached = self._type_of_ir
         if cached is not None and cached[0] is ir_type:
-            return cached[1]
+            return cached
         from arignote.tensor.type import TensorType  # the tensor package imports this module
 
         result = TensorType.from_ir(ir_type)
-        self.__dict__["_type_of_ir"] = (ir_type, result)
-        return result
+        cached = self._type_of_ir = (ir_type, result, result.dtype, len(result.broadcastable))
+        return cached
+
+    @property
+    def type(self) -> TensorType:
+        return self._typed()[1]
 
     @property
     def dtype(self) -> str:
-        return self.type.dtype
+        return self._typed()[2]
 
     @property
     def ndim(self) -> int:
-        return len(ag.tensor_type(self.value).get_shape())
+        return self._typed()[3]
 
     @property
     def broadcastable(self) -> tuple[bool, ...]:
@@ -1116,7 +1122,9 @@ def graph_operands(op: Operation) -> Sequence[SSAValue]:
     region-carrying op the values its regions take from outside (for `ag.if`: the
     condition, then each branch's results)."""
     if not op.regions or type(op) not in REGION_INPUTS:
-        return tuple(op.operands)  # a tuple: walks reverse it, which the view does slowly
+        # a plain tuple (walks reverse it: the `operands` view and xDSL's tuple subclass
+        # index in Python), copied in C from the op's own tuple
+        return tuple(op._operands)
     return [v for v, _ in REGION_INPUTS[type(op)](op)]
 
 

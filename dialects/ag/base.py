@@ -8,6 +8,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    UNKNOWN_LOC,
     ComplexType,
     Float32Type,
     Float64Type,
@@ -16,6 +17,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.core import BlockArgument, OpResult, SSAValues, Use
 from xdsl.irdl import (
     AttrSizedSegments,
     IRDLOperation,
@@ -216,18 +218,14 @@ class AgOperation(IRDLOperation):
             and len(operands or ()) == counts[0]
             and len(result_types or ()) == counts[1]
         ):
-            values = [SSAValue.get(o) if isinstance(o, Operation) else o for o in operands or ()]
+            values = list(operands or ())
+            if not all(type(v) in _VALUE_CLASSES for v in values):
+                values = [SSAValue.get(o) if isinstance(o, Operation) else o for o in values]
             types = list(result_types or ())
             if all(isinstance(v, SSAValue) for v in values) and all(
-                isinstance(t, Attribute) for t in types
+                type(t) is TensorType or isinstance(t, Attribute) for t in types
             ):
-                Operation.__init__(
-                    self,
-                    operands=values,
-                    result_types=types,
-                    properties=_present(properties),
-                    attributes=_present(attributes),
-                )
+                _init_fields(self, values, types, _present(properties), _present(attributes))
                 return
         IRDLOperation.__init__(
             self,
@@ -238,6 +236,38 @@ class AgOperation(IRDLOperation):
             successors=successors,
             regions=regions,
         )
+
+
+_VALUE_CLASSES = (OpResult, BlockArgument)
+"""The SSA value classes, checked by identity first (an `isinstance` against xDSL's
+abstract `SSAValue` goes through `abc`)."""
+
+
+def _init_fields(
+    op: Operation,
+    operands: list[SSAValue],
+    result_types: list[Attribute],
+    properties: dict[str, Attribute],
+    attributes: dict[str, Attribute],
+) -> None:
+    """What `Operation.__init__` sets for an op without successors or regions, set
+    directly: the operands with their uses, the results, the properties and attributes
+    (dicts of this op's own), the unknown location, no successors or regions. The block
+    links (`parent`, `_prev_op`, `_next_op`) keep their class defaults, None, as there.
+    A third of that `__init__`'s time was its generic handling of successors and
+    regions, which these ops do not have."""
+    uses = tuple([Use(op, index) for index in range(len(operands))])
+    for value, use in zip(operands, uses, strict=True):
+        value.add_use(use)
+    op._operands = SSAValues(operands)
+    op._operand_uses = uses
+    op.results = SSAValues([OpResult(t, op, index) for index, t in enumerate(result_types)])
+    op.properties = properties
+    op.attributes = attributes
+    op.location = UNKNOWN_LOC
+    op._successors = ()
+    op._successor_uses = ()
+    op.regions = ()
 
 
 def _present(attrs: Mapping[str, Attribute | None] | None) -> dict[str, Attribute]:

@@ -121,15 +121,16 @@ class _Spelling:
     def __init__(self) -> None:
         self.out: list[str] = []
         self.numbers: dict[SSAValue, int] = {}
-        self.texts: dict[Attribute, str] = {}
+        self.texts: dict[int, tuple[Attribute, str]] = {}
+        """Each attribute's text by its `id` (hashing an attribute hashes its parameters,
+        recursively), with the attribute, which keeps its `id` its own meanwhile."""
 
     def spell(self, attr: Attribute) -> str:
-        try:
-            text = self.texts.get(attr)
-        except TypeError:  # an unhashable attribute
-            return _spell(attr, self.spell)
-        if text is None:
-            text = self.texts[attr] = _spell(attr, self.spell)
+        known = self.texts.get(id(attr))
+        if known is not None:
+            return known[1]
+        text = _spell(attr, self.spell)
+        self.texts[id(attr)] = (attr, text)
         return text
 
     def define(self, value: SSAValue) -> None:
@@ -137,13 +138,18 @@ class _Spelling:
         self.out.append(self.spell(value.type))
 
     def feed(self, op: Operation) -> None:
-        out, numbers = self.out, self.numbers
-        out.append(op.name + "(" + ",".join([str(numbers[v]) for v in op.operands]) + ")")
+        out, numbers, spell = self.out, self.numbers, self.spell
+        out.append(op.name + "(" + ",".join([str(numbers[v]) for v in op._operands]) + ")")
         for result in op.results:
-            self.define(result)
+            numbers[result] = len(numbers)
+            out.append(spell(result.type))
         for kind, attrs in (("p ", op.properties), ("a ", op.attributes)):
-            for name in sorted(attrs):
-                out.append(kind + name + "=" + self.spell(attrs[name]))
+            if attrs:
+                for name in sorted(attrs):
+                    out.append(kind + name + "=" + spell(attrs[name]))
+        if not op.regions and not op._successors:
+            out.append("succ ")
+            return
         blocks = {block: i for region in op.regions for i, block in enumerate(region.blocks)}
         out.append("succ " + ",".join(str(blocks.get(b, -1)) for b in op.successors))
         for region in op.regions:

@@ -84,10 +84,10 @@ def as_tensor_variable(
     x: Any, name: str | None = None, ndim: int | None = None, dtype: str | None = None
 ) -> Variable:
     """`x` as a symbolic variable: variables pass through, other values become constants."""
-    if hasattr(x, "_as_TensorVariable"):  # Theano's protocol, e.g. `x.shape`
-        x = x._as_TensorVariable()
     if isinstance(x, Variable):
         var = x
+    elif hasattr(x, "_as_TensorVariable"):  # Theano's protocol, e.g. `x.shape`
+        return as_tensor_variable(x._as_TensorVariable(), name, ndim, dtype)
     elif isinstance(x, bool | int | float | builtins.complex) and dtype is None:
         var = constant(x, dtype=_python_scalar_dtype(x, None), name=name)
     else:
@@ -101,8 +101,15 @@ def constant(
     x: Any, name: str | None = None, ndim: int | None = None, dtype: str | None = None
 ) -> TensorConstant:
     """A constant tensor holding `x` (Theano's `tensor.constant`)."""
-    from arignote.tensor.type import check_dtype
+    from arignote.tensor.type import _SUPPORTED, check_dtype
 
+    kind = type(x)
+    if (kind is float or kind is int) and type(dtype) is str and dtype in _SUPPORTED:
+        # a Python number of a supported dtype (each `0.01 * g` brings one): the array
+        # below is already of a supported dtype, numbers are numbers
+        if ndim not in (None, 0):
+            raise ValueError(f"constant: expected {ndim} dimensions, got 0")
+        return make_constant(np.asarray(x, dtype=dtype), name)
     if dtype is None and isinstance(x, float):
         dtype = config.floatX
     elif dtype is None and isinstance(x, int) and not isinstance(x, bool):
@@ -471,7 +478,9 @@ def cast(x: Any, dtype: str) -> Variable:
     """`x` converted to `dtype` (the same variable if it already has it)."""
     from arignote.tensor.type import check_dtype
 
-    v = as_tensor_variable(x)
+    v = x if isinstance(x, Variable) else as_tensor_variable(x)
+    if v.dtype == dtype:  # (the common case: a valid name, the same dtype)
+        return v
     target = check_dtype(dtype, "cast")
     if v.dtype == target:
         return v
