@@ -23,11 +23,21 @@ def _parts(op: IRDLOperation) -> tuple:
         op.name,
         tuple(op.operands),
         tuple(r.type for r in op.results),
+        tuple((r.op is op, r.index) for r in op.results),
         dict(op.properties),
         dict(op.attributes),
         len(op.regions),
         len(op.successors),
+        op.location,
+        (op.parent, op.next_op, op.prev_op),
     )
+
+
+def _uses_of(op: IRDLOperation) -> list[tuple[int, int]]:
+    """Each operand's uses by `op`: (operand index, the use's index)."""
+    return [
+        (i, use.index) for i, v in enumerate(op.operands) for use in v.uses if use.operation is op
+    ]
 
 
 def test_the_fast_path_builds_what_the_generic_one_does() -> None:
@@ -49,7 +59,28 @@ def test_the_fast_path_builds_what_the_generic_one_does() -> None:
         fast = cls.__new__(cls)
         AgOperation.__init__(fast, **kwargs)
         fast.verify()
-        assert _parts(fast) == _parts(_generic(cls, **kwargs)), cls
+        generic = _generic(cls, **kwargs)
+        assert _parts(fast) == _parts(generic), cls
+        # each operand lists the op among its uses, at its position (x + x: twice)
+        assert _uses_of(fast) == _uses_of(generic), cls
+        assert fast.properties is not kwargs.get("properties")  # a dict of its own
+
+
+def test_a_fast_built_op_goes_into_a_block_and_out_like_any_other() -> None:
+    from xdsl.ir import Block
+
+    x = T.dvector("x")
+    op = ag.AddOp(x.value, x.value)
+    assert {(u.operation, u.index) for u in x.value.uses if u.operation is op} == {
+        (op, 0),
+        (op, 1),
+    }
+    block = Block()
+    block.add_op(op)
+    assert op.parent is block and list(block.ops) == [op]
+    op.detach()
+    op.erase()  # drops its uses of x
+    assert all(u.operation is not op for u in x.value.uses)
 
 
 def test_other_calls_take_the_generic_path_and_its_errors() -> None:
