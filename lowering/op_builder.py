@@ -12,7 +12,9 @@ load = build(llvm.LoadOp, pointer, f32)  # as llvm.LoadOp(pointer, f32)
 
 The first call for a combination of (factory, operand types, other arguments) runs the
 factory and records the op's class, result types, properties and attributes; later calls
-with the same combination `create` the op from that record with their own operands.
+with the same combination make the op from that record with their own operands: its
+fields set directly (`arignote.dialects.ag.base.init_fields`, as `Operation.create`
+sets them) when it has no successors, else by `create`.
 So the result is the op the factory makes, provided its result types, properties and
 attributes depend only on the operands' types and the other arguments (true of the
 `llvm` dialect's constructors and of the `arith`, `memref`, `func` and `scf` ones that
@@ -31,6 +33,8 @@ from typing import Any, TypeVar, cast
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from arignote.dialects.ag.base import init_fields
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -182,6 +186,10 @@ def build(factory: Callable[..., OpT], *args: Any, **kwargs: Any) -> OpT:
     if record is None:
         return factory(*args, **kwargs)
     cls, result_types, properties, attributes = record
+    if not blocks:  # (set directly: `create`'s generic successor and region handling)
+        op = cls.__new__(cls)
+        init_fields(op, operands, list(result_types), dict(properties), dict(attributes))
+        return cast(OpT, op)
     return cast(
         OpT,
         cls.create(

@@ -225,7 +225,7 @@ class AgOperation(IRDLOperation):
             if all(isinstance(v, SSAValue) for v in values) and all(
                 type(t) is TensorType or isinstance(t, Attribute) for t in types
             ):
-                _init_fields(self, values, types, _present(properties), _present(attributes))
+                init_fields(self, values, types, _present(properties), _present(attributes))
                 return
         IRDLOperation.__init__(
             self,
@@ -243,7 +243,7 @@ _VALUE_CLASSES = (OpResult, BlockArgument)
 abstract `SSAValue` goes through `abc`)."""
 
 
-def _init_fields(
+def init_fields(
     op: Operation,
     operands: list[SSAValue],
     result_types: list[Attribute],

@@ -7,7 +7,16 @@ from __future__ import annotations
 import warnings
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IndexType, ModuleOp, UnrealizedConversionCastOp, f32, i1, i64
+from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
+    IndexType,
+    ModuleOp,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    f32,
+    i1,
+    i64,
+)
 from xdsl.ir import Block
 from xdsl.parser import Parser
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
@@ -37,13 +46,18 @@ def test_build_gives_the_constructors_op():
     ]
     for factory, args, kwargs in cases:
         expected = factory(*args, **kwargs)
-        for _ in range(2):  # the first from the factory, the second from its record
+        for _ in range(3):  # the first from the factory, the others from its record
             built = op_builder.build(factory, *args, **kwargs)
             assert type(built) is type(expected)
             assert built.properties == expected.properties
             assert built.attributes == expected.attributes
             assert list(built.operands) == list(expected.operands)
             assert str(built) == str(expected)
+            assert all(any(u.operation is built for u in v.uses) for v in built.operands)
+            assert built.parent is None and not built.regions and built.location == UNKNOWN_LOC
+            # the op's dicts are its own, not the record's
+            built.attributes["mark"] = UnitAttr()
+            built.properties["mark"] = UnitAttr()
 
 
 def test_build_calls_the_factory_when_the_operands_are_not_its_arguments():
