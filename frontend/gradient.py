@@ -281,7 +281,8 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     sigmoid saturates) — the same function, differentiated without overflow.
 
     The rewrite works on a copy of the operations it may change: those a pattern is
-    made for and every operation that uses their results, down to the cost. The rest
+    made for (or that hold one in their regions) and every operation that uses their
+    results, down to the cost. The rest
     (an MLP's layers below its loss) are shared with the cost as written, so the
     gradient and the cost read one copy of them. Every `wrt` that is an input keeps its
     identity. When a `wrt` is an intermediate value, the cost is left as written (a
@@ -300,9 +301,12 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     mapping: dict[SSAValue, SSAValue] = {}
     block = Block()
     for op in ancestors([cost.value]):
-        # copied: an op a pattern is for, or one reading a copied value (the patterns
-        # only read the operations below the op they rewrite)
-        if applier.patterns_for(type(op)) or any(v in mapping for v in graph_operands(op)):
+        # copied: an op a pattern is for (or holding one in its regions, a scan's step),
+        # or one reading a copied value (the patterns only read the operations below the
+        # op they rewrite)
+        if any(applier.patterns_for(type(inner)) for inner in op.walk()) or any(
+            v in mapping for v in graph_operands(op)
+        ):
             block.add_op(op.clone(value_mapper=mapping))
     if cost.value not in mapping:
         return cost

@@ -111,3 +111,27 @@ def test_grad_copies_nothing_when_no_pattern_applies() -> None:
     # every op the gradient reads beside its own is one of the cost's
     new = [op for op in ancestors([g.value]) if id(op) not in forward]
     assert all(op.name != "ag.tanh" for op in new)
+
+
+def test_grad_stabilizes_a_scan_step_too() -> None:
+    """A `log(sigmoid)` in a scan's step is differentiated in its stable form, finite at
+    ±800: `grad` copies a scan holding a pattern's op (and what reads it), and the
+    scan's gradient differentiates its step through `grad` too."""
+    from arignote.graph import ancestors
+
+    x = T.dvector("x")
+    w = arignote.shared(np.array(1.0), name="w")
+
+    def step(x_t, acc):
+        return acc + T.log(1 / (1 + T.exp(-w * x_t)))
+
+    out, _ = arignote.scan(step, sequences=x, outputs_info=T.constant(0.0))
+    cost = -out[-1]
+    g = arignote.grad(cost, w)
+    names = [inner.name for op in ancestors([g.value]) for inner in op.walk()]
+    assert "ag.softplus" in names  # log(sigmoid(z)) = -softplus(-z), in the copied step
+    f = arignote.function([x], [cost, g])
+    xs = np.array([-800.0, 2.0, 800.0])
+    c, d = f(xs)
+    np.testing.assert_allclose(c, np.logaddexp(0, -xs).sum(), rtol=1e-12)
+    np.testing.assert_allclose(d, (-xs * np.exp(-np.logaddexp(0, xs))).sum(), rtol=1e-12)
