@@ -141,8 +141,7 @@ class _Spelling:
         out, numbers, spell = self.out, self.numbers, self.spell
         out.append(op.name + "(" + ",".join([str(numbers[v]) for v in op._operands]) + ")")
         for result in op.results:
-            numbers[result] = len(numbers)
-            out.append(spell(result.type))
+            self.define(result)
         for kind, attrs in (("p ", op.properties), ("a ", op.attributes)):
             if attrs:
                 for name in sorted(attrs):

@@ -105,11 +105,10 @@ def constant(
 
     kind = type(x)
     if (kind is float or kind is int) and type(dtype) is str and dtype in _SUPPORTED:
-        # a Python number of a supported dtype (each `0.01 * g` brings one): the array
-        # below is already of a supported dtype, numbers are numbers
-        if ndim not in (None, 0):
-            raise ValueError(f"constant: expected {ndim} dimensions, got 0")
-        return make_constant(np.asarray(x, dtype=dtype), name)
+        if ndim is None or ndim == 0:
+            # a Python number of a supported dtype (each `0.01 * g` brings one): the
+            # array below is already of a supported dtype, numbers are numbers
+            return make_constant(np.asarray(x, dtype=dtype), name)
     if dtype is None and isinstance(x, float):
         dtype = config.floatX
     elif dtype is None and isinstance(x, int) and not isinstance(x, bool):
@@ -478,7 +477,7 @@ def cast(x: Any, dtype: str) -> Variable:
     """`x` converted to `dtype` (the same variable if it already has it)."""
     from arignote.tensor.type import check_dtype
 
-    v = x if isinstance(x, Variable) else as_tensor_variable(x)
+    v = as_tensor_variable(x)
     if v.dtype == dtype:  # (the common case: a valid name, the same dtype)
         return v
     target = check_dtype(dtype, "cast")
