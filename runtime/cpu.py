@@ -473,14 +473,19 @@ def _glue(
     exported: Collection[str] = frozenset(),
 ) -> frozenset[str]:
     """The glue of a module whose functions make `references`: the functions no other
-    calls (`@f`, `@f__shape`: the entry points call them) and the single-call helpers
-    `inlined` into them (`@f__noalias`). The rest (kernels, the parallel loops' tasks,
-    whoever calls them) is compiled at O3."""
+    calls (`@f`, `@f__shape`: the entry points call them), the single-call helpers
+    `inlined` into them (`@f__noalias`) and the allocation helpers they call
+    (`arignote.lowering.llvm.checked_alloc.GLUE_HELPERS`). The rest (kernels, the
+    parallel loops' tasks, whoever calls them) is compiled at O3."""
+    from arignote.lowering.llvm.checked_alloc import GLUE_HELPERS
+
     referenced = {name for names in references.values() for name in names}
     glue = {name for name in references if name not in referenced and name not in exported}
     frontier = set(glue)
     while frontier:
-        frontier = {n for f in frontier for n in references[f] if n in inlined} - glue
+        frontier = {
+            n for f in frontier for n in references[f] if n in inlined or n in GLUE_HELPERS
+        } - glue
         glue |= frontier
     return frozenset(glue)
 

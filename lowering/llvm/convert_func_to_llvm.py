@@ -16,7 +16,12 @@ The ABI (what `arignote.runtime.cpu` relies on):
   several scalars (a kernel holding a reduction loop, `outline-kernels`), a struct of
   them returned by value;
 - calls inside the module follow the same convention: the caller stores each descriptor
-  into a stack slot allocated in its entry block and passes the slot's address.
+  into a stack slot allocated in its entry block and passes the slot's address. The slots
+  are shared by the function's calls: the k-th memref argument of a descriptor type in
+  each call is stored into the function's k-th slot of that type just before the call
+  (callees read their descriptors at entry and keep no pointer to them). A glue that
+  calls 466 kernels with 1,300 memref arguments has 1,300 stores and a few slots instead
+  of 1,300 slots.
 
 Public functions get external linkage; private functions with a body internal linkage.
 The `llvm.func` holding the body keeps `arignote.alloc_status` (`KEPT_ATTRIBUTES`), which
@@ -44,7 +49,9 @@ loops with many operands).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection
+from weakref import WeakKeyDictionary
 
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
@@ -67,8 +74,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-from arignote.lowering.llvm.checked_alloc import ALLOC_STATUS, propagate_failure, status_function
+from arignote.lowering.llvm.checked_alloc import (
+    ALLOC_STATUS,
+    propagate_failure,
+    split_at_exits,
+    status_function,
+)
 from arignote.lowering.llvm.llvm_utils import (
+    KERNEL_ATTRIBUTE,
     PTR,
     append,
     convert_type,
@@ -218,10 +231,6 @@ class FuncLowering(RewritePattern):
         rewriter.replace(op, [inner, wrapper], [])
 
 
-KERNEL_ATTRIBUTE = "arignote.kernel"
-"""On a kernel that `outline-kernels` made (`func.func`, then the `llvm.func` holding its
-body): LLVM never inlines the kernel (`arignote.runtime.cpu.kernel_functions`)."""
-
 KEPT_ATTRIBUTES = (ALLOC_STATUS, KERNEL_ATTRIBUTE)
 """Function attributes that the `llvm.func` holding the body keeps: what the patterns
 lowering the body read (`convert-memref-to-llvm` reads `arignote.alloc_status`) and
@@ -260,29 +269,43 @@ def _entry_block(op: Operation) -> Block:
     return parent.regions[0].blocks[0]
 
 
+_SLOTS: WeakKeyDictionary[Block, dict[Attribute, list[SSAValue]]] = WeakKeyDictionary()
+"""The descriptor slots of each function (by its entry block), per descriptor type."""
+
+
 def _spill(
-    rewriter: PatternRewriter, call: Operation, descriptor: SSAValue
+    rewriter: PatternRewriter, call: Operation, descriptor: SSAValue, index: int
 ) -> tuple[SSAValue, Operation]:
-    """A stack slot in the function's entry block and the store of `descriptor` into it."""
-    slot_ops: list[Operation] = []
-    # not a pooled constant: the pool's constants come after what this inserts
-    one = append(slot_ops, build(llvm.ConstantOp, integer_attr(1, i64), i64))
-    slot = append(slot_ops, build(llvm.AllocaOp, one, descriptor.type, 8))
-    rewriter.insert(slot_ops, InsertPoint.at_start(_entry_block(call)))
-    return slot, build(llvm.StoreOp, descriptor, slot)
+    """The function's `index`-th stack slot for descriptors of `descriptor`'s type (made
+    in its entry block when it has fewer) and the store of `descriptor` into it."""
+    entry = _entry_block(call)
+    slots = _SLOTS.setdefault(entry, {}).setdefault(descriptor.type, [])
+    if any(slot.owner.parent is not entry for slot in slots[: index + 1]):
+        slots.clear()  # a slot was erased or moved since: make new ones
+    while len(slots) <= index:
+        slot_ops: list[Operation] = []
+        # not a pooled constant: the pool's constants come after what this inserts
+        one = append(slot_ops, build(llvm.ConstantOp, integer_attr(1, i64), i64))
+        slots.append(append(slot_ops, build(llvm.AllocaOp, one, descriptor.type, 8)))
+        rewriter.insert(slot_ops, InsertPoint.at_start(entry))
+    return slots[index], build(llvm.StoreOp, descriptor, slots[index])
 
 
 class CallLowering(RewritePattern):
-    """`func.call` → `llvm.call`, memref arguments spilled to entry-block stack slots."""
+    """`func.call` → `llvm.call`, memref arguments spilled to the function's entry-block
+    stack slots (shared by its calls: `_spill`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
         ops: list[Operation] = []
         args: list[SSAValue] = []
+        spilled: Counter[Attribute] = Counter()
         for arg in op.arguments:
             value = to_llvm(arg, ops)
             if isinstance(arg.type, MemRefType):
-                value, store = _spill(rewriter, op, value)
+                index = spilled[value.type]
+                spilled[value.type] += 1
+                value, store = _spill(rewriter, op, value, index)
                 ops.append(store)
             args.append(value)
         output = result_type(tuple(op.result_types), op.callee.string_value())
@@ -316,3 +339,4 @@ class ConvertFuncToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(DispatchingApplier(FUNC_PATTERNS)).rewrite_module(op)
+        split_at_exits(op)

@@ -50,14 +50,19 @@ from xdsl.pattern_rewriter import (
 )
 
 from arignote.lowering.llvm.checked_alloc import (
+    FREE_HELPER,
     HEADER_BYTES,
     as_i64,
     byte_count,
     checked_malloc,
     data_start,
+    define_helpers,
+    helper_malloc,
     saturating_add,
+    split_at_exits,
     status_function,
     untrack,
+    uses_helpers,
 )
 from arignote.lowering.llvm.llvm_utils import (
     ALLOC_ALIGNMENT,
@@ -204,6 +209,11 @@ class AllocLowering(RewritePattern):
             alignment = op.alignment.value.data
         nbytes = byte_count(sizes, element_byte_size(type_.get_element_type()), ops)
         function = status_function(op)
+        if function is not None and uses_helpers(function):
+            allocated, aligned = helper_malloc(rewriter, op, function, nbytes, alignment, ops)
+            descriptor = build_descriptor(type_, allocated, aligned, sizes, strides, ops)
+            replace_op(rewriter, op, ops, descriptor)
+            return
         header = 0 if function is None else HEADER_BYTES
         padded = saturating_add(nbytes, header + alignment - 1, ops)
         declare_function(rewriter, op, "malloc", [i64], PTR)
@@ -247,7 +257,13 @@ class DeallocLowering(RewritePattern):
         ops: list[Operation] = []
         descriptor = to_llvm(op.memref, ops)
         allocated = extract(descriptor, [0], PTR, ops)
-        if status_function(op) is not None:
+        function = status_function(op)
+        if function is not None and uses_helpers(function):
+            define_helpers(rewriter, op)
+            call(FREE_HELPER, [allocated], None, ops)
+            replace_op(rewriter, op, ops, None)
+            return
+        if function is not None:
             untrack(allocated, ops)
         declare_function(rewriter, op, "free", [PTR])
         call("free", [allocated], None, ops)
@@ -460,3 +476,4 @@ class ConvertMemRefToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(DispatchingApplier(MEMREF_PATTERNS)).rewrite_module(op)
+        split_at_exits(op)

@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
+from arignote.lowering.llvm.checked_alloc import split_at_exits
 from arignote.lowering.llvm.llvm_utils import ConstantPool, constant_pool, converting
 from arignote.lowering.rewriting import DispatchingApplier, apply_once
 
@@ -68,6 +69,7 @@ class ConvertToLLVMPass(ModulePass):
         applier = _applier(self.libm)
         with constant_pool() as pool, converting(applier.converts):
             apply_once(_PooledApplier(applier, pool), op)
+        split_at_exits(op)
 
 
 class _PooledApplier(RewritePattern):

@@ -149,3 +149,34 @@ def test_convert_to_llvm_libm_option():
             make_context(), module, f"convert-to-llvm{option},reconcile-unrealized-casts"
         )
         assert ('@"tanh"(double' in llvm_ir_text(module)) == has_call
+
+
+# --- lookup_function -----------------------------------------------------------------------
+
+
+def test_lookup_function_remembers_only_what_is_still_there() -> None:
+    """`lookup_function` answers as `SymbolTable.lookup_symbol` does after the function it
+    found was erased, renamed or replaced by another of the same name."""
+    from xdsl.dialects import llvm
+    from xdsl.dialects.builtin import StringAttr, i64
+    from xdsl.rewriter import Rewriter
+
+    from arignote.lowering.llvm.llvm_utils import lookup_function
+
+    def declaration(name: str) -> llvm.FuncOp:
+        return llvm.FuncOp(name, llvm.LLVMFunctionType([i64]), llvm.LinkageAttr("external"))
+
+    first, other = declaration("malloc"), declaration("free")
+    module = ModuleOp([first, other])
+    assert lookup_function(module, "malloc") is first
+    assert lookup_function(module, "calloc") is None
+    Rewriter.erase_op(first)
+    assert lookup_function(module, "malloc") is None
+    second = declaration("malloc")
+    module.body.block.add_op(second)
+    assert lookup_function(module, "malloc") is second
+    second.properties["sym_name"] = StringAttr("renamed")
+    assert lookup_function(module, "malloc") is None
+    assert lookup_function(module, "renamed") is second
+    assert lookup_function(ModuleOp([]), "free") is None
+    assert lookup_function(module, "free") is other

@@ -179,14 +179,16 @@ print(f32(small, 1 << 20, 1 << 20), f32(small, 1, 1 << 27))
 """
 
 
-@pytest.mark.parametrize("kernels", [False, True], ids=["inline", "kernels"])
+@pytest.mark.parametrize("kernels", [False, True], ids=["glue", "kernels"])
 def test_failed_allocation_frees_what_the_function_holds(kernels: bool) -> None:
     """A function with `arignote.alloc_status` returns -bytes for the allocation that
     failed after freeing the 64 MiB buffer it held: 40 calls in a 256 MiB address-space
     budget all fail on the 8 TiB buffer (a leak would make the 64 MiB one fail by the
     fourth); a size that overflows, or does not fit an i32 status, is the minimum.
-    With `outline-kernels` the nest that allocates the big buffer is a kernel of its
-    own: its failure returns the same status from the function, which frees its own."""
+    The function allocates through the glue's helpers (`@arignote_alloc`). With
+    `outline-kernels` the nest that allocates the big buffer is a kernel of its own,
+    which calls `malloc` itself: its failure returns the same status from the function,
+    which frees its own."""
     spec = "outline-kernels," if kernels else ""
     done = _run_child(_LEAK_PROGRAM.replace("PIPELINE_SPEC", spec), timeout=120)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -195,6 +197,9 @@ def test_failed_allocation_frees_what_the_function_holds(kernels: bool) -> None:
     assert sizes.split() == [str(-(2**63)), str(-(2**63)), "0", "0", "4.0"]
     assert narrow.split() == [str(-(2**31)), str(-(1 << 30))]
     assert ("llvm.call @f64_status__k" in done.stderr) == kernels
+    assert "llvm.call @arignote_alloc" in done.stderr
+    # the helper's `malloc`, and the kernel's own
+    assert done.stderr.count("llvm.call @malloc") == (2 if kernels else 1)
 
 
 @pytest.mark.parametrize("linker", LINKERS)

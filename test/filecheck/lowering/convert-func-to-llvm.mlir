@@ -34,6 +34,35 @@ func.func @caller(%m: memref<?xf32>, %s: memref<f32>, %x: f64) {
   return
 }
 
+// The function's calls share its slots: the k-th memref argument of a descriptor type in
+// each call is stored into the k-th slot of that type just before the call (two slots of
+// the rank-1 type, one of the rank-2 type, whatever the number of calls).
+// CHECK-LABEL: llvm.func @shared_slots(
+// CHECK-SAME:      %[[A:.*]]: !llvm.ptr, %[[B:.*]]: !llvm.ptr, %[[C:.*]]: !llvm.ptr) {
+// CHECK-COUNT-3: llvm.alloca
+// CHECK-NOT:     llvm.alloca
+// CHECK-DAG:     %[[DA:.*]] = llvm.load %[[A]]
+// CHECK-DAG:     %[[DB:.*]] = llvm.load %[[B]]
+// CHECK-DAG:     %[[DC:.*]] = llvm.load %[[C]]
+// CHECK:         llvm.store %[[DA]], %[[S0:.*]] : !llvm.struct<(!llvm.ptr, !llvm.ptr, i64, !llvm.array<1 x i64>, !llvm.array<1 x i64>)>, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[DB]], %[[S1:.*]] : !llvm.struct<(!llvm.ptr, !llvm.ptr, i64, !llvm.array<1 x i64>, !llvm.array<1 x i64>)>, !llvm.ptr
+// CHECK-NEXT:    llvm.call @two(%[[S0]], %[[S1]])
+// CHECK:         llvm.store %[[DB]], %[[S0]]
+// CHECK-NEXT:    llvm.store %[[DA]], %[[S1]]
+// CHECK-NEXT:    llvm.call @two(%[[S0]], %[[S1]])
+// CHECK-NEXT:    llvm.store %[[DC]], %[[S2:.*]] : !llvm.struct<(!llvm.ptr, !llvm.ptr, i64, !llvm.array<2 x i64>, !llvm.array<2 x i64>)>, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[DA]], %[[S0]]
+// CHECK-NEXT:    llvm.call @mixed(%[[S2]], %[[S0]])
+// CHECK:         llvm.return
+func.func private @two(%x: memref<?xf32>, %y: memref<?xf32>)
+func.func private @mixed(%x: memref<?x?xf32>, %y: memref<?xf32>)
+func.func @shared_slots(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?x?xf32>) {
+  func.call @two(%a, %b) : (memref<?xf32>, memref<?xf32>) -> ()
+  func.call @two(%b, %a) : (memref<?xf32>, memref<?xf32>) -> ()
+  func.call @mixed(%c, %a) : (memref<?x?xf32>, memref<?xf32>) -> ()
+  return
+}
+
 // A declaration stays a body-less external llvm.func.
 // CHECK:      llvm.func @ext(f64)
 func.func private @ext(%x: f64)

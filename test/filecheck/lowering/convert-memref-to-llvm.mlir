@@ -89,14 +89,14 @@ func.func @alloc_dealloc(%n: index) -> index {
   return %d : index
 }
 
-// In a function with `arignote.alloc_status` (one integer result): the list head (two
+// In a kernel with `arignote.alloc_status` (one integer result): the list head (two
 // pointers on the stack, pointing to itself), a 16-byte header in each allocation, a
 // null pointer branching to the out-of-memory exit with the byte count, the allocation
 // linked after the head; `memref.dealloc` unlinks before `free`; the exit (the last
 // block) frees each listed allocation and returns -bytes (the minimum when it does not
 // fit the result type).
 // CHECK-LABEL: func.func @checked
-// CHECK-SAME:      -> i32 attributes {arignote.alloc_status} {
+// CHECK-SAME:      -> i32 attributes {arignote.alloc_status, arignote.kernel} {
 // CHECK:         %[[TWO:.*]] = llvm.mlir.constant(2) : i64
 // CHECK-NEXT:    %[[HEAD:.*]] = llvm.alloca %[[TWO]] x !llvm.ptr {alignment = 8 : i64} : (i64) -> !llvm.ptr
 // CHECK-NEXT:    llvm.store %[[HEAD]], %[[HEAD]] : !llvm.ptr, !llvm.ptr
@@ -148,9 +148,48 @@ func.func @alloc_dealloc(%n: index) -> index {
 // CHECK-NEXT:  ^[[OOM]](%{{.*}}: i64):
 // CHECK-NEXT:    %[[FIRST:.*]] = llvm.load %[[HEAD]] {arignote.alloc_failure_exit} : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT:    llvm.br ^[[WALK]](%[[FIRST]] : !llvm.ptr)
-func.func @checked(%n: index) -> i32 attributes {arignote.alloc_status} {
+func.func @checked(%n: index) -> i32 attributes {arignote.alloc_status, arignote.kernel} {
   %m = memref.alloc(%n) : memref<?x3xf32>
   memref.dealloc %m : memref<?x3xf32>
+  %c0 = arith.constant 0 : i32
+  return %c0 : i32
+}
+
+// In a status function that is not a kernel (the glue): each allocation calls
+// @arignote_alloc with the list head, the saturated byte count and the alignment mask,
+// and branches to the same out-of-memory exit when its allocated pointer is null; the
+// descriptor takes the allocated and the aligned pointers it returns. Each dealloc calls
+// @arignote_free. Both helpers are defined once, internal, at the end of the module.
+// CHECK-LABEL: func.func @glue
+// CHECK:         %[[GHEAD:.*]] = llvm.alloca %{{.*}} x !llvm.ptr {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK:         %[[GBYTES:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
+// CHECK-NEXT:    %[[MASK:.*]] = llvm.mlir.constant(63) : i64
+// CHECK-NEXT:    %[[PAIR:.*]] = llvm.call @arignote_alloc(%[[GHEAD]], %[[GBYTES]], %[[MASK]]) : (!llvm.ptr, i64, i64) -> !llvm.struct<(!llvm.ptr, !llvm.ptr)>
+// CHECK-NEXT:    %[[GRAW:.*]] = llvm.extractvalue %[[PAIR]][0]
+// CHECK-NEXT:    %[[GINT:.*]] = llvm.ptrtoint %[[GRAW]] : !llvm.ptr to i64
+// CHECK-NEXT:    %[[GZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[GNULL:.*]] = llvm.icmp "eq" %[[GINT]], %[[GZERO]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[GNULL]], ^[[GOOM:.*]](%[[GBYTES]] : i64), ^[[GOK:.*]]
+// CHECK-NEXT:  ^[[GOK]]:
+// CHECK-NEXT:    %[[GALIGNED:.*]] = llvm.extractvalue %[[PAIR]][1]
+// CHECK-NEXT:    %[[GD0:.*]] = llvm.mlir.undef
+// CHECK-NEXT:    %[[GD1:.*]] = llvm.insertvalue %[[GRAW]], %[[GD0]][0]
+// CHECK-NEXT:    llvm.insertvalue %[[GALIGNED]], %[[GD1]][1]
+// CHECK:         %[[C32:.*]] = llvm.mlir.constant(32) : i64
+// CHECK-NEXT:    %[[MASK128:.*]] = llvm.mlir.constant(127) : i64
+// CHECK-NEXT:    llvm.call @arignote_alloc(%[[GHEAD]], %[[C32]], %[[MASK128]])
+// CHECK:         llvm.cond_br %{{.*}}, ^[[GOOM]](%[[C32]] : i64), ^{{.*}}
+// CHECK:         %[[GFREED:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT:    llvm.call @arignote_free(%[[GFREED]]) : (!llvm.ptr) -> ()
+// CHECK:         llvm.call @arignote_free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NOT:     llvm.call @malloc
+// CHECK:         ^[[GOOM]](%{{.*}}: i64):
+// CHECK-NEXT:    llvm.load %[[GHEAD]] {arignote.alloc_failure_exit}
+func.func @glue(%n: index) -> i32 attributes {arignote.alloc_status} {
+  %m = memref.alloc(%n) : memref<?x3xf32>
+  %k = memref.alloc() {alignment = 128 : i64} : memref<4xf64>
+  memref.dealloc %m : memref<?x3xf32>
+  memref.dealloc %k : memref<4xf64>
   %c0 = arith.constant 0 : i32
   return %c0 : i32
 }
@@ -178,3 +217,35 @@ func.func @reinterpret(%m: memref<?x?xf32>, %n: index) -> memref<?x4xf32> {
 // CHECK-NEXT:    %[[D5:.*]] = llvm.insertvalue %[[FOUR]], %[[D4]][4, 0]
 // CHECK:         llvm.insertvalue %{{.*}}, %[[D5]][3, 1]
 // CHECK:         llvm.insertvalue %{{.*}}, %{{.*}}[4, 1]
+
+// The glue's helpers, defined once after the module's functions. @arignote_alloc pads
+// the byte count by the 16-byte header and the mask (saturating), returns {null, ?} when
+// malloc refuses, else links the allocation after the head and returns it with its data
+// start rounded up to the mask; @arignote_free unlinks, then frees.
+// CHECK-LABEL: llvm.func internal @arignote_alloc(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64) -> !llvm.struct<(!llvm.ptr, !llvm.ptr)> {
+// CHECK-NEXT:    %[[H16:.*]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT:    %[[ADD:.*]] = llvm.add %[[AMASK:.*]], %[[H16]] : i64
+// CHECK-NEXT:    %[[TOTAL:.*]] = llvm.add %[[ABYTES:.*]], %[[ADD]] : i64
+// CHECK-NEXT:    %[[WRAP:.*]] = llvm.icmp "ult" %[[TOTAL]], %[[ABYTES]] : i64
+// CHECK-NEXT:    %[[MAX:.*]] = llvm.mlir.constant(-1) : i64
+// CHECK-NEXT:    %[[APAD:.*]] = llvm.select %[[WRAP]], %[[MAX]], %[[TOTAL]] : i1, i64
+// CHECK-NEXT:    %[[AP:.*]] = llvm.call @malloc(%[[APAD]]) : (i64) -> !llvm.ptr
+// CHECK:         llvm.cond_br %{{.*}}, ^[[REFUSED:.*]], ^[[LINKED:.*]]
+// CHECK-NEXT:  ^[[REFUSED]]:
+// CHECK-NEXT:    %[[U:.*]] = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, !llvm.ptr)>
+// CHECK-NEXT:    %[[R:.*]] = llvm.insertvalue %[[AP]], %[[U]][0]
+// CHECK-NEXT:    llvm.return %[[R]]
+// CHECK-NEXT:  ^[[LINKED]]:
+// CHECK-NEXT:    %[[ANEXT:.*]] = llvm.load %[[AHEAD:.*]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[ANEXT]], %[[AP]] : !llvm.ptr, !llvm.ptr
+// CHECK:         llvm.store %[[AP]], %[[AHEAD]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[START:.*]] = llvm.getelementptr %[[AP]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK:         %[[PADDING:.*]] = llvm.and %{{.*}}, %[[AMASK]] : i64
+// CHECK-NEXT:    %[[ALIGNED:.*]] = llvm.getelementptr %[[START]][%[[PADDING]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK:         %[[R1:.*]] = llvm.insertvalue %[[AP]], %{{.*}}[0]
+// CHECK-NEXT:    %[[R2:.*]] = llvm.insertvalue %[[ALIGNED]], %[[R1]][1]
+// CHECK-NEXT:    llvm.return %[[R2]]
+// CHECK-LABEL: llvm.func internal @arignote_free(%{{.*}}: !llvm.ptr) {
+// CHECK:         llvm.call @free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.return
+// CHECK-NOT:   @arignote_alloc(
