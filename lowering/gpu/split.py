@@ -51,6 +51,7 @@ from arignote.lowering.gpu.kernels import (
     STRIDED_KERNELS,
     GpuLoweringError,
 )
+from arignote.lowering.llvm.checked_alloc import GLUE_HELPERS
 from arignote.lowering.llvm.llvm_utils import PTR, constant, declare_external
 from arignote.lowering.llvm.parallelize import OUTLINED_SUFFIX, PARALLEL_FOR, context_bytes
 
@@ -138,7 +139,10 @@ def split(module: ModuleOp, symbol: str = "module") -> GpuModules:
     blas: dict[str, llvm.FuncOp] = {}
     launch = _Launcher(module, symbol + LAUNCH_SUFFIX)
     for name, f in functions.items():
-        if f.body.blocks and OUTLINED_SUFFIX not in name and not name.endswith(SHAPE_SUFFIX):
+        # the shape functions and the allocation helpers they call (`GLUE_HELPERS`: the
+        # compute functions' allocations are not tracked) work in host memory
+        host_memory = name.endswith(SHAPE_SUFFIX) or name in GLUE_HELPERS
+        if f.body.blocks and OUTLINED_SUFFIX not in name and not host_memory:
             _rewrite_host(f, functions, kernels, blas, launch)
             verify_host_memory(f)
     device = ModuleOp([])
@@ -237,6 +241,11 @@ def _rewrite_host(
             kernels.append(launch(op, len(kernels)))
         elif callee in ("malloc", "free"):
             _rename(op, GPU_MALLOC if callee == "malloc" else GPU_FREE)
+        elif callee in GLUE_HELPERS:  # a buffer it allocates would be device memory
+            raise GpuLoweringError(
+                f"@{f.sym_name.data}: the host code writes device memory (@{callee} keeps "
+                "the tracked buffers on a list in their first bytes); only kernels may touch it"
+            )
         elif callee.startswith("scipy_cblas_"):
             new = GPU_BLAS_PREFIX + callee.removeprefix("scipy_cblas_")
             blas[new] = functions[callee]
