@@ -42,9 +42,10 @@ the allocation and the unlinking are calls of two functions defined once per mod
 halves the glue that the lowering builds and LLVM compiles:
 
 ```mlir
-llvm.func internal @arignote_alloc(%head: !llvm.ptr, %bytes: i64, %mask: i64)
-    -> !llvm.struct<(ptr, ptr)>  // malloc(bytes + 16 + mask) (saturating), linked after
-                                 // %head: {allocated, aligned up to mask + 1}; {null, ?}
+// bytes = static * a * b and malloc(bytes + 16 + mask), saturating; the allocation linked
+// after %head: {allocated, aligned up to mask + 1, bytes}; {null, ?, bytes} when refused
+llvm.func internal @arignote_alloc(%head: !llvm.ptr, %static: i64, %a: i64, %b: i64,
+                                   %mask: i64) -> !llvm.struct<(ptr, ptr, i64)>
 llvm.func internal @arignote_free(%allocated: !llvm.ptr)  // unlinked, then freed
 ```
 
@@ -100,9 +101,9 @@ FREE_HELPER = "arignote_free"
 GLUE_HELPERS = frozenset({ALLOC_HELPER, FREE_HELPER})
 """The functions `define_helpers` adds to a module: glue, never kernels."""
 
-_ALLOCATION = llvm.LLVMStructType.from_type_list([PTR, PTR])
+_ALLOCATION = llvm.LLVMStructType.from_type_list([PTR, PTR, i64])
 """What `@arignote_alloc` returns: the allocated pointer (null when refused), the
-aligned data pointer."""
+aligned data pointer (undefined when refused) and the byte count asked for."""
 
 _U64_MAX = 2**64 - 1
 
@@ -458,11 +459,20 @@ def _helper_constant(value: int, ops: list[Operation]) -> SSAValue:
     return append(ops, build(llvm.ConstantOp, integer_attr(value, i64), i64))
 
 
+def _helper_product(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
+    """`_saturating_mul` in a helper's body (its own constants)."""
+    pair = append(ops, build(llvm.CallIntrinsicOp, _UMUL, [lhs, rhs], [_UMUL_RESULT]))
+    product = extract(pair, [0], i64, ops)
+    over = extract(pair, [1], i1, ops)
+    return _select(over, _helper_constant(-1, ops), product, ops)
+
+
 def _alloc_body() -> Region:
-    """`@arignote_alloc(head, bytes, mask)`: see the module doc."""
-    entry, linked, refused = Block(arg_types=[PTR, i64, i64]), Block(), Block()
-    head, bytes_, mask = entry.args
+    """`@arignote_alloc(head, static, a, b, mask)`: see the module doc."""
+    entry, linked, refused = Block(arg_types=[PTR, i64, i64, i64, i64]), Block(), Block()
+    head, static, a, b, mask = entry.args
     ops: list[Operation] = []
+    bytes_ = _helper_product(_helper_product(static, a, ops), b, ops)
     addend = append(ops, build(llvm.AddOp, mask, _helper_constant(HEADER_BYTES, ops)))
     total = append(ops, build(llvm.AddOp, bytes_, addend))
     wrapped = _icmp("ult", total, bytes_, ops)
@@ -476,6 +486,7 @@ def _alloc_body() -> Region:
     undefined = build(llvm.UndefOp, _ALLOCATION)
     ops = [undefined]
     result = insert(undefined.results[0], allocated, [0], ops)
+    result = insert(result, bytes_, [2], ops)
     ops.append(build(llvm.ReturnOp, result))
     refused.add_ops(ops)
     ops = []
@@ -489,6 +500,7 @@ def _alloc_body() -> Region:
     ops.append(undefined)
     result = insert(undefined.results[0], allocated, [0], ops)
     result = insert(result, aligned, [1], ops)
+    result = insert(result, bytes_, [2], ops)
     ops.append(build(llvm.ReturnOp, result))
     linked.add_ops(ops)
     return Region([entry, refused, linked])
@@ -514,7 +526,7 @@ def define_helpers(rewriter: PatternRewriter, anchor: Operation) -> None:
     if lookup_function(module, ALLOC_HELPER) is not None:
         return
     for name, inputs, output, body in (
-        (ALLOC_HELPER, [PTR, i64, i64], _ALLOCATION, _alloc_body()),
+        (ALLOC_HELPER, [PTR, i64, i64, i64, i64], _ALLOCATION, _alloc_body()),
         (FREE_HELPER, [PTR], llvm.LLVMVoidType(), _free_body()),
     ):
         function_type = llvm.LLVMFunctionType(inputs, output)
@@ -526,20 +538,36 @@ def helper_malloc(
     rewriter: PatternRewriter,
     op: Operation,
     function: Operation,
-    bytes_: Index,
+    sizes: Sequence[Index],
+    element_bytes: int,
     alignment: int,
     ops: list[Operation],
 ) -> tuple[SSAValue, SSAValue]:
-    """`checked_malloc` by `@arignote_alloc` in the glue's status function `function`:
-    the allocated and the aligned pointers (the header and the data). Splits `op`'s block
-    as `checked_malloc` does."""
+    """`checked_malloc` of `prod(sizes) * element_bytes` bytes by `@arignote_alloc` in the
+    glue's status function `function`, which computes the byte count from the static
+    part and two sizes (a third and further dynamic sizes are multiplied in here first):
+    the allocated and the aligned pointers (the header and the data). Splits `op`'s
+    block as `checked_malloc` does."""
     define_helpers(rewriter, op)
     exit_block, head = _failure_exit(rewriter, op, function)
-    size, mask = as_i64(bytes_, ops), _i64(alignment - 1, ops)
-    pair = call(ALLOC_HELPER, [head, size, mask], _ALLOCATION, ops)
-    assert pair is not None
-    allocated = extract(pair, [0], PTR, ops)
+    static = element_bytes
+    dynamic: list[SSAValue] = []
+    for size in sizes:
+        if isinstance(size, int):
+            static = min(static * size, _U64_MAX)
+        else:
+            dynamic.append(size)
+    factors: list[SSAValue] = dynamic[:2]
+    for size in dynamic[2:]:
+        factors[1] = _saturating_mul(factors[1], size, ops)
+    while len(factors) < 2:
+        factors.append(_i64(1, ops))
+    mask = _i64(alignment - 1, ops)
+    result = call(ALLOC_HELPER, [head, _i64(static, ops), *factors, mask], _ALLOCATION, ops)
+    assert result is not None
+    allocated = extract(result, [0], PTR, ops)
     address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
     null = _icmp("eq", address, _i64(0, ops), ops)
-    _exit_when(rewriter, op, null, exit_block, size, ops)
-    return allocated, extract(pair, [1], PTR, ops)
+    bytes_ = extract(result, [2], i64, ops)
+    _exit_when(rewriter, op, null, exit_block, bytes_, ops)
+    return allocated, extract(result, [1], PTR, ops)

@@ -207,13 +207,16 @@ class AllocLowering(RewritePattern):
         alignment = ALLOC_ALIGNMENT
         if isinstance(op.alignment, IntegerAttr):
             alignment = op.alignment.value.data
-        nbytes = byte_count(sizes, element_byte_size(type_.get_element_type()), ops)
+        element_bytes = element_byte_size(type_.get_element_type())
         function = status_function(op)
         if function is not None and uses_helpers(function):
-            allocated, aligned = helper_malloc(rewriter, op, function, nbytes, alignment, ops)
+            allocated, aligned = helper_malloc(
+                rewriter, op, function, sizes, element_bytes, alignment, ops
+            )
             descriptor = build_descriptor(type_, allocated, aligned, sizes, strides, ops)
             replace_op(rewriter, op, ops, descriptor)
             return
+        nbytes = byte_count(sizes, element_bytes, ops)
         header = 0 if function is None else HEADER_BYTES
         padded = saturating_add(nbytes, header + alignment - 1, ops)
         declare_function(rewriter, op, "malloc", [i64], PTR)

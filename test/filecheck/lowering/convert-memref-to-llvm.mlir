@@ -156,31 +156,47 @@ func.func @checked(%n: index) -> i32 attributes {arignote.alloc_status, arignote
 }
 
 // In a status function that is not a kernel (the glue): each allocation calls
-// @arignote_alloc with the list head, the saturated byte count and the alignment mask,
-// and branches to the same out-of-memory exit when its allocated pointer is null; the
-// descriptor takes the allocated and the aligned pointers it returns. Each dealloc calls
-// @arignote_free. Both helpers are defined once, internal, at the end of the module.
+// @arignote_alloc with the list head, the static part of the byte count (element bytes
+// times the static sizes), two dynamic sizes (1 when absent) and the alignment mask, and
+// branches to the same out-of-memory exit with the byte count it returns when its
+// allocated pointer is null; the descriptor takes the allocated and the aligned
+// pointers. Each dealloc calls @arignote_free. Both helpers are defined once, internal,
+// at the end of the module.
 // CHECK-LABEL: func.func @glue
 // CHECK:         %[[GHEAD:.*]] = llvm.alloca %{{.*}} x !llvm.ptr {alignment = 8 : i64} : (i64) -> !llvm.ptr
-// CHECK:         %[[GBYTES:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
+// CHECK:         %[[GN:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK-NEXT:    %[[GONE:.*]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:    %[[MASK:.*]] = llvm.mlir.constant(63) : i64
-// CHECK-NEXT:    %[[PAIR:.*]] = llvm.call @arignote_alloc(%[[GHEAD]], %[[GBYTES]], %[[MASK]]) : (!llvm.ptr, i64, i64) -> !llvm.struct<(!llvm.ptr, !llvm.ptr)>
-// CHECK-NEXT:    %[[GRAW:.*]] = llvm.extractvalue %[[PAIR]][0]
+// CHECK-NEXT:    %[[STATIC:.*]] = llvm.mlir.constant(12) : i64
+// CHECK-NEXT:    %[[RES:.*]] = llvm.call @arignote_alloc(%[[GHEAD]], %[[STATIC]], %[[GN]], %[[GONE]], %[[MASK]]) : (!llvm.ptr, i64, i64, i64, i64) -> !llvm.struct<(!llvm.ptr, !llvm.ptr, i64)>
+// CHECK-NEXT:    %[[GRAW:.*]] = llvm.extractvalue %[[RES]][0]
 // CHECK-NEXT:    %[[GINT:.*]] = llvm.ptrtoint %[[GRAW]] : !llvm.ptr to i64
 // CHECK-NEXT:    %[[GZERO:.*]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:    %[[GNULL:.*]] = llvm.icmp "eq" %[[GINT]], %[[GZERO]] : i64
+// CHECK-NEXT:    %[[GBYTES:.*]] = llvm.extractvalue %[[RES]][2]
 // CHECK-NEXT:    llvm.cond_br %[[GNULL]], ^[[GOOM:.*]](%[[GBYTES]] : i64), ^[[GOK:.*]]
 // CHECK-NEXT:  ^[[GOK]]:
-// CHECK-NEXT:    %[[GALIGNED:.*]] = llvm.extractvalue %[[PAIR]][1]
+// CHECK-NEXT:    %[[GALIGNED:.*]] = llvm.extractvalue %[[RES]][1]
 // CHECK-NEXT:    %[[GD0:.*]] = llvm.mlir.undef
 // CHECK-NEXT:    %[[GD1:.*]] = llvm.insertvalue %[[GRAW]], %[[GD0]][0]
 // CHECK-NEXT:    llvm.insertvalue %[[GALIGNED]], %[[GD1]][1]
-// CHECK:         %[[C32:.*]] = llvm.mlir.constant(32) : i64
-// CHECK-NEXT:    %[[MASK128:.*]] = llvm.mlir.constant(127) : i64
-// CHECK-NEXT:    llvm.call @arignote_alloc(%[[GHEAD]], %[[C32]], %[[MASK128]])
-// CHECK:         llvm.cond_br %{{.*}}, ^[[GOOM]](%[[C32]] : i64), ^{{.*}}
-// CHECK:         %[[GFREED:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK:         %[[MASK128:.*]] = llvm.mlir.constant(127) : i64
+// CHECK-NEXT:    %[[C32:.*]] = llvm.mlir.constant(32) : i64
+// CHECK-NEXT:    %[[RES2:.*]] = llvm.call @arignote_alloc(%[[GHEAD]], %[[C32]], %{{.*}}, %{{.*}}, %[[MASK128]])
+// CHECK:         %[[BYTES2:.*]] = llvm.extractvalue %[[RES2]][2]
+// CHECK-NEXT:    llvm.cond_br %{{.*}}, ^[[GOOM]](%[[BYTES2]] : i64), ^{{.*}}
+// A third dynamic size is multiplied into the second before the call:
+// CHECK:         %[[N1:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK-NEXT:    %[[N2:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK-NEXT:    %[[N3:.*]] = builtin.unrealized_conversion_cast %n : index to i64
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.umul.with.overflow.i64"(%[[N2]], %[[N3]])
+// CHECK:         %[[NNSAT:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
+// CHECK-NEXT:    %[[M3:.*]] = llvm.mlir.constant(63) : i64
+// CHECK-NEXT:    %[[F4:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    llvm.call @arignote_alloc(%[[GHEAD]], %[[F4]], %[[N1]], %[[NNSAT]], %[[M3]])
+// CHECK:         %[[GFREED:.*]] = llvm.extractvalue %{{.*}}[0] : !llvm.struct<(!llvm.ptr, !llvm.ptr, i64, !llvm.array<2 x i64>, !llvm.array<2 x i64>)>
 // CHECK-NEXT:    llvm.call @arignote_free(%[[GFREED]]) : (!llvm.ptr) -> ()
+// CHECK:         llvm.call @arignote_free(%{{.*}}) : (!llvm.ptr) -> ()
 // CHECK:         llvm.call @arignote_free(%{{.*}}) : (!llvm.ptr) -> ()
 // CHECK-NOT:     llvm.call @malloc
 // CHECK:         ^[[GOOM]](%{{.*}}: i64):
@@ -188,8 +204,10 @@ func.func @checked(%n: index) -> i32 attributes {arignote.alloc_status, arignote
 func.func @glue(%n: index) -> i32 attributes {arignote.alloc_status} {
   %m = memref.alloc(%n) : memref<?x3xf32>
   %k = memref.alloc() {alignment = 128 : i64} : memref<4xf64>
+  %t = memref.alloc(%n, %n, %n) : memref<?x?x?xf32>
   memref.dealloc %m : memref<?x3xf32>
   memref.dealloc %k : memref<4xf64>
+  memref.dealloc %t : memref<?x?x?xf32>
   %c0 = arith.constant 0 : i32
   return %c0 : i32
 }
@@ -218,23 +236,29 @@ func.func @reinterpret(%m: memref<?x?xf32>, %n: index) -> memref<?x4xf32> {
 // CHECK:         llvm.insertvalue %{{.*}}, %[[D5]][3, 1]
 // CHECK:         llvm.insertvalue %{{.*}}, %{{.*}}[4, 1]
 
-// The glue's helpers, defined once after the module's functions. @arignote_alloc pads
-// the byte count by the 16-byte header and the mask (saturating), returns {null, ?} when
-// malloc refuses, else links the allocation after the head and returns it with its data
-// start rounded up to the mask; @arignote_free unlinks, then frees.
-// CHECK-LABEL: llvm.func internal @arignote_alloc(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64) -> !llvm.struct<(!llvm.ptr, !llvm.ptr)> {
+// The glue's helpers, defined once after the module's functions. @arignote_alloc
+// multiplies the byte count out (saturating), pads it by the 16-byte header and the mask
+// (saturating), returns {null, ?, bytes} when malloc refuses, else links the allocation
+// after the head and returns it with its data start rounded up to the mask and the byte
+// count; @arignote_free unlinks, then frees.
+// CHECK-LABEL: llvm.func internal @arignote_alloc(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) -> !llvm.struct<(!llvm.ptr, !llvm.ptr, i64)> {
+// CHECK-NEXT:    %[[P1:.*]] = llvm.call_intrinsic "llvm.umul.with.overflow.i64"(%[[ASTATIC:.*]], %[[AA:.*]]) : (i64, i64) -> !llvm.struct<(i64, i1)>
+// CHECK:         %[[S1:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
+// CHECK-NEXT:    %[[P2:.*]] = llvm.call_intrinsic "llvm.umul.with.overflow.i64"(%[[S1]], %[[AB:.*]]) : (i64, i64) -> !llvm.struct<(i64, i1)>
+// CHECK:         %[[ABYTES:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i64
 // CHECK-NEXT:    %[[H16:.*]] = llvm.mlir.constant(16) : i64
 // CHECK-NEXT:    %[[ADD:.*]] = llvm.add %[[AMASK:.*]], %[[H16]] : i64
-// CHECK-NEXT:    %[[TOTAL:.*]] = llvm.add %[[ABYTES:.*]], %[[ADD]] : i64
+// CHECK-NEXT:    %[[TOTAL:.*]] = llvm.add %[[ABYTES]], %[[ADD]] : i64
 // CHECK-NEXT:    %[[WRAP:.*]] = llvm.icmp "ult" %[[TOTAL]], %[[ABYTES]] : i64
 // CHECK-NEXT:    %[[MAX:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:    %[[APAD:.*]] = llvm.select %[[WRAP]], %[[MAX]], %[[TOTAL]] : i1, i64
 // CHECK-NEXT:    %[[AP:.*]] = llvm.call @malloc(%[[APAD]]) : (i64) -> !llvm.ptr
 // CHECK:         llvm.cond_br %{{.*}}, ^[[REFUSED:.*]], ^[[LINKED:.*]]
 // CHECK-NEXT:  ^[[REFUSED]]:
-// CHECK-NEXT:    %[[U:.*]] = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, !llvm.ptr)>
+// CHECK-NEXT:    %[[U:.*]] = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, !llvm.ptr, i64)>
 // CHECK-NEXT:    %[[R:.*]] = llvm.insertvalue %[[AP]], %[[U]][0]
-// CHECK-NEXT:    llvm.return %[[R]]
+// CHECK-NEXT:    %[[RB:.*]] = llvm.insertvalue %[[ABYTES]], %[[R]][2]
+// CHECK-NEXT:    llvm.return %[[RB]]
 // CHECK-NEXT:  ^[[LINKED]]:
 // CHECK-NEXT:    %[[ANEXT:.*]] = llvm.load %[[AHEAD:.*]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT:    llvm.store %[[ANEXT]], %[[AP]] : !llvm.ptr, !llvm.ptr
@@ -244,7 +268,8 @@ func.func @reinterpret(%m: memref<?x?xf32>, %n: index) -> memref<?x4xf32> {
 // CHECK-NEXT:    %[[ALIGNED:.*]] = llvm.getelementptr %[[START]][%[[PADDING]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK:         %[[R1:.*]] = llvm.insertvalue %[[AP]], %{{.*}}[0]
 // CHECK-NEXT:    %[[R2:.*]] = llvm.insertvalue %[[ALIGNED]], %[[R1]][1]
-// CHECK-NEXT:    llvm.return %[[R2]]
+// CHECK-NEXT:    %[[R3:.*]] = llvm.insertvalue %[[ABYTES]], %[[R2]][2]
+// CHECK-NEXT:    llvm.return %[[R3]]
 // CHECK-LABEL: llvm.func internal @arignote_free(%{{.*}}: !llvm.ptr) {
 // CHECK:         llvm.call @free(%{{.*}}) : (!llvm.ptr) -> ()
 // CHECK-NEXT:    llvm.return
