@@ -65,8 +65,9 @@ then gives a null pointer, whose first use faults, instead of a buffer overrun.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from weakref import WeakKeyDictionary
 
-from xdsl.dialects import func, llvm
+from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, UnitAttr, i1, i8, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
@@ -448,10 +449,33 @@ def untrack(allocated: SSAValue, ops: list[Operation]) -> None:
 # --- the glue's helpers --------------------------------------------------------------------
 
 
+HELPER_MIN_ALLOCATIONS = 16
+"""The `memref.alloc`s from which the glue calls the helpers. A smaller glue (the
+benchmarks' logistic regression: 4 in `@f__shape`, 5 in `@f`) is compiled at O3 with its
+kernels (below `arignote.runtime.cpu.SPLIT_GLUE_INSTRUCTIONS`), where LLVM deletes a
+buffer that does not escape with its `malloc`, its `free` and its list links, which it
+does not once they are a helper's call (then inlined)."""
+
+_HELPERS_CHOSEN: WeakKeyDictionary[Operation, bool] = WeakKeyDictionary()
+
+
 def uses_helpers(function: Operation) -> bool:
-    """Whether status function `function` calls `define_helpers`' functions (the glue)
-    instead of having the code written out (a kernel)."""
-    return KERNEL_ATTRIBUTE not in function.attributes
+    """Whether status function `function` calls `define_helpers`' functions (the glue,
+    with at least `HELPER_MIN_ALLOCATIONS`) instead of having the code written out (a
+    kernel, a small glue). Decided at the first call for `function`, before any of its
+    allocations is converted."""
+    chosen = _HELPERS_CHOSEN.get(function)
+    if chosen is None:
+        chosen = (
+            KERNEL_ATTRIBUTE not in function.attributes
+            and _allocations(function) >= HELPER_MIN_ALLOCATIONS
+        )
+        _HELPERS_CHOSEN[function] = chosen
+    return chosen
+
+
+def _allocations(function: Operation) -> int:
+    return sum(1 for op in function.walk() if isinstance(op, memref.AllocOp))
 
 
 def _helper_constant(value: int, ops: list[Operation]) -> SSAValue:

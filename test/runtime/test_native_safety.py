@@ -179,27 +179,39 @@ print(f32(small, 1 << 20, 1 << 20), f32(small, 1, 1 << 27))
 """
 
 
-@pytest.mark.parametrize("kernels", [False, True], ids=["glue", "kernels"])
-def test_failed_allocation_frees_what_the_function_holds(kernels: bool) -> None:
+@pytest.mark.parametrize(
+    ("kernels", "helpers"),
+    [(False, False), (False, True), (True, True)],
+    ids=["glue", "glue-helpers", "kernels"],
+)
+def test_failed_allocation_frees_what_the_function_holds(kernels: bool, helpers: bool) -> None:
     """A function with `arignote.alloc_status` returns -bytes for the allocation that
     failed after freeing the 64 MiB buffer it held: 40 calls in a 256 MiB address-space
     budget all fail on the 8 TiB buffer (a leak would make the 64 MiB one fail by the
     fourth); a size that overflows, or does not fit an i32 status, is the minimum.
-    The function allocates through the glue's helpers (`@arignote_alloc`). With
+    With `helpers` (`HELPER_MIN_ALLOCATIONS` set to 1: a glue with many buffers), the
+    function allocates through the glue's helpers (`@arignote_alloc`). With
     `outline-kernels` the nest that allocates the big buffer is a kernel of its own,
     which calls `malloc` itself: its failure returns the same status from the function,
     which frees its own."""
     spec = "outline-kernels," if kernels else ""
-    done = _run_child(_LEAK_PROGRAM.replace("PIPELINE_SPEC", spec), timeout=120)
+    program = _LEAK_PROGRAM.replace("PIPELINE_SPEC", spec)
+    if helpers:
+        program = program.replace(
+            "ctx = Context()\n",
+            "from arignote.lowering.llvm import checked_alloc\n"
+            "checked_alloc.HELPER_MIN_ALLOCATIONS = 1\nctx = Context()\n",
+        )
+    done = _run_child(program, timeout=120)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     repeated, sizes, narrow = done.stdout.splitlines()
     assert repeated.split() == [str(-(8 << 40))] * 40
     assert sizes.split() == [str(-(2**63)), str(-(2**63)), "0", "0", "4.0"]
     assert narrow.split() == [str(-(2**31)), str(-(1 << 30))]
     assert ("llvm.call @f64_status__k" in done.stderr) == kernels
-    assert "llvm.call @arignote_alloc" in done.stderr
-    # the helper's `malloc`, and the kernel's own
-    assert done.stderr.count("llvm.call @malloc") == (2 if kernels else 1)
+    assert ("llvm.call @arignote_alloc" in done.stderr) == helpers
+    # the helper's `malloc` or the two of each of the two functions, and the kernel's own
+    assert done.stderr.count("llvm.call @malloc") == (1 if helpers else 4) + kernels
 
 
 @pytest.mark.parametrize("linker", LINKERS)

@@ -155,7 +155,24 @@ func.func @checked(%n: index) -> i32 attributes {arignote.alloc_status, arignote
   return %c0 : i32
 }
 
-// In a status function that is not a kernel (the glue): each allocation calls
+// A glue with fewer allocations keeps the code written out.
+// CHECK-LABEL: func.func @small_glue
+// CHECK-NOT:     @arignote_
+// CHECK:         llvm.call @malloc
+// CHECK-NOT:     @arignote_
+// CHECK:         llvm.call @free
+// CHECK-NOT:     @arignote_
+// CHECK:         func.return
+func.func @small_glue(%n: index) -> i64 attributes {arignote.alloc_status} {
+  %m = memref.alloc(%n) : memref<?xf32>
+  memref.dealloc %m : memref<?xf32>
+  %c0 = arith.constant 0 : i64
+  return %c0 : i64
+}
+
+// In a status function that is not a kernel (the glue) with at least 16 allocations
+// (HELPER_MIN_ALLOCATIONS; a smaller one keeps the code written out, as @checked has it,
+// for LLVM's O3 to delete what it can): each allocation calls
 // @arignote_alloc with the list head, the static part of the byte count (element bytes
 // times the static sizes), two dynamic sizes (1 when absent) and the alignment mask, and
 // branches to the same out-of-memory exit with the byte count it returns when its
@@ -205,9 +222,36 @@ func.func @glue(%n: index) -> i32 attributes {arignote.alloc_status} {
   %m = memref.alloc(%n) : memref<?x3xf32>
   %k = memref.alloc() {alignment = 128 : i64} : memref<4xf64>
   %t = memref.alloc(%n, %n, %n) : memref<?x?x?xf32>
+  // 13 more buffers: 16 reach HELPER_MIN_ALLOCATIONS
+  %s0 = memref.alloc() : memref<1xf32>
+  %s1 = memref.alloc() : memref<1xf32>
+  %s2 = memref.alloc() : memref<1xf32>
+  %s3 = memref.alloc() : memref<1xf32>
+  %s4 = memref.alloc() : memref<1xf32>
+  %s5 = memref.alloc() : memref<1xf32>
+  %s6 = memref.alloc() : memref<1xf32>
+  %s7 = memref.alloc() : memref<1xf32>
+  %s8 = memref.alloc() : memref<1xf32>
+  %s9 = memref.alloc() : memref<1xf32>
+  %s10 = memref.alloc() : memref<1xf32>
+  %s11 = memref.alloc() : memref<1xf32>
+  %s12 = memref.alloc() : memref<1xf32>
   memref.dealloc %m : memref<?x3xf32>
   memref.dealloc %k : memref<4xf64>
   memref.dealloc %t : memref<?x?x?xf32>
+  memref.dealloc %s0 : memref<1xf32>
+  memref.dealloc %s1 : memref<1xf32>
+  memref.dealloc %s2 : memref<1xf32>
+  memref.dealloc %s3 : memref<1xf32>
+  memref.dealloc %s4 : memref<1xf32>
+  memref.dealloc %s5 : memref<1xf32>
+  memref.dealloc %s6 : memref<1xf32>
+  memref.dealloc %s7 : memref<1xf32>
+  memref.dealloc %s8 : memref<1xf32>
+  memref.dealloc %s9 : memref<1xf32>
+  memref.dealloc %s10 : memref<1xf32>
+  memref.dealloc %s11 : memref<1xf32>
+  memref.dealloc %s12 : memref<1xf32>
   %c0 = arith.constant 0 : i32
   return %c0 : i32
 }
