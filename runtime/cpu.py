@@ -392,11 +392,40 @@ def module_layout(
     if any(isinstance(op, GlobalOp) for op in module_op.ops) or not (outlined or part):
         return ModuleLayout(module, references, None)
     glue = _glue(references, helpers - outlined, exported)
-    sizes = {f.name: sum(len(b.instructions) for b in f.blocks) for f in module.functions}
+    sizes = {f.name: _size(f, f.name in glue) for f in module.functions}
     glue_size = sum(sizes.get(name, 0) for name in glue)
     apart = glue_size >= (SPLIT_GLUE_INSTRUCTIONS if split_glue is None else split_glue)
     kernels = frozenset(references) - glue
     return ModuleLayout(module, references, kernels, glue, sizes, apart, exported)
+
+
+ALLOC_CALL_INSTRUCTIONS = 12
+"""The instructions a glue's call of `@arignote_alloc` replaces, plus 4 (a saturating
+product) for each of its two sizes that is not a constant; a call of `@arignote_free`
+replaces 6 (`arignote.lowering.llvm.checked_alloc`). `module_layout` counts them in the
+glue's size: `SPLIT_GLUE_INSTRUCTIONS` was measured on glue with its allocations written
+out, and at O3 LLVM inlines the helpers back, so a function's glue goes apart from about
+the size it did before the helpers, and its O3 cost is weighed as it is."""
+
+FREE_CALL_INSTRUCTIONS = 6
+
+
+def _size(function: ir.Function, glue: bool) -> int:
+    """The instructions of `function`; a glue's calls of the allocation helpers count for
+    those they replace too (`ALLOC_CALL_INSTRUCTIONS`)."""
+    size = 0
+    for block in function.blocks:
+        size += len(block.instructions)
+        if glue:
+            for instruction in block.instructions:
+                callee = getattr(getattr(instruction, "callee", None), "name", "")
+                if callee == "arignote_alloc":
+                    sizes = instruction.args[2:4]
+                    dynamic = sum(not isinstance(v, ir.Constant) for v in sizes)
+                    size += ALLOC_CALL_INSTRUCTIONS + 4 * dynamic
+                elif callee == "arignote_free":
+                    size += FREE_CALL_INSTRUCTIONS
+    return size
 
 
 def _called_from_outside(references: dict[str, set[str]], part: frozenset[str]) -> set[str]:
