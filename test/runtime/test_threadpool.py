@@ -543,6 +543,18 @@ f(v)
 workers = sorted({int(t) for t in os.listdir("/proc/self/task")} - before)
 assert threadpool.dispatches() >= 1 and len(workers) == 1, (threadpool.dispatches(), workers)
 (worker,) = workers
+
+
+def worker_state():  # for the failure message: running, or asleep and where
+    try:
+        with open(f"/proc/self/task/{worker}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/self/task/{worker}/wchan") as wchan:
+            return f"{state} {wchan.read() or '-'}"
+    except (OSError, IndexError) as error:
+        return repr(error)
+
+
 start = os.sched_getaffinity(0)  # the worker's may have moved already (its first job)
 cpu = min(start)
 os.sched_setaffinity(0, {cpu})
@@ -558,7 +570,8 @@ while time.monotonic() < deadline:
 print(sorted(os.sched_getaffinity(worker)) == sorted(start - {cpu}), sorted(start), cpu,
       sorted(os.sched_getaffinity(worker)), "calls", calls,
       "dispatched", threadpool.dispatches() - dispatched, "workers", threadpool.workers(),
-      "tasks", sorted(int(t) for t in os.listdir("/proc/self/task")), "worker", worker)
+      "tasks", sorted(int(t) for t in os.listdir("/proc/self/task")), "worker", worker,
+      "state", worker_state())
 """
     env = dict(os.environ, ARIGNOTE_FLAGS="openmp=True,openmp_elemwise_minsize=1000")
     out = subprocess.run(
