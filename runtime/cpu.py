@@ -413,17 +413,19 @@ FREE_CALL_INSTRUCTIONS = 6
 def _size(function: ir.Function, glue: bool) -> int:
     """The instructions of `function`; a glue's calls of the allocation helpers count for
     those they replace too (`ALLOC_CALL_INSTRUCTIONS`)."""
+    from arignote.lowering.llvm.checked_alloc import ALLOC_HELPER, ALLOC_SIZES, FREE_HELPER
+
     size = 0
     for block in function.blocks:
         size += len(block.instructions)
         if glue:
             for instruction in block.instructions:
                 callee = getattr(getattr(instruction, "callee", None), "name", "")
-                if callee == "arignote_alloc":
-                    sizes = instruction.args[2:4]
+                if callee == ALLOC_HELPER:
+                    sizes = instruction.args[ALLOC_SIZES]
                     dynamic = sum(not isinstance(v, ir.Constant) for v in sizes)
                     size += ALLOC_CALL_INSTRUCTIONS + 4 * dynamic
-                elif callee == "arignote_free":
+                elif callee == FREE_HELPER:
                     size += FREE_CALL_INSTRUCTIONS
     return size
 

@@ -64,7 +64,7 @@ then gives a null pointer, whose first use faults, instead of a buffer overrun.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from weakref import WeakKeyDictionary
 
 from xdsl.dialects import func, llvm, memref
@@ -102,6 +102,9 @@ FREE_HELPER = "arignote_free"
 GLUE_HELPERS = frozenset({ALLOC_HELPER, FREE_HELPER})
 """The functions `define_helpers` adds to a module: glue, never kernels."""
 
+ALLOC_SIZES = slice(2, 4)
+"""Where `@arignote_alloc`'s two sizes (`a`, `b`) are among its arguments."""
+
 _ALLOCATION = llvm.LLVMStructType.from_type_list([PTR, PTR, i64])
 """What `@arignote_alloc` returns: the allocated pointer (null when refused), the
 aligned data pointer (undefined when refused) and the byte count asked for."""
@@ -136,26 +139,40 @@ _UMUL = "llvm.umul.with.overflow.i64"
 _UMUL_RESULT = llvm.LLVMStructType.from_type_list([i64, i1])
 
 
-def _saturating_mul(lhs: Index, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
+Constant = Callable[[int, list[Operation]], SSAValue]
+"""Makes an i64 constant of an unsigned value: `_i64` (the pool's, in the function being
+rewritten) or `_helper_constant` (in a helper's body)."""
+
+
+def _saturating_mul(
+    lhs: Index, rhs: SSAValue, ops: list[Operation], const: Constant = _i64
+) -> SSAValue:
     """`lhs * rhs` (unsigned i64), `2**64 - 1` when the product does not fit: LLVM's
     `umul.with.overflow` (the product modulo `2**64` and whether it wrapped). An `i128`
     product clamped was the same value in two more instructions, which fast instruction
     selection does not handle (a 64-layer MLP's glue, 200 allocations: its code
     generation at O0 took 262 ms against 219 ms)."""
-    left = _i64(lhs, ops) if isinstance(lhs, int) else lhs
+    left = const(lhs, ops) if isinstance(lhs, int) else lhs
     pair = append(ops, build(llvm.CallIntrinsicOp, _UMUL, [left, rhs], [_UMUL_RESULT]))
     product = extract(pair, [0], i64, ops)
     over = extract(pair, [1], i1, ops)
-    return _select(over, _i64(_U64_MAX, ops), product, ops)
+    return _select(over, const(_U64_MAX, ops), product, ops)
 
 
 def saturating_add(value: Index, addend: int, ops: list[Operation]) -> Index:
     """`value + addend` (unsigned i64, `addend >= 0`), `2**64 - 1` when it wraps."""
     if isinstance(value, int):
         return min(value + addend, _U64_MAX)
-    total = append(ops, build(llvm.AddOp, value, _i64(addend, ops)))
+    return _saturating_sum(value, _i64(addend, ops), ops, _i64)
+
+
+def _saturating_sum(
+    value: SSAValue, addend: SSAValue, ops: list[Operation], const: Constant
+) -> SSAValue:
+    """`value + addend` (unsigned i64), `2**64 - 1` when it wraps."""
+    total = append(ops, build(llvm.AddOp, value, addend))
     wrapped = _icmp("ult", total, value, ops)
-    return _select(wrapped, _i64(_U64_MAX, ops), total, ops)
+    return _select(wrapped, const(_U64_MAX, ops), total, ops)
 
 
 def byte_count(sizes: Sequence[Index], element_bytes: int, ops: list[Operation]) -> Index:
@@ -438,6 +455,18 @@ def data_start(allocated: SSAValue, tracked: bool, ops: list[Operation]) -> SSAV
     return append(ops, gep)
 
 
+def align_up(
+    start: SSAValue, mask: Index, ops: list[Operation], const: Constant = _i64
+) -> SSAValue:
+    """`start` rounded up to a multiple of `mask + 1` (a power of two), as a pointer."""
+    address = append(ops, build(llvm.PtrToIntOp, start, i64))
+    negated = append(ops, build(llvm.SubOp, const(0, ops), address))
+    padding = append(
+        ops, build(llvm.AndOp, negated, const(mask, ops) if isinstance(mask, int) else mask)
+    )
+    return append(ops, build(llvm.GEPOp.from_mixed_indices, start, [padding], i8))
+
+
 def untrack(allocated: SSAValue, ops: list[Operation]) -> None:
     """Unlink the allocation at `allocated` from its status function's list."""
     following = _load(_field(allocated, 0, ops), ops)
@@ -479,16 +508,10 @@ def _allocations(function: Operation) -> int:
 
 
 def _helper_constant(value: int, ops: list[Operation]) -> SSAValue:
-    """An i64 constant of a helper's body (not the pool's: that is the caller's)."""
-    return append(ops, build(llvm.ConstantOp, integer_attr(value, i64), i64))
-
-
-def _helper_product(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
-    """`_saturating_mul` in a helper's body (its own constants)."""
-    pair = append(ops, build(llvm.CallIntrinsicOp, _UMUL, [lhs, rhs], [_UMUL_RESULT]))
-    product = extract(pair, [0], i64, ops)
-    over = extract(pair, [1], i1, ops)
-    return _select(over, _helper_constant(-1, ops), product, ops)
+    """An i64 constant of the unsigned `value` in a helper's body (not the pool's: that
+    is the caller's)."""
+    signed = value - 2**64 if value >= 2**63 else value
+    return append(ops, build(llvm.ConstantOp, integer_attr(signed, i64), i64))
 
 
 def _alloc_body() -> Region:
@@ -496,11 +519,10 @@ def _alloc_body() -> Region:
     entry, linked, refused = Block(arg_types=[PTR, i64, i64, i64, i64]), Block(), Block()
     head, static, a, b, mask = entry.args
     ops: list[Operation] = []
-    bytes_ = _helper_product(_helper_product(static, a, ops), b, ops)
+    product = _saturating_mul(static, a, ops, _helper_constant)
+    bytes_ = _saturating_mul(product, b, ops, _helper_constant)
     addend = append(ops, build(llvm.AddOp, mask, _helper_constant(HEADER_BYTES, ops)))
-    total = append(ops, build(llvm.AddOp, bytes_, addend))
-    wrapped = _icmp("ult", total, bytes_, ops)
-    padded = _select(wrapped, _helper_constant(-1, ops), total, ops)
+    padded = _saturating_sum(bytes_, addend, ops, _helper_constant)
     allocated = call("malloc", [padded], PTR, ops)
     assert allocated is not None
     address = append(ops, build(llvm.PtrToIntOp, allocated, i64))
@@ -515,11 +537,7 @@ def _alloc_body() -> Region:
     refused.add_ops(ops)
     ops = []
     _link(head, allocated, ops)
-    start = data_start(allocated, True, ops)
-    start_address = append(ops, build(llvm.PtrToIntOp, start, i64))
-    negated = append(ops, build(llvm.SubOp, _helper_constant(0, ops), start_address))
-    padding = append(ops, build(llvm.AndOp, negated, mask))
-    aligned = append(ops, build(llvm.GEPOp.from_mixed_indices, start, [padding], i8))
+    aligned = align_up(data_start(allocated, True, ops), mask, ops, _helper_constant)
     undefined = build(llvm.UndefOp, _ALLOCATION)
     ops.append(undefined)
     result = insert(undefined.results[0], allocated, [0], ops)

@@ -52,6 +52,7 @@ from xdsl.pattern_rewriter import (
 from arignote.lowering.llvm.checked_alloc import (
     FREE_HELPER,
     HEADER_BYTES,
+    align_up,
     as_i64,
     byte_count,
     checked_malloc,
@@ -226,11 +227,7 @@ class AllocLowering(RewritePattern):
         else:
             allocated = checked_malloc(rewriter, op, function, nbytes, padded, ops)
         start = data_start(allocated, function is not None, ops)
-        address = append(ops, build(llvm.PtrToIntOp, start, i64))
-        negated = append(ops, build(llvm.SubOp, constant(0, i64, ops), address))
-        padding = append(ops, build(llvm.AndOp, negated, constant(alignment - 1, i64, ops)))
-        gep = build(llvm.GEPOp.from_mixed_indices, start, [padding], i8)
-        aligned = append(ops, gep)
+        aligned = align_up(start, alignment - 1, ops)
         descriptor = build_descriptor(type_, allocated, aligned, sizes, strides, ops)
         replace_op(rewriter, op, ops, descriptor)
 
