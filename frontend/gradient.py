@@ -292,7 +292,7 @@ def _stabilized(cost: Variable | None, wrt: Sequence[Variable]) -> Variable | No
     from xdsl.ir import Block, BlockArgument
     from xdsl.pattern_rewriter import PatternRewriteWalker
 
-    from arignote.lowering.graph.stabilize import STABILIZE_PATTERNS
+    from arignote.lowering.graph.stable_forms import STABILIZE_PATTERNS
     from arignote.lowering.rewriting import DispatchingApplier
 
     if cost is None or not all(isinstance(v.value, BlockArgument) for v in wrt):

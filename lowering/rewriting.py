@@ -42,7 +42,6 @@ from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import ConstantLike, HasFolder
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 ANY_OP: None = None
 """`pattern_op_types` of a pattern tried on every op."""
@@ -152,6 +151,15 @@ class DispatchingApplier(RewritePattern):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+def is_trivially_dead(op: Operation) -> bool:
+    """xDSL's `is_trivially_dead`, imported on first use: its module imports
+    `xdsl.passes` (6 ms), which `grad` (through the `stabilize` patterns) does not
+    otherwise need."""
+    from xdsl.transforms.dead_code_elimination import is_trivially_dead as dead
+
+    return dead(op)
 
 
 def may_be_dead(op: Operation) -> bool:

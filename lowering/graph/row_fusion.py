@@ -57,7 +57,7 @@ from xdsl.traits import is_side_effect_free
 
 from arignote.dialects import ag
 from arignote.lowering.graph.canonicalize import FoldDim, SimplifySelect
-from arignote.lowering.graph.stabilize import defining, is_one
+from arignote.lowering.graph.stable_forms import defining, is_one
 from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.rewriting import DispatchingApplier
 

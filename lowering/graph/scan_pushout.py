@@ -84,7 +84,7 @@ from arignote.dialects.ag.base import DYNAMIC
 from arignote.lowering.graph.scan_last_step import _reads_last_row
 from arignote.lowering.graph.scan_prune import PruneScan
 from arignote.lowering.graph.specialize import AccumulateDifference, AccumulateSum, ScaleProduct
-from arignote.lowering.graph.stabilize import defining, is_one
+from arignote.lowering.graph.stable_forms import defining, is_one
 from arignote.lowering.graph_walk import evaluate
 from arignote.lowering.rewriting import DispatchingApplier
 

@@ -49,7 +49,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from arignote.dialects import ag
-from arignote.lowering.graph.stabilize import defining, is_one
+from arignote.lowering.graph.stable_forms import defining, is_one
 from arignote.lowering.rewriting import DispatchingApplier
 
 Blas = ag.GemvOp | ag.GemmOp

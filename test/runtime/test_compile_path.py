@@ -30,6 +30,51 @@ def test_constant_folding_does_not_import_xdsl_interpreters():
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+WARM_TRAINING_STEP = """
+import sys
+import numpy as np
+import arignote, arignote.tensor as T
+x, y = T.matrix("x"), T.ivector("y")
+h, params = x, []
+for i in range(2):  # compile-scaling's mlp-2
+    params += [arignote.shared(np.full((4, 4), 0.1), name=f"W{i}"),
+               arignote.shared(np.zeros(4), name=f"b{i}")]
+    h = T.tanh(T.dot(h, params[-2]) + params[-1])
+cost = -T.mean(T.log(T.nnet.softmax(h))[T.arange(y.shape[0]), y])
+grads = arignote.grad(cost, params)
+train = arignote.function([x, y], cost, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)])
+train(np.ones((3, 4)), np.zeros(3, "int32"))
+from arignote.compile.codecache import stats
+print(sorted(m for m in sys.modules if m in PASS_MACHINERY), dict(stats()))
+"""
+
+
+def test_a_warm_training_step_imports_no_pass_machinery(tmp_path):
+    """`grad` applies the `stabilize` patterns without the pass (`stable_forms`), and a
+    function found in the compile cache runs no pass: an MLP's training step that is
+    built, differentiated and loaded from a warm cache imports none of xDSL's pass
+    machinery (`xdsl.passes` with its argument parser, `xdsl.transforms`: about 8 ms of
+    compile-scaling's warm mlp-2, 50 ms). The first process compiles (and imports them),
+    the second loads. (A rewrite that leaves a dead op imports them to erase it:
+    `rewriting.is_trivially_dead`.)"""
+    env = {"ARIGNOTE_FLAGS": f"compiledir={tmp_path}", "PATH": ""}
+    machinery = '("xdsl.passes", "xdsl.transforms", "xdsl.utils.arg_spec")'
+    script = f"PASS_MACHINERY = {machinery}" + WARM_TRAINING_STEP
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+        for _ in range(2)
+    ]
+    assert (
+        runs[0]
+        == "['xdsl.passes', 'xdsl.transforms', 'xdsl.utils.arg_spec'] {'miss': 1, 'store': 1}"
+    )
+    assert runs[1] == "[] {'hit': 1}"
+
+
 def test_code_generation_runs_without_lsr_and_slp():
     """`LLVM_OPTIONS` and `TUNING` reach LLVM: code generation of a loop runs no LSR
     pass, optimisation the loop vectoriser and not the SLP one; both are part of the
