@@ -18,6 +18,12 @@ _I64 = ir.IntType(64)
 _VOID = ir.VoidType()
 _SEQ = "seq_cst"
 _SIGSET_BYTES = 128
+STATE_WORDS = ("gen", "sleepers", "waiting", "pending", "busy", "stop", "nworkers", "move_count")
+"""The pool's words `arignote_pool_state(out)` copies into `out` (as int64s), in order:
+`threadpool.state()`, for diagnostics."""
+
+_WORDS32 = frozenset({"gen", "sleepers", "waiting", "pending", "busy", "stop"})
+
 _AFFINITY_WORDS = 16
 """A CPU mask (`cpu_set_t`, 1024 CPUs) in 64-bit words."""
 _SIG_BLOCK = 0
@@ -63,6 +69,7 @@ class PoolBuilder:
         for name in ("nthreads", "nworkers", "job_begin", "job_end", "job_chunk", "job_parts"):
             setattr(self, name, self._global(name, _I64))
         self.dispatch_count = self._global("dispatch_count", _I64)
+        self.move_count = self._global("move_count", _I64)
         self.claim = self._global("claim", _I64)
         # (pointers kept as integers: llvmlite's atomic stores need a typed slot)
         self.job_fn = self._global("job_fn", _I64)
@@ -303,6 +310,7 @@ class PoolBuilder:
         b.cbranch(beside, move, work)
         b.position_at_end(move)
         b.call(self.leave_cpu, [allowed, caller])
+        b.atomic_rmw("add", self.move_count, _i64(1), "monotonic")
         b.branch(work)
         b.position_at_end(work)
         seen.add_incoming(current, work)
@@ -426,6 +434,17 @@ class PoolBuilder:
         b.ret(b.load_atomic(self.dispatch_count, _SEQ, 8, typ=_I64))
         fn, b = self._function("arignote_pool_workers", _I64, [], False)
         b.ret(b.load(self.nworkers, typ=_I64))
+        fn, b = self._function("arignote_pool_state", _VOID, [_PTR], False)
+        for k, word in enumerate(STATE_WORDS):
+            value = b.load_atomic(
+                getattr(self, word),
+                _SEQ,
+                4 if word in _WORDS32 else 8,
+                typ=_I32 if word in _WORDS32 else _I64,
+            )
+            value = b.sext(value, _I64) if word in _WORDS32 else value
+            b.store(value, b.gep(fn.args[0], [_i64(k)], source_etype=_I64))
+        b.ret_void()
         fn, b = self._function("arignote_pool_after_fork", _VOID, [], False)
         for word in (self.pending, self.sleepers, self.waiting, self.busy, self.stop):
             b.store(_i32(0), word)

@@ -406,6 +406,7 @@ class _Pool:
         self._threads = ctypes.CFUNCTYPE(i64)(address("arignote_pool_threads"))
         self._dispatches = ctypes.CFUNCTYPE(i64)(address("arignote_pool_dispatches"))
         self._workers = ctypes.CFUNCTYPE(i64)(address("arignote_pool_workers"))
+        self._state = ctypes.CFUNCTYPE(void, ctypes.c_void_p)(address("arignote_pool_state"))
         self.shutdown = ctypes.CFUNCTYPE(void)(address("arignote_pool_shutdown"))
         self.after_fork = ctypes.CFUNCTYPE(void)(address("arignote_pool_after_fork"))
         self._set_threads(default_threads())
@@ -477,3 +478,18 @@ def dispatches() -> int:
 def workers() -> int:
     """How many worker threads are running (started by the first parallel loops)."""
     return _pool()._workers()
+
+
+def state() -> dict[str, int]:
+    """The pool's words now, for diagnostics: the job generation (`gen`), the threads
+    asleep waiting for a job (`sleepers`) or for chunks (`waiting`), the chunks not
+    finished (`pending`), whether a loop runs (`busy`), `stop`, the workers running
+    (`nworkers`) and how many times a worker moved off the caller's CPU
+    (`move_count`)."""
+    import ctypes
+
+    from arignote.runtime._threadpool_ir import STATE_WORDS
+
+    words = (ctypes.c_int64 * len(STATE_WORDS))()
+    _pool()._state(ctypes.addressof(words))
+    return dict(zip(STATE_WORDS, words, strict=True))

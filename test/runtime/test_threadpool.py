@@ -524,6 +524,32 @@ def test_blas_workers_sleep_soon_after_a_call() -> None:
 @pytest.mark.skipif(
     not threadpool.available() or threadpool.usable_cores() < 2, reason="needs the pool, 2 CPUs"
 )
+def test_the_pool_state_after_a_parallel_loop() -> None:
+    """`threadpool.state()` reads the pool's words: after a dispatched loop no loop runs
+    and no chunk is left, the workers run, each dispatch published a generation."""
+    script = """
+import numpy as np
+import arignote, arignote.tensor as T
+from arignote.runtime import threadpool
+threadpool.set_threads(2)
+x = T.fvector("x")
+f = arignote.function([x], T.exp(x) * 2 + 1)
+before = threadpool.state()
+for _ in range(3):
+    f(np.linspace(-1, 1, 1 << 20, dtype=np.float32))
+after = threadpool.state()
+print(threadpool.dispatches(), after["gen"] - before["gen"], after["busy"], after["pending"],
+      after["nworkers"], after["stop"], sorted(after))
+"""
+    env = dict(os.environ, ARIGNOTE_FLAGS="openmp=True,openmp_elemwise_minsize=1000")
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    words = "['busy', 'gen', 'move_count', 'nworkers', 'pending', 'sleepers', 'stop', 'waiting']"
+    assert out.stdout.strip() == f"3 3 0 0 1 0 {words}", out.stdout
+
+
 def test_a_worker_beside_the_caller_moves_to_another_cpu() -> None:
     """A worker woken by the caller tends to be scheduled on the caller's CPU, where the
     two take turns while another CPU idles. Put there (both pinned to one CPU), the
@@ -571,7 +597,7 @@ print(sorted(os.sched_getaffinity(worker)) == sorted(start - {cpu}), sorted(star
       sorted(os.sched_getaffinity(worker)), "calls", calls,
       "dispatched", threadpool.dispatches() - dispatched, "workers", threadpool.workers(),
       "tasks", sorted(int(t) for t in os.listdir("/proc/self/task")), "worker", worker,
-      "state", worker_state())
+      "state", worker_state(), "pool", threadpool.state())
 """
     env = dict(os.environ, ARIGNOTE_FLAGS="openmp=True,openmp_elemwise_minsize=1000")
     out = subprocess.run(
@@ -579,6 +605,7 @@ print(sorted(os.sched_getaffinity(worker)) == sorted(start - {cpu}), sorted(star
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[:1] == ["True"], out.stdout
+    assert "'move_count': 0" not in out.stdout, out.stdout  # (the pool moved it)
 
 
 def test_openmp_flags_change_the_cache_key() -> None:
