@@ -18,7 +18,7 @@ _I64 = ir.IntType(64)
 _VOID = ir.VoidType()
 _SEQ = "seq_cst"
 _SIGSET_BYTES = 128
-STATE_WORDS = ("gen", "sleepers", "waiting", "pending", "busy", "stop", "nworkers", "move_count")
+STATE_WORDS = ("gen", "sleepers", "waiting", "pending", "busy", "stop", "nworkers", "beside_count")
 """The pool's words `arignote_pool_state(out)` copies into `out` (as int64s), in order:
 `threadpool.state()`, for diagnostics."""
 
@@ -69,7 +69,7 @@ class PoolBuilder:
         for name in ("nthreads", "nworkers", "job_begin", "job_end", "job_chunk", "job_parts"):
             setattr(self, name, self._global(name, _I64))
         self.dispatch_count = self._global("dispatch_count", _I64)
-        self.move_count = self._global("move_count", _I64)
+        self.beside_count = self._global("beside_count", _I64)
         self.claim = self._global("claim", _I64)
         # (pointers kept as integers: llvmlite's atomic stores need a typed slot)
         self.job_fn = self._global("job_fn", _I64)
@@ -310,7 +310,7 @@ class PoolBuilder:
         b.cbranch(beside, move, work)
         b.position_at_end(move)
         b.call(self.leave_cpu, [allowed, caller])
-        b.atomic_rmw("add", self.move_count, _i64(1), "monotonic")
+        b.atomic_rmw("add", self.beside_count, _i64(1), "monotonic")
         b.branch(work)
         b.position_at_end(work)
         seen.add_incoming(current, work)

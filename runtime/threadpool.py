@@ -484,8 +484,9 @@ def state() -> dict[str, int]:
     """The pool's words now, for diagnostics: the job generation (`gen`), the threads
     asleep waiting for a job (`sleepers`) or for chunks (`waiting`), the chunks not
     finished (`pending`), whether a loop runs (`busy`), `stop`, the workers running
-    (`nworkers`) and how many times a worker moved off the caller's CPU
-    (`move_count`)."""
+    (`nworkers`) and how many jobs a worker took on the caller's CPU (`beside_count`:
+    each time it restricts itself to the other CPUs of the mask it started with, if it
+    has any)."""
     import ctypes
 
     from arignote.runtime._threadpool_ir import STATE_WORDS
