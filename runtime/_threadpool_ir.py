@@ -22,8 +22,6 @@ STATE_WORDS = ("gen", "sleepers", "waiting", "pending", "busy", "stop", "nworker
 """The pool's words `arignote_pool_state(out)` copies into `out` (as int64s), in order:
 `threadpool.state()`, for diagnostics."""
 
-_WORDS32 = frozenset({"gen", "sleepers", "waiting", "pending", "busy", "stop"})
-
 _AFFINITY_WORDS = 16
 """A CPU mask (`cpu_set_t`, 1024 CPUs) in 64-bit words."""
 _SIG_BLOCK = 0
@@ -436,13 +434,10 @@ class PoolBuilder:
         b.ret(b.load(self.nworkers, typ=_I64))
         fn, b = self._function("arignote_pool_state", _VOID, [_PTR], False)
         for k, word in enumerate(STATE_WORDS):
-            value = b.load_atomic(
-                getattr(self, word),
-                _SEQ,
-                4 if word in _WORDS32 else 8,
-                typ=_I32 if word in _WORDS32 else _I64,
-            )
-            value = b.sext(value, _I64) if word in _WORDS32 else value
+            slot = getattr(self, word)
+            width = slot.value_type.width
+            value = b.load_atomic(slot, _SEQ, width // 8, typ=slot.value_type)
+            value = b.sext(value, _I64) if width < 64 else value
             b.store(value, b.gep(fn.args[0], [_i64(k)], source_etype=_I64))
         b.ret_void()
         fn, b = self._function("arignote_pool_after_fork", _VOID, [], False)

@@ -390,9 +390,11 @@ def test_halves_keep_groups_whole_and_balance_the_work():
     assert cpu._called_from_outside(references, forked) == {"k0", "t3"}
 
 
-def test_helper_calls_count_for_the_instructions_they_replace() -> None:
+def test_helper_calls_count_for_the_instructions_they_replace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`module_layout` weighs a glue's calls of the allocation helpers by the instructions
-    they replace (`HELPER_CALL_INSTRUCTIONS`), so the glue goes apart from the size it did
+    they replace (`ALLOC_CALL_INSTRUCTIONS`), so the glue goes apart from the size it did
     with its allocations written out: a 16-allocation glue's size with the helpers is
     within a tenth of its size without them (set by `HELPER_MIN_ALLOCATIONS`)."""
     from xdsl.parser import Parser
@@ -411,11 +413,8 @@ def test_helper_calls_count_for_the_instructions_they_replace() -> None:
     for minimum in (16, 17):
         ctx = make_context()
         module = Parser(ctx, text).parse_module()
-        saved, checked_alloc.HELPER_MIN_ALLOCATIONS = checked_alloc.HELPER_MIN_ALLOCATIONS, minimum
-        try:
-            apply_pipeline(ctx, module, LLVM_LOWERING)
-        finally:
-            checked_alloc.HELPER_MIN_ALLOCATIONS = saved
+        monkeypatch.setattr(checked_alloc, "HELPER_MIN_ALLOCATIONS", minimum)
+        apply_pipeline(ctx, module, LLVM_LOWERING)
         calls = str(module).count("llvm.call @arignote_alloc")
         assert calls == (16 if minimum == 16 else 0)
         layout = module_layout(module, exported=())

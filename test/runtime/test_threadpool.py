@@ -550,6 +550,9 @@ print(threadpool.dispatches(), after["gen"] - before["gen"], after["busy"], afte
     assert out.stdout.strip() == f"3 3 0 0 1 0 {words}", out.stdout
 
 
+@pytest.mark.skipif(
+    not threadpool.available() or threadpool.usable_cores() < 2, reason="needs the pool, 2 CPUs"
+)
 def test_a_worker_beside_the_caller_moves_to_another_cpu() -> None:
     """A worker woken by the caller tends to be scheduled on the caller's CPU, where the
     two take turns while another CPU idles. Put there (both pinned to one CPU), the
