@@ -31,9 +31,25 @@ from arignote.variable_methods import TensorPyOperators
 if TYPE_CHECKING:
     from arignote.tensor.type import TensorType
 
-_VARIABLES: weakref.WeakValueDictionary[SSAValue, Variable] = weakref.WeakValueDictionary()
+_VARIABLES: weakref.WeakValueDictionary[int, Variable] = weakref.WeakValueDictionary()
 """The frontend variable of each SSA value, so that `owner.inputs` gives back the very
-variables the user holds."""
+variables the user holds (`remember`, `known_variable`). Keyed by the value's `id`,
+not by the value: a key holds its value, with every op that uses it, for as long as the
+entry lives, and a variable its own value keeps alive (a shared variable: its block
+argument holds it, `arignote.compile.sharedvalue`) would then never die, nor any graph
+built on it. The variable holds its value, so while an entry lives its `id` is that
+value's (`known_variable` checks it all the same)."""
+
+
+def remember(var: Variable) -> None:
+    """Make `var` the variable `variable_of(var.value)` gives while `var` lives."""
+    _VARIABLES[id(var.value)] = var
+
+
+def known_variable(value: SSAValue) -> Variable | None:
+    """The live variable remembered for `value`, if any."""
+    var = _VARIABLES.get(id(value))
+    return var if var is not None and var.value is value else None
 
 
 def _basic() -> Any:
@@ -68,12 +84,12 @@ class Variable(TensorPyOperators):
         self.value = value
         self.name = name
         self.tag = Tag()
-        _VARIABLES[value] = self
+        remember(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # An unpickled variable is again the variable of its (unpickled) SSA value.
         self.__dict__.update(state)
-        _VARIABLES[self.value] = self
+        remember(self)
 
     # --- Theano's graph API ------------------------------------------------------------
 
@@ -446,7 +462,7 @@ def make_constant(array: np.ndarray, name: str | None = None) -> TensorConstant:
 
 def variable_of(value: SSAValue) -> Variable:
     """The frontend variable of an SSA value, made on first request."""
-    var = _VARIABLES.get(value)
+    var = known_variable(value)
     if var is not None:
         return var
     if isinstance(value, OpResult) and isinstance(value.op, ag.ConstantOp):

@@ -46,7 +46,6 @@ from xdsl.ir import BlockArgument
 from arignote.compile.sharedvalue import shared_of
 from arignote.dialects import ag
 from arignote.graph import (
-    _VARIABLES,
     CUSTOM_OPS,
     NODE_ATTRIBUTE,
     Apply,
@@ -54,6 +53,7 @@ from arignote.graph import (
     Shape_i,
     Variable,
     _user_location,
+    remember,
     variable_of,
 )
 from arignote.tensor.basic import as_tensor_variable, shape, shape_i
@@ -142,7 +142,7 @@ def apply_custom_op(node: Apply, op: Any, inputs: Any, outputs: Any) -> ag.Pytho
     ir_op.attributes[NODE_ATTRIBUTE] = StringAttr(f"{op} at {where}" if where else str(op))
     for out, result in zip(outs, ir_op.results, strict=True):
         out.value = result
-        _VARIABLES[result] = out
+        remember(out)
     return ir_op
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, ref
 
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
@@ -269,8 +269,10 @@ def _entry_block(op: Operation) -> Block:
     return parent.regions[0].blocks[0]
 
 
-_SLOTS: WeakKeyDictionary[Block, dict[Attribute, list[SSAValue]]] = WeakKeyDictionary()
-"""The descriptor slots of each function (by its entry block), per descriptor type."""
+_SLOTS: WeakKeyDictionary[Block, dict[Attribute, list[ref[SSAValue]]]] = WeakKeyDictionary()
+"""The descriptor slots of each function (by its entry block), per descriptor type;
+weak: a slot is in the entry block (its op's parent), so a strong reference would keep
+the key, and the whole module, alive for the life of the process."""
 
 
 def _spill(
@@ -280,15 +282,18 @@ def _spill(
     in its entry block when it has fewer) and the store of `descriptor` into it."""
     entry = _entry_block(call)
     slots = _SLOTS.setdefault(entry, {}).setdefault(descriptor.type, [])
-    if any(slot.owner.parent is not entry for slot in slots[: index + 1]):
+    made = [slot() for slot in slots[: index + 1]]
+    if any(slot is None or slot.owner.parent is not entry for slot in made):
         slots.clear()  # a slot was erased or moved since: make new ones
     while len(slots) <= index:
         slot_ops: list[Operation] = []
         # not a pooled constant: the pool's constants come after what this inserts
         one = append(slot_ops, build(llvm.ConstantOp, integer_attr(1, i64), i64))
-        slots.append(append(slot_ops, build(llvm.AllocaOp, one, descriptor.type, 8)))
+        slots.append(ref(append(slot_ops, build(llvm.AllocaOp, one, descriptor.type, 8))))
         rewriter.insert(slot_ops, InsertPoint.at_start(entry))
-    return slots[index], build(llvm.StoreOp, descriptor, slots[index])
+    slot = slots[index]()
+    assert slot is not None  # (in the entry block, which holds it)
+    return slot, build(llvm.StoreOp, descriptor, slot)
 
 
 class CallLowering(RewritePattern):

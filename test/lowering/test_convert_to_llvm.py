@@ -180,3 +180,23 @@ def test_lookup_function_remembers_only_what_is_still_there() -> None:
     assert lookup_function(module, "renamed") is second
     assert lookup_function(ModuleOp([]), "free") is None
     assert lookup_function(module, "free") is other
+
+
+def test_lookup_function_keeps_no_module_alive() -> None:
+    """A module `lookup_function` searched is collected once dropped: what it remembers
+    does not hold the module (its functions lead to it through their parents)."""
+    import gc
+    import weakref
+
+    from xdsl.dialects import llvm
+    from xdsl.dialects.builtin import i64
+
+    from arignote.lowering.llvm.llvm_utils import lookup_function
+
+    found = llvm.FuncOp("malloc", llvm.LLVMFunctionType([i64]), llvm.LinkageAttr("external"))
+    module = ModuleOp([found])
+    assert lookup_function(module, "malloc") is found
+    dropped = weakref.ref(module)
+    del module, found
+    gc.collect()
+    assert dropped() is None

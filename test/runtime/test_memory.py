@@ -113,6 +113,38 @@ def test_dropped_functions_are_collected() -> None:
     assert [r for r in refs if r() is not None] == []
 
 
+def test_a_dropped_graph_its_shared_variables_and_their_ir_are_collected() -> None:
+    """Once a program drops a training function, its graph and its shared variables,
+    nothing of them stays: not the variables (a shared variable's block argument holds
+    it, and arignote's table of variables once held the block argument), not the graph's
+    ops, not the compile's `llvm`-dialect module (its function lookups and descriptor
+    slots were remembered by the module's own ops)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    def modules() -> set[int]:
+        return {id(o) for o in gc.get_objects() if type(o) is ModuleOp}
+
+    def train(refs: list[weakref.ref]) -> None:
+        x = T.dmatrix("x")
+        w = arignote.shared(np.ones((3, 3)), name="w")
+        cost = T.tanh(T.dot(x, w)).sum()
+        (g,) = arignote.grad(cost, [w])
+        f = arignote.function([x], cost, updates=[(w, w - 0.1 * g)])
+        f(np.ones((2, 3)))
+        refs += [weakref.ref(o) for o in (f, w, x, cost, g, cost.value.op, g.value.op)]
+
+    with change_flags(compile_cache=False):
+        train([])  # (the caches of a first compile)
+        gc.collect()
+        before = modules()
+        refs: list[weakref.ref] = []
+        for _ in range(3):
+            train(refs)
+        gc.collect()
+    assert [r() for r in refs if r() is not None] == []
+    assert modules() <= before
+
+
 if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     kept = retained_per_compile(count, 0)
