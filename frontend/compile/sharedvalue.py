@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
@@ -274,6 +275,14 @@ def shared_of(value: SSAValue) -> SharedVariable | None:
     return getattr(value, _OWNER, None) if isinstance(value, BlockArgument) else None
 
 
+def _is_random_state(value: Any) -> bool:
+    """Whether `value` is a `numpy.random.RandomState`, without importing `numpy.random`
+    (about 20 ms, which `np.random` costs at first use in NumPy 2): a program holding one
+    has imported it."""
+    random = sys.modules.get("numpy.random")
+    return random is not None and isinstance(value, random.RandomState)
+
+
 def shared(
     value: Any,
     name: str | None = None,
@@ -299,7 +308,7 @@ def shared(
     if target != "cpu":
         raise TypeError(f"shared: unsupported target {target!r}; only 'cpu' is available")
     check_device("shared()")
-    if isinstance(value, np.random.RandomState):  # Theano's randomstate_constructor
+    if _is_random_state(value):  # Theano's randomstate_constructor
         from arignote.tensor.shared_randomstreams import randomstate_constructor
 
         return randomstate_constructor(value, name, strict, allow_downcast, borrow)
