@@ -47,6 +47,9 @@ rng = np.random.default_rng(0)  # (imports numpy.random: the program's, not time
 ARIGNOTE = """
 import arignote, arignote.tensor as T
 import arignote.compile, arignote.gradient, arignote.runtime.cache
+if KIND == "lstm":
+    sys.path.insert(0, sys.argv[3])
+    import lstm
 t0 = time.perf_counter()
 if KIND == "mlp":
     x, y = T.matrix("x"), T.ivector("y")
@@ -71,8 +74,6 @@ elif KIND == "rnn":
     cost = hs[-1].sum()
     args = (np.ones((10, 8, 32)),)
 else:
-    sys.path.insert(0, sys.argv[3])
-    import lstm
     train = lstm.build(rng, "cvm")[0]
     train(*lstm.batch(rng))
     params = None

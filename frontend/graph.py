@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -495,6 +496,27 @@ def _user_frame() -> Any:
     return frame
 
 
+LOCATION_SEPARATOR = " at "
+"""What separates an `ag.node` label's view of the node from the user's source line."""
+
+_LOCATED = re.compile(r"(.*) at (.+:\d+)", re.DOTALL)
+
+
+def node_label(view: str, where: str | None) -> str:
+    """The `ag.node` label of a node seen as `view`, built at `where` (`file.py:12`, or
+    None: the label is the view)."""
+    return f"{view}{LOCATION_SEPARATOR}{where}" if where else view
+
+
+def split_node_label(label: str) -> tuple[str, str | None]:
+    """(view, source line) of an `ag.node` label (`node_label`); the line None when the
+    label has none."""
+    located = _LOCATED.fullmatch(label)
+    if located is None:
+        return label, None
+    return located.group(1), located.group(2)
+
+
 def _user_location() -> str | None:
     """`file.py:line` of the first stack frame outside arignote (None if there is none)."""
     frame = _user_frame()
@@ -528,7 +550,7 @@ def apply_op(op: Operation) -> Variable:
             label = str(op_view(op))
         else:
             path, line = frame.f_code.co_filename, frame.f_lineno
-            label = f"{op_view(op)} at {os.path.basename(path)}:{line}"
+            label = node_label(str(op_view(op)), f"{os.path.basename(path)}:{line}")
             op.location = _file_line(path, line)
         op.attributes[NODE_ATTRIBUTE] = StringAttr(label)
     var = Variable(op.results[0])

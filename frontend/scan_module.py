@@ -35,6 +35,7 @@ from arignote.graph import (
     ancestors,
     graph_inputs,
     locate,
+    node_label,
     variable_of,
 )
 from arignote.tensor import basic as T
@@ -474,7 +475,7 @@ def _label(op: Operation, name: str | None) -> None:
     where = _user_location()
     locate(op)
     view = f"Scan{{{name}}}" if name else "Scan"
-    op.attributes[NODE_ATTRIBUTE] = StringAttr(f"{view} at {where}" if where else view)
+    op.attributes[NODE_ATTRIBUTE] = StringAttr(node_label(view, where))
     if name:
         op.attributes["ag.scan_name"] = StringAttr(name)
 

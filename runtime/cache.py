@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -45,7 +46,7 @@ from arignote.runtime.cachefile import Broken, event
 from arignote.runtime.cpu import NativeModule, target_fingerprint
 from arignote.runtime.native import NativeFunction, TensorSpec
 
-FORMAT = 2
+FORMAT = 3
 """The version of the entry format (and of the key recipe)."""
 
 SUFFIX = ".agc"
@@ -89,15 +90,17 @@ def pack(fn: NativeFunction, key: str) -> bytes:
     return cachefile.seal(_MAGIC, key, _payload(fn))
 
 
-def _payload(fn: Any) -> bytes:
+def _payload(fn: Any, labels: Sequence[str] = ()) -> bytes:
     """What an entry seals: the JSON header's size and bytes, then the object code (of a
-    GPU function: its host code, the header holding its PTX and kernel table)."""
+    GPU function: its host code, the header holding its PTX and kernel table). `labels`:
+    the node labels its messages were made with (`relabel`)."""
     header: dict[str, Any] = {
         "name": fn.name,
         "inputs": [_spec_json(s) for s in fn.inputs],
         "outputs": [_spec_json(s) for s in fn.outputs],
         "messages": fn.messages,
         "aliases": sorted(fn.aliases.items()),
+        "labels": list(labels),
     }
     if isinstance(fn, NativeFunction):
         header["needs_blas"] = fn._module.needs_blas
@@ -170,14 +173,73 @@ def _function(header: dict[str, Any], object_code: bytes) -> Any:
 # --- the directory -------------------------------------------------------------------------
 
 
+def relabel(texts: Sequence[str], stored: Sequence[str], labels: Sequence[str]) -> list[str] | None:
+    """`texts` (an entry's messages or GPU kernel sources, made from a graph whose node
+    labels were `stored`) quoting `labels` instead, label for label: the key leaves the
+    labels' source lines out, so a graph built a few lines lower finds the entry (see
+    `arignote.compile.codecache`). Labels appear as they are or escaped for `%`
+    formatting (messages). None when they do not pair up: another count, or a stored
+    label standing for two of `labels` (its messages would quote the wrong one)."""
+    if list(stored) == list(labels):
+        return list(texts)
+    if len(stored) != len(labels):
+        return None
+    new_of: dict[str, str] = {}
+    for old, new in zip(stored, labels, strict=True):
+        for before, after in ((old, new), (old.replace("%", "%%"), new.replace("%", "%%"))):
+            if new_of.setdefault(before, after) != after:
+                return None
+    changed = {old: new for old, new in new_of.items() if old != new}
+    if not changed:
+        return list(texts)
+    # longest first: a label that begins another (`prog.py:1`, `prog.py:12`) matches last
+    pattern = re.compile("|".join(re.escape(old) for old in sorted(changed, key=len, reverse=True)))
+    return [pattern.sub(lambda m: changed[m.group(0)], text) for text in texts]
+
+
+def _relabeled(header: dict[str, Any], labels: Sequence[str]) -> dict[str, Any] | None:
+    """`header` with its messages (and GPU kernel sources) quoting `labels` (`relabel`);
+    None when they cannot."""
+    stored = header.get("labels")
+    if not isinstance(stored, list):
+        return None
+    if stored == list(labels):
+        return header
+    messages = relabel(header["messages"], stored, labels)
+    if messages is None:
+        return None
+    header = dict(header, messages=messages)
+    gpu = header.get("gpu")
+    if gpu is not None:
+        sources = relabel(gpu["sources"], stored, labels)
+        if sources is None:
+            return None
+        header["gpu"] = dict(gpu, sources=sources)
+    return header
+
+
 def load(
-    directory: str, key: str, verbose: bool = False, max_bytes: int = MAX_ENTRY_BYTES
+    directory: str,
+    key: str,
+    verbose: bool = False,
+    max_bytes: int = MAX_ENTRY_BYTES,
+    labels: Sequence[str] | None = None,
 ) -> NativeFunction | None:
     """The function stored under `key`, or None (a miss; also for a broken entry,
-    which is removed)."""
+    which is removed). With `labels` (the caller's graph's node labels, `Key.labels` of
+    `arignote.compile.codecache`), its messages quote them (`relabel`); an entry whose
+    labels do not pair up with them is a miss (and is replaced by the compile that
+    follows)."""
     path = entry_path(directory, key)
     try:
-        fn = _function(*_split(cachefile.load(path, _MAGIC, key, max_bytes)))
+        header, code = _split(cachefile.load(path, _MAGIC, key, max_bytes))
+        if labels is not None:
+            relabeled = _relabeled(header, labels)
+            if relabeled is None:
+                event("miss", key, f"{path}: its node labels do not pair up", verbose)
+                return None
+            header = relabeled
+        fn = _function(header, code)
     except OSError:
         event("miss", key, "", verbose)
         return None
@@ -225,18 +287,24 @@ def _exported(name: str) -> bool:
 
 
 def store(
-    directory: str, key: str, fn: NativeFunction, max_bytes: int, verbose: bool = False
+    directory: str,
+    key: str,
+    fn: NativeFunction,
+    max_bytes: int,
+    verbose: bool = False,
+    labels: Sequence[str] = (),
 ) -> bool:
     """Write `fn` under `key` (atomically, see the module docstring), then prune the
     directory to `max_bytes`; False (and no exception) when it cannot be written or its
-    code is not `portable` (counted as `uncacheable`)."""
+    code is not `portable` (counted as `uncacheable`). `labels`: the node labels of the
+    graph it was compiled from (`relabel`)."""
     imports = fn._module.imports if isinstance(fn, NativeFunction) else fn.imports
     if imports is None or not portable(imports):
         event("uncacheable", key, f"external symbols {imports}", verbose)
         return False
     path = entry_path(directory, key)
     try:
-        size = cachefile.store(path, _MAGIC, key, _payload(fn), MAX_ENTRY_BYTES)
+        size = cachefile.store(path, _MAGIC, key, _payload(fn, labels), MAX_ENTRY_BYTES)
     except OSError as e:
         event("write_error", key, f"{directory}: {e}", verbose)
         return False

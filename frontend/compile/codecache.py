@@ -6,7 +6,11 @@ under a key that is the BLAKE2 digest of:
 
 * the emitted `ag` IR (before the graph rewrites; `ir_text`, exact where the printer
   rounds), which includes the symbol name, the inputs (explicit ones, then the shared
-  variables read), the results and the source locations that error messages quote;
+  variables read) and the results; but not the source lines of the nodes' `ag.node`
+  labels, which error messages quote (`Elemwise{add} at prog.py:12`): a script edited
+  above its model finds its functions again. The entry keeps the labels it was
+  compiled with (`Key.labels`), and a hit's messages quote the caller's graph's
+  labels instead (`arignote.runtime.cache.relabel`);
 * arignote's version and a fingerprint of its installed sources (the path, size and
   modification time of each module: an edited compiler never reuses stale code);
 * the flags that change code: the linker, the graph pipeline the mode runs (after
@@ -36,9 +40,11 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Data, ParametrizedAttribute
 
 from arignote.configuration import config
+from arignote.graph import NODE_ATTRIBUTE, split_node_label
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -107,14 +113,35 @@ def _device_text() -> str:
     return f"cuda sm_{device.capability[0]}{device.capability[1]} emulated={device.emulated}"
 
 
-def ir_text(module: ModuleOp) -> str:
+class KeyText(str):
+    """A key's text (`ir_text`, `graph_text`): the `ag.node` labels in it are spelled
+    without their source lines, which `labels` lists whole, in the order of the text."""
+
+    labels: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(spelling: _Spelling) -> KeyText:
+        text = KeyText("\n".join(spelling.out))
+        text.labels = tuple(spelling.labels)
+        return text
+
+
+class Key(str):
+    """A compile-cache key (`cache_key`), with the `ag.node` labels of the text it digests
+    (`KeyText.labels`): an entry stores them, a hit's messages are relabeled from them."""
+
+    labels: tuple[str, ...] = ()
+
+
+def ir_text(module: ModuleOp) -> KeyText:
     """An exact text of `module` for the key, faster than the printer: each op's name,
     operands (as value numbers), result types, properties and attributes (sorted), and
     regions; attributes are spelled structurally with floats in hex and bytes (dense
-    constants) in full, which the printer may round."""
+    constants) in full, which the printer may round; `ag.node` labels without their
+    source lines (`KeyText`)."""
     spelling = _Spelling()
     spelling.feed(module)
-    return "\n".join(spelling.out)
+    return KeyText.of(spelling)
 
 
 class _Spelling:
@@ -124,6 +151,11 @@ class _Spelling:
         self.texts: dict[int, tuple[Attribute, str]] = {}
         """Each attribute's text by its `id` (hashing an attribute hashes its parameters,
         recursively), with the attribute, which keeps its `id` its own meanwhile."""
+        self.labels: list[str] = []
+        """The `ag.node` labels with a source line, in the order of the text."""
+        self.nodes: dict[int, tuple[Attribute, str, str | None]] = {}
+        """Each `ag.node` label's text without its line and its whole label (None when
+        it has no line) by its `id`, with the attribute."""
 
     def spell(self, attr: Attribute) -> str:
         known = self.texts.get(id(attr))
@@ -133,19 +165,43 @@ class _Spelling:
         self.texts[id(attr)] = (attr, text)
         return text
 
+    def node(self, attr: Attribute) -> str:
+        """The text of an `ag.node` label without its source line, which is kept in
+        `labels`."""
+        known = self.nodes.get(id(attr))
+        if known is None:
+            view, where = ("", None)
+            if isinstance(attr, StringAttr):
+                view, where = split_node_label(attr.data)
+            if where is None:
+                known = (attr, self.spell(attr), None)
+            else:
+                known = (attr, "located(" + _spell_data(view, self.spell) + ")", attr.data)
+            self.nodes[id(attr)] = known
+        if known[2] is not None:
+            self.labels.append(known[2])
+        return known[1]
+
     def define(self, value: SSAValue) -> None:
         self.numbers[value] = len(self.numbers)
         self.out.append(self.spell(value.type))
 
+    def attributes(self, op: Operation) -> None:
+        """The properties and attributes of `op`, each sorted by name."""
+        out, spell = self.out, self.spell
+        for name in sorted(op.properties):
+            out.append("p " + name + "=" + spell(op.properties[name]))
+        for name in sorted(op.attributes):
+            attr = op.attributes[name]
+            text = self.node(attr) if name == NODE_ATTRIBUTE else spell(attr)
+            out.append("a " + name + "=" + text)
+
     def feed(self, op: Operation) -> None:
-        out, numbers, spell = self.out, self.numbers, self.spell
+        out, numbers = self.out, self.numbers
         out.append(op.name + "(" + ",".join([str(numbers[v]) for v in op._operands]) + ")")
         for result in op.results:
             self.define(result)
-        for kind, attrs in (("p ", op.properties), ("a ", op.attributes)):
-            if attrs:
-                for name in sorted(attrs):
-                    out.append(kind + name + "=" + spell(attrs[name]))
+        self.attributes(op)
         if not op.regions and not op._successors:
             out.append("succ ")
             return
@@ -203,7 +259,7 @@ def _has_print(module: ModuleOp) -> bool:
 
 def cache_key(
     mode: Mode, module: ModuleOp | None, pipeline: str, graph: str | None = None
-) -> str | None:
+) -> Key | None:
     """The key of `module` (as emitted) compiled by `mode` with the graph pass-spec
     `pipeline`, or of the `graph_text` `graph` that emits it (then `module` is not
     read); None when not cacheable: also when it has an `ag.print`, whose native code
@@ -224,7 +280,9 @@ def cache_key(
     for part in (*parts, text):
         h.update(part.encode())
         h.update(b"\x00")
-    return h.hexdigest()
+    key = Key(h.hexdigest())
+    key.labels = getattr(graph if graph is not None else text, "labels", ())
+    return key
 
 
 GRAPH_TEXT_MARK = "graph\n"
@@ -251,7 +309,7 @@ def graph_text(
     results: Sequence[SSAValue],
     symbol: str,
     updates: Mapping[int, int],
-) -> str | None:
+) -> KeyText | None:
     """The key text of the function `function()` would emit from the frontend graph
     computing `results` from `args` (`function._emit`: the graph's ops cloned in
     `ancestors` order into `func.func @symbol`, `updates` its `ag.updates` pairs), read
@@ -283,7 +341,7 @@ def graph_text(
     except KeyError:
         return None
     out.append("updates " + ",".join(f"{k}:{v}" for k, v in sorted(updates.items())))
-    return "\n".join(out)
+    return KeyText.of(spelling)
 
 
 def kernel_cache_directory() -> str | None:
@@ -307,7 +365,8 @@ def load(key: str) -> Run | None:
     from arignote.runtime import cache as store
 
     _pool_objects()
-    fn = store.load(cache_directory(), key, config.compile_cache_verbose)
+    labels = getattr(key, "labels", ())
+    fn = store.load(cache_directory(), key, config.compile_cache_verbose, labels=labels)
     if fn is None:
         return None
     if getattr(fn, "ptx", None) is not None:  # a GPU function's entry
@@ -326,7 +385,8 @@ def save(key: str, run: Run) -> bool:
     if fn is None:
         return False
     limit = config.compile_cache_max_mb * 2**20
-    stored = store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose)
+    labels = getattr(key, "labels", ())
+    stored = store.store(cache_directory(), key, fn, limit, config.compile_cache_verbose, labels)
     kernels = kernel_cache_directory()
     if kernels is not None:
         from arignote.runtime.kernelcache import prune_if_due

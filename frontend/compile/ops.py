@@ -53,6 +53,7 @@ from arignote.graph import (
     Shape_i,
     Variable,
     _user_location,
+    node_label,
     remember,
     variable_of,
 )
@@ -139,7 +140,7 @@ def apply_custom_op(node: Apply, op: Any, inputs: Any, outputs: Any) -> ag.Pytho
     CUSTOM_OPS[ident] = op
     ir_op = ag.PythonOp([v.value for v in ins], [v.type.to_ir() for v in outs], ident, str(op))
     where = _user_location()
-    ir_op.attributes[NODE_ATTRIBUTE] = StringAttr(f"{op} at {where}" if where else str(op))
+    ir_op.attributes[NODE_ATTRIBUTE] = StringAttr(node_label(str(op), where))
     for out, result in zip(outs, ir_op.results, strict=True):
         out.value = result
         remember(out)

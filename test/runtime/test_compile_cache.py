@@ -430,3 +430,28 @@ def test_a_writer_killed_midway_leaves_nothing_loaded(pristine, tmp_path: Path) 
         ledger.write_text(f"{total} {time.time() - cachefile.RESCAN_SECONDS - 1}")
     assert child_result(compiledir, "B")["stats"] == {"miss": 1, "store": 1}
     assert not partial.exists()
+
+
+def test_relabel_maps_each_stored_label_to_the_callers() -> None:
+    """`relabel`: label for label, in one pass (a label that begins another is not
+    replaced inside it), escaped for `%` formatting too; None when a stored label
+    stands for two of the caller's, or the counts differ."""
+    stored = ["add at p.py:1", "add at p.py:12", "mul at 5%.py:3"]
+    labels = ["add at p.py:12", "add at p.py:13", "mul at 5%.py:4"]
+    texts = [
+        "ag.add [add at p.py:1]: %d",
+        "ag.add [add at p.py:12]: %d != %d",
+        "ag.mul [mul at 5%%.py:3]",
+        "mul at 5%.py:3",
+    ]
+    assert cache.relabel(texts, stored, labels) == [
+        "ag.add [add at p.py:12]: %d",
+        "ag.add [add at p.py:13]: %d != %d",
+        "ag.mul [mul at 5%%.py:4]",
+        "mul at 5%.py:4",
+    ]
+    assert cache.relabel(texts, stored, stored) == texts
+    assert (
+        cache.relabel(texts, ["a at p.py:1", "a at p.py:1"], ["a at p.py:1", "a at p.py:2"]) is None
+    )
+    assert cache.relabel(texts, stored, labels[:2]) is None

@@ -115,7 +115,8 @@ def test_graphs_it_cannot_spell_fall_back_to_the_emitted_module(cachedir: Path) 
     assert printing._compiled.graph_text() is None
     before = codecache.stats()
     again = arignote.function([c, x], ifelse(c > 0, x.sum(), x.mean()))
-    assert codecache.stats()["hit"] == before["hit"]  # another source line: another key
+    # the emitted module's key, which leaves out the source lines of the node labels
+    assert codecache.stats()["hit"] == before["hit"] + 1
     assert again(1.0, np.arange(3.0)) == 3.0 and again(-1.0, np.arange(3.0)) == 1.0
 
 
@@ -157,3 +158,63 @@ def test_what_function_does_around_the_graph_works_on_a_hit(cachedir: Path) -> N
         again, copied = pickle.loads(pickle.dumps(f)), f.copy()
         (from_copy,) = copied(a)  # (a copy returns a list, as Theano's)
         np.testing.assert_allclose(again(a), from_copy, err_msg=name)
+
+
+PROGRAM = """
+x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+f = arignote.function([x, y, z], T.exp(x) * 2 + y + z)
+"""
+
+
+def built_at(source: str, line: int) -> arignote.Function:
+    """The function `f` that `source` makes, run as lines `line`, ... of `prog.py`."""
+    namespace = {"T": T, "arignote": arignote}
+    exec(compile("\n" * (line - 1) + source, "prog.py", "exec"), namespace)
+    return namespace["f"]
+
+
+def shape_error(f: arignote.Function, bad: int) -> str:
+    """The message of `f` called with input #`bad` one element longer."""
+    args = [np.ones(3), np.ones(3), np.ones(3)]
+    args[bad] = np.ones(4)
+    with pytest.raises(ValueError) as e:
+        f(*args)
+    return str(e.value)
+
+
+def test_a_graph_built_on_other_lines_finds_its_entry_and_quotes_its_lines(cachedir: Path) -> None:
+    """The key leaves out the source lines of the node labels (a script edited above its
+    model finds its functions again); the messages of a hit quote the caller's lines."""
+    first = built_at(PROGRAM, 1)
+    assert "[Elemwise{add} at prog.py:3]" in shape_error(first, 1)
+    before = codecache.stats()
+    moved = built_at(PROGRAM, 11)
+    assert codecache.stats()["hit"] == before["hit"] + 1
+    assert moved._compiled._module is None
+    message = shape_error(moved, 2)
+    assert "[Elemwise{add} at prog.py:13]" in message and "prog.py:3]" not in message
+    args = [np.arange(3.0), np.ones(3), np.full(3, 2.0)]
+    np.testing.assert_array_equal(moved(*args), first(*args))
+
+
+def test_labels_that_do_not_pair_up_compile_again(cachedir: Path) -> None:
+    """One stored label standing for two lines of the caller (an expression split over
+    two lines) cannot say which line a message means: a miss, which stores the entry
+    again with the caller's labels."""
+    one_line = 'x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")\n' + (
+        "f = arignote.function([x, y, z], x + y + z)\n"
+    )
+    two_lines = 'x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")\n' + (
+        "a = x + y\nf = arignote.function([x, y, z], a + z)\n"
+    )
+    assert "prog.py:2]" in shape_error(built_at(one_line, 1), 2)
+    before = codecache.stats()
+    split = built_at(two_lines, 1)
+    assert codecache.stats()["hit"] == before["hit"]
+    assert codecache.stats()["store"] == before["store"] + 1
+    assert "[Elemwise{add} at prog.py:3]" in shape_error(split, 2)
+    assert "[Elemwise{add} at prog.py:2]" in shape_error(split, 1)
+    before = codecache.stats()
+    again = built_at(two_lines, 5)  # the entry now has its labels: a hit
+    assert codecache.stats()["hit"] == before["hit"] + 1
+    assert "[Elemwise{add} at prog.py:7]" in shape_error(again, 2)
