@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -499,8 +498,6 @@ def _user_frame() -> Any:
 LOCATION_SEPARATOR = " at "
 """What separates an `ag.node` label's view of the node from the user's source line."""
 
-_LOCATED = re.compile(r"(.*) at (.+:\d+)", re.DOTALL)
-
 
 def node_label(view: str, where: str | None) -> str:
     """The `ag.node` label of a node seen as `view`, built at `where` (`file.py:12`, or
@@ -510,11 +507,12 @@ def node_label(view: str, where: str | None) -> str:
 
 def split_node_label(label: str) -> tuple[str, str | None]:
     """(view, source line) of an `ag.node` label (`node_label`); the line None when the
-    label has none."""
-    located = _LOCATED.fullmatch(label)
-    if located is None:
+    label has none (what follows the last separator is not `file:line`)."""
+    view, separator, where = label.rpartition(LOCATION_SEPARATOR)
+    path, colon, line = where.rpartition(":")
+    if not separator or not colon or not path or not line.isdigit():
         return label, None
-    return located.group(1), located.group(2)
+    return view, where
 
 
 def _user_location() -> str | None:

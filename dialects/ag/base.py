@@ -10,11 +10,13 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     UNKNOWN_LOC,
     ComplexType,
+    DenseArrayBase,
     Float32Type,
     Float64Type,
     IntegerType,
     Signedness,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.core import BlockArgument, OpResult, SSAValues, Use
@@ -150,6 +152,17 @@ def _tensor_of(element: Attribute, shape: Shape) -> TensorType[Attribute]:
     return TensorType(element, shape)
 
 
+def i64_array(values: Iterable[int]) -> DenseArrayBase:
+    """The `i64` dense array of `values` (axes, patterns, index entries), built once per
+    distinct array among the last few thousand asked for (attributes are immutable)."""
+    return _i64_array(tuple([int(v) for v in values]))
+
+
+@lru_cache(maxsize=4096)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:
     t = value.type
     if not isinstance(t, TensorType):
@@ -221,10 +234,11 @@ class AgOperation(IRDLOperation):
             values = list(operands or ())
             if not all(type(v) in _VALUE_CLASSES for v in values):
                 values = [SSAValue.get(o) if isinstance(o, Operation) else o for o in values]
+                plain = all(isinstance(v, SSAValue) for v in values)
+            else:
+                plain = True  # (SSA values: no `isinstance` against the abstract class)
             types = list(result_types or ())
-            if all(isinstance(v, SSAValue) for v in values) and all(
-                type(t) is TensorType or isinstance(t, Attribute) for t in types
-            ):
+            if plain and all(type(t) is TensorType or isinstance(t, Attribute) for t in types):
                 init_fields(self, values, types, _present(properties), _present(attributes))
                 return
         IRDLOperation.__init__(
@@ -241,6 +255,12 @@ class AgOperation(IRDLOperation):
 _VALUE_CLASSES = (OpResult, BlockArgument)
 """The SSA value classes, checked by identity first (an `isinstance` against xDSL's
 abstract `SSAValue` goes through `abc`)."""
+
+
+def ssa_value(arg: SSAValue | Operation) -> SSAValue:
+    """`SSAValue.get(arg)`, without its checks against the abstract classes for what is
+    already an op result or a block argument (the operands of nearly every op built)."""
+    return arg if type(arg) in _VALUE_CLASSES else SSAValue.get(arg)
 
 
 def init_fields(

@@ -34,6 +34,7 @@ from arignote.dialects.ag.base import (
     broadcast_shapes,
     is_bool,
     shape_str,
+    ssa_value,
     tensor_of,
     tensor_type,
 )
@@ -91,7 +92,7 @@ class UnaryElementwiseOp(AgOperation, abc.ABC):
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue | Operation):
-        super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
+        super().__init__(operands=[input], result_types=[ssa_value(input).type])
 
     def verify_(self) -> None:
         t = _check_tensor(self, "operand", self.input.type, self.CATEGORY)
@@ -110,7 +111,7 @@ class UnaryPredicateOp(UnaryElementwiseOp, abc.ABC):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation):
-        t = tensor_type(SSAValue.get(input))
+        t = tensor_type(ssa_value(input))
         IRDLOperation.__init__(
             self, operands=[input], result_types=[tensor_of(IntegerType(1), t.get_shape())]
         )
@@ -149,7 +150,7 @@ class BinaryElementwiseOp(AgOperation, abc.ABC):
         return tensor_of(cls.result_element_type(lhs.element_type), shape)
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
+        lhs, rhs = ssa_value(lhs), ssa_value(rhs)
         super().__init__(operands=[lhs, rhs], result_types=[self.infer_type(lhs.type, rhs.type)])
 
     def verify_(self) -> None:
@@ -350,7 +351,7 @@ class SelectOp(AgOperation):
         true_value: SSAValue | Operation,
         false_value: SSAValue | Operation,
     ):
-        c, a, b = SSAValue.get(cond), SSAValue.get(true_value), SSAValue.get(false_value)
+        c, a, b = ssa_value(cond), ssa_value(true_value), ssa_value(false_value)
         super().__init__(operands=[c, a, b], result_types=[self.infer_type(c.type, a.type, b.type)])
 
     def verify_(self) -> None:
@@ -390,7 +391,7 @@ class CastOp(AgOperation):
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue | Operation, element_type: Attribute):
-        value = SSAValue.get(input)
+        value = ssa_value(input)
         t = tensor_type(value)
         super().__init__(operands=[value], result_types=[tensor_of(element_type, t.get_shape())])
 

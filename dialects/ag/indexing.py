@@ -38,6 +38,7 @@ from arignote.dialects.ag.base import (
     _expect_result,
     _verify_with_value_error,
     broadcast_shapes,
+    i64_array,
     is_int,
     shape_str,
     tensor_of,
@@ -67,7 +68,7 @@ def _entry_str(v: int) -> str:
 
 
 def _i64_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+    return i64_array(values)
 
 
 def _array_values(op: Operation, name: str) -> tuple[int, ...]:

@@ -27,7 +27,9 @@ from arignote.dialects.ag.base import (
     Shape,
     _check_tensor,
     _expect_result,
+    i64_array,
     shape_str,
+    ssa_value,
     tensor_of,
     tensor_type,
 )
@@ -76,12 +78,12 @@ class DimShuffleOp(AgOperation):
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue | Operation, pattern: Sequence[int]):
-        value = SSAValue.get(input)
+        value = ssa_value(input)
         t = tensor_type(value)
         shape = dimshuffle_shape(t.get_shape(), pattern)
         super().__init__(
             operands=[value],
-            properties={"pattern": DenseArrayBase.from_list(i64, pattern)},
+            properties={"pattern": i64_array(pattern)},
             result_types=[tensor_of(t.element_type, shape)],
         )
 

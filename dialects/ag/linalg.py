@@ -30,6 +30,7 @@ from arignote.dialects.ag.base import (
     _expect_result,
     _verify_with_value_error,
     shape_str,
+    ssa_value,
     tensor_of,
     tensor_type,
 )
@@ -72,7 +73,7 @@ class DotOp(AgOperation):
     traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        a, b = SSAValue.get(lhs), SSAValue.get(rhs)
+        a, b = ssa_value(lhs), ssa_value(rhs)
         at, bt = tensor_type(a), tensor_type(b)
         shape = dot_shape(at.get_shape(), bt.get_shape())
         super().__init__(operands=[a, b], result_types=[tensor_of(at.element_type, shape)])
@@ -221,8 +222,8 @@ def _blas_operands(
 ) -> tuple[list[SSAValue], list[SSAValue]]:
     if (beta is None) != (initial is None):
         raise ValueError("beta and the accumulated tensor go together")
-    main = [SSAValue.get(v) for v in (alpha, a, b)]
-    acc = [] if beta is None or initial is None else [SSAValue.get(beta), SSAValue.get(initial)]
+    main = [ssa_value(v) for v in (alpha, a, b)]
+    acc = [] if beta is None or initial is None else [ssa_value(beta), ssa_value(initial)]
     return main, acc
 
 

@@ -31,6 +31,7 @@ from arignote.dialects.ag.base import (
     AgOperation,
     _check_tensor,
     _expect_result,
+    i64_array,
     tensor_of,
     tensor_type,
 )
@@ -97,7 +98,7 @@ class ArgReduceOp(AgOperation, abc.ABC):
         shape = reduce_shape(t.get_shape(), axes)
         super().__init__(
             operands=[value],
-            properties={"axes": DenseArrayBase.from_list(i64, list(axes))},
+            properties={"axes": i64_array(axes)},
             result_types=[tensor_of(i64, shape)],
         )
 

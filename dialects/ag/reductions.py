@@ -28,6 +28,8 @@ from arignote.dialects.ag.base import (
     Shape,
     _check_tensor,
     _expect_result,
+    i64_array,
+    ssa_value,
     tensor_of,
     tensor_type,
 )
@@ -60,12 +62,12 @@ class ReduceOp(AgOperation, abc.ABC):
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue | Operation, axes: Sequence[int]):
-        value = SSAValue.get(input)
+        value = ssa_value(input)
         t = tensor_type(value)
         shape = reduce_shape(t.get_shape(), axes)
         super().__init__(
             operands=[value],
-            properties={"axes": DenseArrayBase.from_list(i64, list(axes))},
+            properties={"axes": i64_array(axes)},
             result_types=[tensor_of(t.element_type, shape)],
         )
 

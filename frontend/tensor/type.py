@@ -64,6 +64,14 @@ def check_dtype(dtype: Any, what: str = "dtype") -> str:
 _FROM_IR: dict[builtin.Attribute, TensorType] = {}
 """`TensorType.from_ir`'s answers (the checks of `TensorType()` run once per IR type)."""
 
+_FROM_IR_OBJECT: dict[int, tuple[builtin.Attribute, TensorType]] = {}
+"""`from_ir`'s answers by the `id` of the IR type object, which each entry keeps alive:
+ops share their result types (`arignote.dialects.ag.tensor_of`), and a lookup by value
+hashes the type's parameters, recursively, each time."""
+
+_FROM_IR_OBJECTS = 4096
+"""The most IR type objects `_FROM_IR_OBJECT` keeps."""
+
 
 _NAMED_PATTERNS = {
     (): "scalar",
@@ -72,6 +80,14 @@ _NAMED_PATTERNS = {
     (True, False): "row",
     (False, False): "matrix",
 }
+
+
+@functools.lru_cache(maxsize=1024)
+def _ir_type(dtype: str, broadcastable: tuple[bool, ...]) -> builtin.TensorType:
+    """The builtin tensor type of a `TensorType`'s dtype and pattern, made once per pair
+    (attributes are immutable; a network's shared variables have a few types)."""
+    shape = [1 if b else DYNAMIC for b in broadcastable]
+    return builtin.TensorType(element_type(np.dtype(dtype)), shape)
 
 
 class TensorType:
@@ -111,17 +127,21 @@ class TensorType:
 
     def to_ir(self) -> builtin.TensorType:
         """The builtin tensor type of this type."""
-        shape = [1 if b else DYNAMIC for b in self.broadcastable]
-        return builtin.TensorType(element_type(self.numpy_dtype), shape)
+        return _ir_type(self.dtype, self.broadcastable)
 
     @staticmethod
     def from_ir(t: builtin.Attribute) -> TensorType:
         """The Theano type of a builtin tensor type (a static 1 is broadcastable)."""
+        seen = _FROM_IR_OBJECT.get(id(t))
+        if seen is not None and seen[0] is t:
+            return seen[1]
         known = _FROM_IR.get(t)
         if known is None:
             assert isinstance(t, builtin.TensorType)
             dtype = numpy_dtype(t.element_type).name
             known = _FROM_IR[t] = TensorType(dtype, tuple(d == 1 for d in t.get_shape()))
+        if len(_FROM_IR_OBJECT) < _FROM_IR_OBJECTS:
+            _FROM_IR_OBJECT[id(t)] = (t, known)
         return known  # one object per type, as Theano's: `x.type is T.dscalar`
 
     def register(self) -> TensorType:
