@@ -189,7 +189,9 @@ def relabel(texts: Sequence[str], stored: Sequence[str], labels: Sequence[str]) 
         for before, after in ((old, new), (old.replace("%", "%%"), new.replace("%", "%%"))):
             if new_of.setdefault(before, after) != after:
                 return None
-    changed = {old: new for old, new in new_of.items() if old != new}
+    joined = "\x00".join(texts)
+    # only the labels quoted (a few), so that the pattern compiles fast
+    changed = {old: new for old, new in new_of.items() if old != new and old in joined}
     if not changed:
         return list(texts)
     # longest first: a label that begins another (`prog.py:1`, `prog.py:12`) matches last
