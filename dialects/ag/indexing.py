@@ -67,10 +67,6 @@ def _entry_str(v: int) -> str:
     return "?" if v == DYNAMIC_VALUE else "" if v == SLICE_NONE else str(v)
 
 
-def _i64_array(values: Sequence[int]) -> DenseArrayBase:
-    return i64_array(values)
-
-
 def _array_values(op: Operation, name: str) -> tuple[int, ...]:
     attr = op.properties[name]
     if not isinstance(attr, DenseArrayBase) or attr.elt_type != i64:
@@ -172,10 +168,10 @@ class SubtensorBase(AgOperation, abc.ABC):
         kinds: Sequence[int], starts: Sequence[int], stops: Sequence[int], steps: Sequence[int]
     ) -> dict[str, Attribute]:
         return {
-            "kinds": _i64_array(kinds),
-            "starts": _i64_array(starts),
-            "stops": _i64_array(stops),
-            "steps": _i64_array(steps),
+            "kinds": i64_array(kinds),
+            "starts": i64_array(starts),
+            "stops": i64_array(stops),
+            "steps": i64_array(steps),
         }
 
     def entries(self) -> list[tuple[int, int, int, int]]:
@@ -519,7 +515,7 @@ class ShapedByOperandsOp(AgOperation, abc.ABC):
         result = self.result_shape(t.get_shape(), shape)
         super().__init__(
             operands=[x, [SSAValue.get(d) for d in dynamic]],
-            properties={"shape": _i64_array(shape)},
+            properties={"shape": i64_array(shape)},
             result_types=[tensor_of(t.element_type, result)],
         )
 

@@ -49,6 +49,7 @@ from arignote.dialects.ag.base import (
     AgOperation,
     _check_tensor,
     _expect_result,
+    i64_array,
     tensor_of,
     tensor_type,
 )
@@ -109,10 +110,6 @@ def check_pool_parameters(
         raise ValueError(f"pad {list(pad)} needs ignore_border")
 
 
-def _array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
-
-
 class PoolBase(AgOperation, abc.ABC):
     """The parameters every pooling op carries."""
 
@@ -142,9 +139,9 @@ class PoolBase(AgOperation, abc.ABC):
         mode: str,
     ) -> dict[str, Attribute]:
         return {
-            "ws": _array(ws),
-            "stride": _array(stride),
-            "pad": _array(pad),
+            "ws": i64_array(ws),
+            "stride": i64_array(stride),
+            "pad": i64_array(pad),
             "ignore_border": IntegerAttr(int(ignore_border), i1),
             "mode": StringAttr(mode),
         }

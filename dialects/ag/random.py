@@ -51,12 +51,11 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from arignote.dialects.ag.base import DYNAMIC, AgOperation, Shape, tensor_of, tensor_type
+from arignote.dialects.ag.base import DYNAMIC, AgOperation, Shape, i64_array, tensor_of, tensor_type
 from arignote.dialects.ag.indexing import (
     DYNAMIC_VALUE,
     _array_values,
     _check_dynamic_operands,
-    _i64_array,
 )
 
 M1 = 2147483647
@@ -123,7 +122,7 @@ class MrgUniformOp(AgOperation):
         result = sample_shape(self.name, shape)
         super().__init__(
             operands=[state, [SSAValue.get(d) for d in dynamic]],
-            properties={"shape": _i64_array(shape)},
+            properties={"shape": i64_array(shape)},
             result_types=[state.type, tensor_of(dtype, result)],
         )
 
@@ -224,7 +223,7 @@ class MrgBinomialOp(AgOperation):
         result = sample_shape(self.name, shape)
         super().__init__(
             operands=[state, SSAValue.get(p), [SSAValue.get(d) for d in dynamic]],
-            properties={"shape": _i64_array(shape), "uniform_type": uniform_type},
+            properties={"shape": i64_array(shape), "uniform_type": uniform_type},
             result_types=[state.type, tensor_of(dtype, result)],
         )
 

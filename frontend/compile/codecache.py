@@ -153,9 +153,6 @@ class _Spelling:
         recursively), with the attribute, which keeps its `id` its own meanwhile."""
         self.labels: list[str] = []
         """The `ag.node` labels with a source line, in the order of the text."""
-        self.nodes: dict[int, tuple[Attribute, str, str | None]] = {}
-        """Each `ag.node` label's text without its line and its whole label (None when
-        it has no line) by its `id`, with the attribute."""
 
     def spell(self, attr: Attribute) -> str:
         known = self.texts.get(id(attr))
@@ -168,19 +165,12 @@ class _Spelling:
     def node(self, attr: Attribute) -> str:
         """The text of an `ag.node` label without its source line, which is kept in
         `labels`."""
-        known = self.nodes.get(id(attr))
-        if known is None:
-            view, where = ("", None)
-            if isinstance(attr, StringAttr):
-                view, where = split_node_label(attr.data)
-            if where is None:
-                known = (attr, self.spell(attr), None)
-            else:
-                known = (attr, "located(" + _spell_data(view, self.spell) + ")", attr.data)
-            self.nodes[id(attr)] = known
-        if known[2] is not None:
-            self.labels.append(known[2])
-        return known[1]
+        if isinstance(attr, StringAttr):
+            view, where = split_node_label(attr.data)
+            if where is not None:
+                self.labels.append(attr.data)
+                return "located(" + _spell_data(view, self.spell) + ")"
+        return self.spell(attr)
 
     def define(self, value: SSAValue) -> None:
         self.numbers[value] = len(self.numbers)
